@@ -1,0 +1,53 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Coffer",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "Coffer", targets: ["Coffer"]),
+        .library(name: "CofferRepair", targets: ["CofferRepair"]),
+        .executable(name: "coffer", targets: ["coffer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLCipher",
+            pkgConfig: "sqlcipher",
+            providers: [.apt(["libsqlcipher-dev"])]
+        ),
+        .target(
+            name: "Coffer",
+            dependencies: [
+                "CSQLCipher",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "CofferRepair",
+            dependencies: [
+                "Coffer",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "coffer",
+            dependencies: [
+                "Coffer",
+                "CofferRepair",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "CofferTests", dependencies: ["Coffer"]),
+        .testTarget(name: "CofferRepairTests", dependencies: ["CofferRepair", "Coffer"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

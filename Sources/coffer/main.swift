@@ -1,0 +1,2 @@
+import Coffer
+print(CofferVersion.sqlite)

@@ -1,0 +1,2 @@
+import XCTest
+final class RepairSmokeTests: XCTestCase { func testNothing() { XCTAssertTrue(true) } }
