@@ -1,0 +1,127 @@
+// Shared helpers for CofferRepair tests: temporary directories, running the real `sqlcipher` / `sqlite3`
+// shells, reading ground truth through the real SQLCipher library, byte damage, and a collecting sink.
+
+import CSQLCipher
+import Foundation
+import XCTest
+
+@testable import CofferRepair
+
+/// A temporary directory removed at deinit.
+final class TemporaryDirectory {
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-repair-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+enum Shell {
+    /// Runs `tool` (sqlcipher or sqlite3) on `database` with `sql` on stdin; returns stdout. Fails the test on
+    /// a non-zero exit.
+    @discardableResult
+    static func run(_ tool: String, _ database: String, _ sql: String, file: StaticString = #filePath,
+                    line: UInt = #line) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/\(tool)")
+        process.arguments = ["-batch", "-bail", database]
+        let input = Pipe(), output = Pipe(), error = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        input.fileHandleForWriting.write(Data(sql.utf8))
+        try input.fileHandleForWriting.close()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        if process.terminationStatus != 0 {
+            XCTFail("\(tool) failed: \(String(decoding: err, as: UTF8.self))", file: file, line: line)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Creates an encrypted database with the sqlcipher shell.
+    static func sqlcipher(_ database: String, key: String = "pw", pageSize: Int = 4096, _ sql: String) throws {
+        try run("sqlcipher", database, "PRAGMA key='\(key)';\nPRAGMA cipher_page_size=\(pageSize);\n\(sql)\n")
+    }
+}
+
+/// Ground truth read through the real library from a pristine file.
+enum GroundTruth {
+    /// All rows of `table` as `[rowid] + columns` (or just columns with `withRowid: false`).
+    static func rows(_ path: String, key: String?, pageSize: Int = 4096, table: String,
+                     withRowid: Bool = true) throws -> [[SalvagedValue]] {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else {
+            throw NSError(domain: "open", code: 1)
+        }
+        defer { sqlite3_close(db) }
+        if let key {
+            try exec(db, "PRAGMA key='\(key)'; PRAGMA cipher_page_size=\(pageSize);")
+        }
+        var statement: OpaquePointer?
+        let sql = "SELECT \(withRowid ? "rowid, " : "")* FROM \"\(table)\""
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+            throw NSError(domain: String(cString: sqlite3_errmsg(db)), code: 2)
+        }
+        defer { sqlite3_finalize(statement) }
+        var result: [[SalvagedValue]] = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            var row: [SalvagedValue] = []
+            for column in 0..<sqlite3_column_count(statement) {
+                switch sqlite3_column_type(statement, column) {
+                case SQLITE_INTEGER: row.append(.integer(sqlite3_column_int64(statement, column)))
+                case SQLITE_FLOAT: row.append(.real(sqlite3_column_double(statement, column)))
+                case SQLITE_TEXT:
+                    let count = Int(sqlite3_column_bytes(statement, column))
+                    let pointer = sqlite3_column_text(statement, column)
+                    row.append(.text(pointer.map { Array(UnsafeBufferPointer(start: $0, count: count)) } ?? []))
+                case SQLITE_BLOB:
+                    let count = Int(sqlite3_column_bytes(statement, column))
+                    let pointer = sqlite3_column_blob(statement, column)?.assumingMemoryBound(to: UInt8.self)
+                    row.append(.blob(pointer.map { Array(UnsafeBufferPointer(start: $0, count: count)) } ?? []))
+                default: row.append(.null)
+                }
+            }
+            result.append(row)
+        }
+        return result
+    }
+
+    static func exec(_ db: OpaquePointer, _ sql: String) throws {
+        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
+            throw NSError(domain: String(cString: sqlite3_errmsg(db)), code: 3)
+        }
+    }
+}
+
+/// Byte-level damage to files.
+enum Damage {
+    static func overwrite(_ path: String, at offset: UInt64, with bytes: [UInt8]) throws {
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path))
+        defer { try? handle.close() }
+        try handle.seek(toOffset: offset)
+        handle.write(Data(bytes))
+    }
+
+    /// Zero-fills page `page` (1-based).
+    static func zeroPage(_ path: String, page: UInt32, pageSize: Int) throws {
+        try overwrite(path, at: UInt64(page - 1) * UInt64(pageSize), with: [UInt8](repeating: 0, count: pageSize))
+    }
+
+    /// XORs `count` bytes at `offsetInPage` of page `page` with 0xA5.
+    static func flip(_ path: String, page: UInt32, pageSize: Int, offsetInPage: Int, count: Int = 8) throws {
+        let start = UInt64(page - 1) * UInt64(pageSize) + UInt64(offsetInPage)
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path))
+        defer { try? handle.close() }
+        try handle.seek(toOffset: start)
+        let original = try XCTUnwrap(handle.read(upToCount: count))
+        try handle.seek(toOffset: start)
+        handle.write(Data(original.map { $0 ^ 0xA5 }))
+    }
+}
+
+func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
