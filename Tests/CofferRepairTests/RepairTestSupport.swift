@@ -125,3 +125,40 @@ enum Damage {
 }
 
 func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+/// Runs a salvage into a collecting sink.
+func salvage(_ path: String, key: String?, settings: CipherSettings = .sqlcipher3, useWAL: Bool = true) throws
+    -> (sink: CollectingSink, report: RepairReport)
+{
+    let salvager = try Salvager(path: path, key: key.map { .passphrase($0) }, settings: settings, useWAL: useWAL)
+    var sink = CollectingSink()
+    let report = try salvager.run(into: &sink)
+    return (sink, report)
+}
+
+extension CollectingSink {
+    /// Rows of `table` as `[rowid] + values` (rowid tables) or values (WITHOUT ROWID), as a set.
+    func rowSet(_ table: String) -> Set<[SalvagedValue]> {
+        Set((rows[table] ?? []).map { row in (row.rowid.map { [SalvagedValue.integer($0)] } ?? []) + row.values })
+    }
+}
+
+/// The standard test schema: a rowid table with >5 KB overflowing rows, non-UTF-8 text, whole-number REALs
+/// and deleted rows; a WITHOUT ROWID table; two indexes; a view and a trigger.
+let standardSchemaSQL = """
+    CREATE TABLE msgs(id INTEGER PRIMARY KEY, sender TEXT, body TEXT, score REAL, data BLOB);
+    CREATE TABLE kv(k TEXT PRIMARY KEY, v INTEGER, note TEXT) WITHOUT ROWID;
+    CREATE INDEX msgs_sender ON msgs(sender);
+    CREATE INDEX kv_v ON kv(v);
+    CREATE VIEW recent AS SELECT id, sender FROM msgs WHERE id > 100;
+    CREATE TRIGGER kv_touch AFTER UPDATE ON kv BEGIN SELECT 1; END;
+    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 1500)
+    INSERT INTO msgs(sender, body, score, data)
+      SELECT 'user' || (i % 7), printf('message %d %s', i, hex(randomblob(30 + i % 40))), i * 0.5, randomblob(i % 24) FROM n;
+    UPDATE msgs SET body = body || hex(randomblob(3000)) WHERE id % 97 = 0;
+    INSERT INTO msgs(sender, body, score, data) VALUES (CAST(x'fffe80410042' AS TEXT), CAST(x'c328a0a1' AS TEXT), NULL, NULL);
+    DELETE FROM msgs WHERE id % 13 = 0;
+    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 600)
+    INSERT INTO kv SELECT printf('key%05d', i), i, hex(randomblob(i % 50)) FROM n;
+    DELETE FROM kv WHERE v % 11 = 0;
+    """
