@@ -162,3 +162,34 @@ let standardSchemaSQL = """
     INSERT INTO kv SELECT printf('key%05d', i), i, hex(randomblob(i % 50)) FROM n;
     DELETE FROM kv WHERE v % 11 = 0;
     """
+
+/// Pages of a pristine file with their roles.
+func pageRoles(_ path: String, key: String?) throws -> [PageInfo] {
+    PageRoles.classify(try DatabaseFile(path: path, key: key.map { .passphrase($0) }))
+}
+
+/// The rowids stored on table leaf `page` of a pristine file.
+func leafRowids(_ path: String, key: String?, page: UInt32) throws -> Set<Int64> {
+    let file = try DatabaseFile(path: path, key: key.map { .passphrase($0) })
+    let parsed = try TreeWalker(source: file).parse(page).get()
+    return Set(parsed.cells.compactMap(\.rowid))
+}
+
+/// For each table-leaf cell of `table` with an overflow chain: rowid → chain pages (pristine file).
+func overflowChains(_ path: String, key: String?, table: String) throws -> [Int64: [UInt32]] {
+    let file = try DatabaseFile(path: path, key: key.map { .passphrase($0) })
+    var visited = Set<UInt32>()
+    let schema = Schema.read(from: file, visited: &visited)
+    let root = try XCTUnwrap(schema.tables.first { $0.name == table }?.rootPage)
+    var result: [Int64: [UInt32]] = [:]
+    let reader = OverflowReader(source: file)
+    TreeWalker(source: file).walk(root: root, visited: &visited) { _, cells in
+        for cell in cells {
+            guard let first = cell.overflowPage, let rowid = cell.rowid,
+                case .success(let chain) = reader.read(first: first, remaining: cell.payloadSize - cell.localPayload.count)
+            else { continue }
+            result[rowid] = chain.pages
+        }
+    }
+    return result
+}

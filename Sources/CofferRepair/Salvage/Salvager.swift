@@ -78,6 +78,7 @@ public final class Salvager {
 
         var schema = Schema.read(from: source, visited: &claimed)
         report.schemaReadable = schema.isReadable
+        var badPages = Set(schema.unreadablePages)
         states = schema.tables.map { TableState(table: $0) }
         for state in states { try sink.begin(table: state.table) }
         let checkText = textIsUTF8()
@@ -86,7 +87,7 @@ public final class Salvager {
         for index in states.indices {
             let table = states[index].table
             var chainPages: [UInt32] = []
-            try walker.walk(root: table.rootPage, visited: &claimed) { page, cells in
+            try walker.walk(root: table.rootPage, visited: &claimed, onUnreadable: { badPages.insert($0) }) { page, cells in
                 tick()
                 if !table.withoutRowid, page.type == .tableLeaf, let low = cells.first?.rowid, let high = cells.last?.rowid {
                     states[index].reached.add(page: page.pageNumber, low: low, high: high)
@@ -108,7 +109,7 @@ public final class Salvager {
         // 3. Real indexes: claim their pages and overflow chains.
         for entry in schema.indexes {
             var chainPages: [UInt32] = []
-            walker.walk(root: entry.rootPage, visited: &claimed) { _, cells in
+            walker.walk(root: entry.rootPage, visited: &claimed, onUnreadable: { badPages.insert($0) }) { _, cells in
                 tick()
                 for cell in cells {
                     guard let first = cell.overflowPage,
@@ -134,7 +135,7 @@ public final class Salvager {
             tick()
             switch source.page(pageNumber) {
             case .failure:
-                report.pagesBadHMAC += 1
+                badPages.insert(pageNumber)
                 continue
             case .success(let bytes):
                 if ByteView(bytes).isAllZero {
@@ -185,6 +186,7 @@ public final class Salvager {
                            checkText: checkText, sink: &sink)
         }
 
+        report.pagesBadHMAC = badPages.count
         report.pagesOk = max(0, report.pagesTotal - report.pagesBadHMAC)
         report.walFramesUsed = wal?.framesUsed ?? 0
         report.walFramesBad = wal?.framesBad ?? 0

@@ -67,6 +67,8 @@ public struct Schema: Sendable, Codable {
     public var tables: [TableDescription]
     /// Whether sqlite_master could be read at all (page 1 authenticated and parsed).
     public var isReadable: Bool
+    /// Pages of the sqlite_master tree that failed to read (bad HMAC).
+    public var unreadablePages: [UInt32] = []
 
     /// Indexes (entries of kind `.index` with a root page).
     public var indexes: [SchemaEntry] { entries.filter { $0.kind == .index } }
@@ -77,7 +79,8 @@ public struct Schema: Sendable, Codable {
         let overflow = OverflowReader(source: source)
         var rows: [[SalvagedValue]] = []
         var overflowPages: [UInt32] = []
-        let stats = walker.walk(root: 1, visited: &visited) { page, cells in
+        var unreadable: [UInt32] = []
+        let stats = walker.walk(root: 1, visited: &visited, onUnreadable: { unreadable.append($0) }) { page, cells in
             guard page.type == .tableLeaf else { return }
             for cell in cells {
                 var payload = cell.localPayload
@@ -91,7 +94,7 @@ public struct Schema: Sendable, Codable {
             }
         }
         visited.formUnion(overflowPages)
-        var schema = Schema(entries: [], tables: [], isReadable: stats.pagesVisited > 0)
+        var schema = Schema(entries: [], tables: [], isReadable: stats.pagesVisited > 0, unreadablePages: unreadable)
         for row in rows { schema.add(row: row, pageCount: source.pageCount) }
         return schema
     }
