@@ -53,9 +53,10 @@ enum Shell {
 enum GroundTruth {
     /// All rows of `table` as `[rowid] + columns` (or just columns with `withRowid: false`).
     static func rows(_ path: String, key: String?, pageSize: Int = 4096, table: String,
-                     withRowid: Bool = true) throws -> [[SalvagedValue]] {
+                     withRowid: Bool = true, readOnly: Bool = true) throws -> [[SalvagedValue]] {
         var db: OpaquePointer?
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db else {
+        let flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
+        guard sqlite3_open_v2(path, &db, flags, nil) == SQLITE_OK, let db else {
             throw NSError(domain: "open", code: 1)
         }
         defer { sqlite3_close(db) }
