@@ -46,7 +46,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "CofferTests", dependencies: ["Coffer"]),
+        .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport"),
+        .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport"]),
+        .testTarget(name: "CofferCLITests", dependencies: ["coffer", "Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferRepairTests", dependencies: ["CofferRepair", "Coffer"]),
     ],
     swiftLanguageModes: [.v6]

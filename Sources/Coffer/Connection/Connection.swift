@@ -1,0 +1,218 @@
+import CSQLCipher
+import Foundation
+import Logging
+
+/// One SQLite connection: the handle your `read` and `write` closures receive.
+///
+/// A connection is used by one thread at a time, on the queue of the ``Database`` that owns it; never keep
+/// it beyond the closure. It caches prepared statements per SQL string.
+///
+/// ```swift
+/// try database.write { db in
+///     try db.execute(sql: "INSERT INTO note(text) VALUES (?)", arguments: ["hello"])
+///     let count = try db.fetchValue(Int.self, sql: "SELECT count(*) FROM note")
+/// }
+/// ```
+public final class Connection {
+    /// The database file path (`:memory:` for in-memory databases).
+    public let path: String
+    /// The SQLite connection handle, for calls Coffer does not wrap.
+    public let handle: OpaquePointer
+    let logger: Logger
+    private var statementCache: [String: Statement] = [:]
+    private var savepointDepth = 0
+    private var isClosed = false
+    /// Told about every error this connection produces (the database uses it to report corruption).
+    var errorObserver: ((CofferError) -> Void)?
+
+    init(path: String, flags: Int32, logger: Logger) throws {
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_NOMUTEX, nil)
+        guard code == SQLITE_OK, let handle else {
+            let error = CofferError.lastError(of: handle, code: code, sql: nil)
+            sqlite3_close_v2(handle)
+            throw error
+        }
+        sqlite3_extended_result_codes(handle, 1)
+        self.path = path
+        self.handle = handle
+        self.logger = logger
+    }
+
+    deinit { close() }
+
+    /// Finalizes cached statements and closes the handle. Safe to call twice.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Builds the error for a failed call and tells the observer.
+    func failure(code: Int32, sql: String?) -> CofferError {
+        let error = CofferError.lastError(of: handle, code: code, sql: sql)
+        errorObserver?(error)
+        return error
+    }
+
+    // MARK: Statements
+
+    /// A prepared statement for `sql`, reused across calls. The statement is reset and ready to bind.
+    ///
+    /// When the cached statement is still in use (a cursor over it is open), a fresh one is prepared.
+    public func cachedStatement(sql: String) throws -> Statement {
+        if let statement = statementCache[sql], !statement.isInUse {
+            statement.reset()
+            return statement
+        }
+        let statement = try makeStatement(sql: sql)
+        if statementCache[sql] == nil { statementCache[sql] = statement }
+        return statement
+    }
+
+    /// Prepares a new statement that is not cached.
+    public func makeStatement(sql: String) throws -> Statement {
+        logger.trace("prepare", metadata: ["sql": "\(sql)"])
+        return try Statement(connection: self, sql: sql)
+    }
+
+    /// Runs `body` with a cached statement bound to `arguments`, marking it in use meanwhile.
+    func withStatement<T>(sql: String, arguments: StatementArguments, _ body: (Statement) throws -> T) throws -> T {
+        let statement = try cachedStatement(sql: sql)
+        statement.isInUse = true
+        defer {
+            statement.isInUse = false
+            statement.reset()
+        }
+        try statement.bind(arguments)
+        return try body(statement)
+    }
+
+    // MARK: Executing
+
+    /// Executes one statement, binding `arguments` to its `?` parameters.
+    public func execute(sql: String, arguments: StatementArguments = []) throws {
+        try withStatement(sql: sql, arguments: arguments) { statement in
+            while try statement.step() {}
+        }
+    }
+
+    /// Executes several `;`-separated statements that take no arguments (schema scripts).
+    public func executeScript(_ sql: String) throws {
+        logger.trace("script", metadata: ["sql": "\(sql)"])
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        sqlite3_free(message)
+        guard code == SQLITE_OK else { throw failure(code: code, sql: sql) }
+    }
+
+    /// All rows of a query.
+    public func fetchAll(sql: String, arguments: StatementArguments = []) throws -> [Row] {
+        try withStatement(sql: sql, arguments: arguments) { statement in
+            var rows: [Row] = []
+            while try statement.step() { rows.append(statement.row()) }
+            return rows
+        }
+    }
+
+    /// The first row of a query, or nil.
+    public func fetchOne(sql: String, arguments: StatementArguments = []) throws -> Row? {
+        try withStatement(sql: sql, arguments: arguments) { statement in
+            try statement.step() ? statement.row() : nil
+        }
+    }
+
+    /// The first column of the first row, converted to `Value`; nil when there is no row or it is NULL.
+    public func fetchValue<Value: DatabaseValueConvertible>(
+        _ type: Value.Type = Value.self, sql: String, arguments: StatementArguments = []
+    ) throws -> Value? {
+        try withStatement(sql: sql, arguments: arguments) { statement in
+            guard try statement.step(), !statement.isNull(at: 0) else { return nil }
+            return try statement.decode(Value.self, at: 0)
+        }
+    }
+
+    /// Iterates over the rows of a query without collecting them, so memory stays flat.
+    ///
+    /// The statement is positioned on each row while `body` runs; read its columns directly.
+    public func forEachRow(
+        sql: String, arguments: StatementArguments = [], _ body: (Statement) throws -> Void
+    ) throws {
+        try withStatement(sql: sql, arguments: arguments) { statement in
+            while try statement.step() { try body(statement) }
+        }
+    }
+
+    // MARK: State
+
+    /// The rowid of the last successful INSERT on this connection.
+    public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// The number of rows changed by the last INSERT, UPDATE or DELETE.
+    public var changesCount: Int { Int(sqlite3_changes(handle)) }
+
+    /// True while a transaction is open on this connection.
+    public var isInsideTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    // MARK: Transactions
+
+    /// How a transaction takes its locks.
+    public enum TransactionKind: String, Sendable {
+        /// Locks on first read or write.
+        case deferred = "DEFERRED"
+        /// Takes the write lock at once (Coffer's writes).
+        case immediate = "IMMEDIATE"
+        /// Takes an exclusive lock at once.
+        case exclusive = "EXCLUSIVE"
+    }
+
+    /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
+    public func inTransaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
+        try execute(sql: "BEGIN \(kind.rawValue) TRANSACTION")
+        let result: T
+        do {
+            result = try body()
+            try execute(sql: "COMMIT TRANSACTION")
+        } catch {
+            rollbackIfNeeded()
+            throw error
+        }
+        return result
+    }
+
+    /// Runs `body` in a savepoint, which nests: its changes are released into the enclosing transaction
+    /// when it returns and rolled back alone when it throws.
+    ///
+    /// ```swift
+    /// try database.write { db in
+    ///     try db.execute(sql: "INSERT INTO t VALUES (1)")
+    ///     try? db.savepoint {
+    ///         try db.execute(sql: "INSERT INTO t VALUES (2)")
+    ///         throw CancellationError()   // only row 2 is rolled back
+    ///     }
+    /// }
+    /// ```
+    public func savepoint<T>(_ body: () throws -> T) throws -> T {
+        savepointDepth += 1
+        defer { savepointDepth -= 1 }
+        let name = "coffer_savepoint_\(savepointDepth)"
+        try execute(sql: "SAVEPOINT \(name)")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            // Rolling back to a savepoint keeps it on the stack: release it too.
+            try? execute(sql: "ROLLBACK TO SAVEPOINT \(name)")
+            try? execute(sql: "RELEASE SAVEPOINT \(name)")
+            throw error
+        }
+        try execute(sql: "RELEASE SAVEPOINT \(name)")
+        return result
+    }
+
+    /// Rolls back the open transaction, if any, ignoring errors (SQLite may have rolled back already).
+    func rollbackIfNeeded() {
+        if isInsideTransaction { try? execute(sql: "ROLLBACK TRANSACTION") }
+    }
+}

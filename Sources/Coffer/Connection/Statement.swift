@@ -1,0 +1,246 @@
+import CSQLCipher
+import Foundation
+
+/// SQLite's "copy the value now" destructor, which the C macro `SQLITE_TRANSIENT` spells as `-1`.
+let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// A compiled SQL statement: bind values, step through rows, read columns.
+///
+/// Statements belong to one ``Connection`` and are used on its queue only. Most code never touches them:
+/// ``Connection/execute(sql:arguments:)`` and the fetch methods prepare, cache and reuse them.
+///
+/// ```swift
+/// let statement = try db.cachedStatement(sql: "SELECT name FROM player WHERE score > ?")
+/// try statement.bind([100])
+/// while try statement.step() {
+///     print(statement.string(at: 0))
+/// }
+/// ```
+public final class Statement {
+    /// The SQLite statement handle.
+    public let handle: OpaquePointer
+    /// The SQL the statement was compiled from.
+    public let sql: String
+    unowned let connection: Connection
+    /// True while a cached statement is handed out, so that reentrant use prepares a fresh one.
+    var isInUse = false
+
+    /// The number of result columns.
+    public let columnCount: Int
+
+    /// The result column names.
+    public private(set) lazy var columnNames: [String] = (0..<columnCount).map {
+        String(cString: sqlite3_column_name(handle, Int32($0)))
+    }
+
+    /// Column name lookup shared by every ``Row`` this statement produces.
+    lazy var rowLayout = RowLayout(names: columnNames)
+
+    init(connection: Connection, sql: String) throws {
+        var statement: OpaquePointer?
+        var tail: UnsafePointer<CChar>?
+        let code = sqlite3_prepare_v2(connection.handle, sql, -1, &statement, &tail)
+        guard code == SQLITE_OK, let statement else {
+            throw connection.failure(code: code, sql: sql)
+        }
+        // One statement per call: trailing SQL (other than whitespace and comments) is refused, so a
+        // hand-written statement can never carry a second one.
+        if let tail, !Statement.isBlank(tail) {
+            sqlite3_finalize(statement)
+            throw CofferError(code: .misuse, message: "only one SQL statement is allowed", sql: sql)
+        }
+        self.handle = statement
+        self.sql = sql
+        self.connection = connection
+        self.columnCount = Int(sqlite3_column_count(statement))
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    private static func isBlank(_ tail: UnsafePointer<CChar>) -> Bool {
+        var rest = String(cString: tail)[...]
+        while true {
+            rest = rest.drop(while: { $0.isWhitespace || $0 == ";" })
+            if rest.hasPrefix("--") {
+                rest = rest.drop(while: { $0 != "\n" })
+            } else if rest.hasPrefix("/*") {
+                guard let end = rest.range(of: "*/") else { return false }
+                rest = rest[end.upperBound...]
+            } else {
+                return rest.isEmpty
+            }
+        }
+    }
+
+    // MARK: Binding
+
+    /// Clears previous bindings and binds `arguments` to the parameters in order.
+    public func bind(_ arguments: StatementArguments) throws {
+        let expected = Int(sqlite3_bind_parameter_count(handle))
+        guard arguments.values.count == expected else {
+            throw CofferError(
+                code: .range,
+                message: "statement expects \(expected) arguments, got \(arguments.values.count)",
+                sql: sql)
+        }
+        sqlite3_clear_bindings(handle)
+        for (offset, value) in arguments.values.enumerated() {
+            try bind(value, toParameter: offset + 1)
+        }
+    }
+
+    /// Binds one value to the parameter at `index`, counted from 1 as SQLite does.
+    public func bind(_ value: DatabaseValue, toParameter index: Int) throws {
+        let position = Int32(index)
+        let code: Int32
+        switch value {
+        case .null:
+            code = sqlite3_bind_null(handle, position)
+        case .integer(let int):
+            code = sqlite3_bind_int64(handle, position, int)
+        case .real(let double):
+            code = sqlite3_bind_double(handle, position, double)
+        case .text(var text):
+            code = text.withUTF8 { bindText($0, position) }
+        case .blob(let data):
+            code = data.withUnsafeBytes { bindBlob($0, position) }
+        }
+        guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
+    }
+
+    /// Binds TEXT given as raw bytes, stored exactly as given even when they are not valid UTF-8.
+    ///
+    /// Repair uses this to carry damaged text byte for byte; a Swift `String` would replace invalid
+    /// sequences with U+FFFD.
+    public func bindText(bytes: UnsafeRawBufferPointer, toParameter index: Int) throws {
+        let code = bindText(bytes.assumingMemoryBound(to: UInt8.self), Int32(index))
+        guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
+    }
+
+    private func bindText(_ bytes: UnsafeBufferPointer<UInt8>, _ position: Int32) -> Int32 {
+        // An empty buffer may have no base address, and a NULL pointer would bind SQL NULL.
+        guard let base = bytes.baseAddress, bytes.count > 0 else {
+            return sqlite3_bind_text(handle, position, "", 0, transientDestructor)
+        }
+        return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+            sqlite3_bind_text(handle, position, $0, Int32(bytes.count), transientDestructor)
+        }
+    }
+
+    private func bindBlob(_ bytes: UnsafeRawBufferPointer, _ position: Int32) -> Int32 {
+        guard let base = bytes.baseAddress, bytes.count > 0 else {
+            return sqlite3_bind_zeroblob(handle, position, 0)
+        }
+        return sqlite3_bind_blob(handle, position, base, Int32(bytes.count), transientDestructor)
+    }
+
+    // MARK: Stepping
+
+    /// Advances to the next row; returns false when the statement is done.
+    @discardableResult
+    public func step() throws -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = connection.failure(code: code, sql: sql)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// Resets the statement so it can run again; bindings are kept.
+    public func reset() {
+        sqlite3_reset(handle)
+    }
+
+    /// Binds `arguments`, runs the statement to completion and resets it.
+    public func execute(_ arguments: StatementArguments = []) throws {
+        defer { sqlite3_reset(handle) }
+        try bind(arguments)
+        while try step() {}
+    }
+
+    // MARK: Columns (0-based)
+
+    /// True when the column of the current row is NULL.
+    public func isNull(at column: Int) -> Bool {
+        sqlite3_column_type(handle, Int32(column)) == SQLITE_NULL
+    }
+
+    /// The column as a 64-bit integer (SQLite's own conversion rules apply).
+    public func int64(at column: Int) -> Int64 { sqlite3_column_int64(handle, Int32(column)) }
+
+    /// The column as a double.
+    public func double(at column: Int) -> Double { sqlite3_column_double(handle, Int32(column)) }
+
+    /// The column as a string (empty for NULL).
+    public func string(at column: Int) -> String {
+        guard let text = sqlite3_column_text(handle, Int32(column)) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, Int32(column)))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    /// The column's bytes exactly as stored (TEXT or BLOB), without any UTF-8 interpretation.
+    public func bytes(at column: Int) -> [UInt8] {
+        let position = Int32(column)
+        let base: UnsafeRawPointer?
+        if sqlite3_column_type(handle, position) == SQLITE_TEXT {
+            base = sqlite3_column_text(handle, position).map { UnsafeRawPointer($0) }
+        } else {
+            base = sqlite3_column_blob(handle, position)
+        }
+        let count = Int(sqlite3_column_bytes(handle, position))
+        guard let base, count > 0 else { return [] }
+        return [UInt8](UnsafeRawBufferPointer(start: base, count: count))
+    }
+
+    /// The column as Data (empty for NULL).
+    public func data(at column: Int) -> Data {
+        let position = Int32(column)
+        guard let blob = sqlite3_column_blob(handle, position) else { return Data() }
+        return Data(bytes: blob, count: Int(sqlite3_column_bytes(handle, position)))
+    }
+
+    /// The column as a ``DatabaseValue`` of its stored type.
+    public func value(at column: Int) -> DatabaseValue {
+        switch sqlite3_column_type(handle, Int32(column)) {
+        case SQLITE_INTEGER: return .integer(int64(at: column))
+        case SQLITE_FLOAT: return .real(double(at: column))
+        case SQLITE_TEXT: return .text(string(at: column))
+        case SQLITE_BLOB: return .blob(data(at: column))
+        default: return .null
+        }
+    }
+
+    /// Decodes the column into a Swift value, throwing ``CofferError/conversionFailed`` when it cannot.
+    public func decode<Value: DatabaseValueConvertible>(_ type: Value.Type = Value.self, at column: Int) throws -> Value {
+        let stored = value(at: column)
+        guard let converted = Value.fromDatabaseValue(stored) else {
+            throw CofferError(
+                code: .conversionFailed,
+                message: "cannot convert \(stored.typeName) in column \(column) to \(Value.self)",
+                sql: sql)
+        }
+        return converted
+    }
+
+    /// A copy of the current row.
+    public func row() -> Row {
+        Row(layout: rowLayout, values: (0..<columnCount).map { value(at: $0) })
+    }
+}
+
+extension DatabaseValue {
+    /// The storage class name, for messages (never the value itself).
+    var typeName: String {
+        switch self {
+        case .null: return "NULL"
+        case .integer: return "INTEGER"
+        case .real: return "REAL"
+        case .text: return "TEXT"
+        case .blob: return "BLOB"
+        }
+    }
+}

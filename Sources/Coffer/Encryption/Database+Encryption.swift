@@ -1,0 +1,94 @@
+import CSQLCipher
+import Foundation
+
+extension Database {
+    /// Re-encrypts the live database with a new passphrase or key.
+    ///
+    /// Waits for running reads, closes the readers and the checkpointer, rekeys through the writer (in
+    /// rollback-journal mode, since SQLCipher 3 rekeys page by page and a WAL would mix keys), switches
+    /// back to WAL and reopens readers lazily with the new key. Afterwards the old key fails to open the
+    /// file and the new one works.
+    ///
+    /// ```swift
+    /// try database.changePassphrase(to: .passphrase("new secret"))
+    /// ```
+    public func changePassphrase(to newEncryption: Encryption) throws {
+        guard factory.key != nil, newEncryption.isEncrypted else {
+            throw CofferError(
+                code: .invalidConfiguration,
+                message: "changePassphrase works between encrypted states; use Database.encrypt(plaintextAt:to:) or exportPlaintext(to:)")
+        }
+        readers?.suspendAndDrain()
+        checkpointer?.suspend()
+        defer {
+            checkpointer?.resume()
+            readers?.resume()
+        }
+        let path = self.path, cipher = configuration.cipher, factory = self.factory
+        try writer.sync { connection in
+            try connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;")
+            defer { try? connection.executeScript("PRAGMA journal_mode = WAL;") }
+            guard let newKey = try DatabaseKey.make(for: newEncryption, path: path, options: cipher) else { return }
+            let spec = newKey.existingFileSpec()
+            let code = spec.withUnsafeBytes { sqlite3_rekey(connection.handle, $0.baseAddress, Int32($0.count)) }
+            guard code == SQLITE_OK else { throw connection.failure(code: code, sql: "PRAGMA rekey") }
+            factory.replaceKey(newKey)
+        }
+    }
+
+    /// Writes a plaintext copy of this encrypted database to `destination` (which must not exist),
+    /// with `sqlcipher_export`, keeping `user_version`.
+    public func exportPlaintext(to destination: String) throws {
+        try Self.refuseExisting(destination)
+        try writer.sync { connection in
+            try Self.export(from: connection, to: destination, keySpec: nil, pageSize: nil)
+        }
+    }
+
+    /// Encrypts the plaintext database at `source` into a new file at `destination`, which must not
+    /// exist, with `sqlcipher_export` (SQLCipher's backup API cannot write plaintext into an encrypted
+    /// file). `user_version` is kept.
+    ///
+    /// ```swift
+    /// try Database.encrypt(plaintextAt: "legacy.db", to: "secure.db", encryption: .passphrase("pw"))
+    /// ```
+    public static func encrypt(
+        plaintextAt source: String, to destination: String, encryption: Encryption, cipher: CipherOptions = CipherOptions()
+    ) throws {
+        try refuseExisting(destination)
+        try cipher.validate()
+        guard let key = try DatabaseKey.make(for: encryption, path: destination, options: cipher) else {
+            throw CofferError(code: .invalidConfiguration, message: "encrypt(plaintextAt:to:) needs an encryption")
+        }
+        guard FileManager.default.fileExists(atPath: source) else {
+            throw CofferError(code: .fileNotFound, message: "no database at \(source)")
+        }
+        // Read-write and create, because ATTACH opens the new file with the connection's flags.
+        let plain = try Connection(path: source, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, logger: Configuration().logger)
+        defer { plain.close() }
+        try export(from: plain, to: destination, keySpec: key.keySpec, pageSize: cipher.pageSize)
+    }
+
+    private static func refuseExisting(_ destination: String) throws {
+        if FileManager.default.fileExists(atPath: destination) {
+            throw CofferError(code: .cantOpen, message: "\(destination) already exists")
+        }
+    }
+
+    /// Attaches `destination` with `keySpec` (empty key = plaintext) and copies everything into it.
+    private static func export(from connection: Connection, to destination: String, keySpec: SecureBytes?, pageSize: Int?) throws {
+        let attach = try connection.makeStatement(sql: "ATTACH DATABASE ? AS coffer_export KEY ?")
+        try attach.bind(.text(destination), toParameter: 1)
+        if let keySpec {
+            try keySpec.withUnsafeBytes { try attach.bindText(bytes: $0, toParameter: 2) }
+        } else {
+            try attach.bind(.text(""), toParameter: 2)
+        }
+        try attach.step()
+        defer { try? connection.execute(sql: "DETACH DATABASE coffer_export") }
+        if let pageSize { try connection.executeScript("PRAGMA coffer_export.cipher_page_size = \(pageSize)") }
+        let userVersion = try connection.fetchValue(Int.self, sql: "PRAGMA main.user_version") ?? 0
+        _ = try connection.fetchOne(sql: "SELECT sqlcipher_export('coffer_export')")
+        try connection.executeScript("PRAGMA coffer_export.user_version = \(userVersion)")
+    }
+}

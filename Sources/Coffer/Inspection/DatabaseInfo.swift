@@ -1,0 +1,99 @@
+import Foundation
+
+/// A summary of a database file: its layout, journal mode, cipher settings and tables.
+///
+/// ```swift
+/// let info = try database.info()
+/// print(info.pageSize, info.pageCount, info.tables.map(\.name))
+/// ```
+public struct DatabaseInfo: Codable, Sendable {
+    /// One table and its row count.
+    public struct Table: Codable, Sendable, Equatable {
+        /// The table name.
+        public let name: String
+        /// The number of rows.
+        public let rows: Int
+    }
+
+    /// The cipher in use, if any.
+    public struct Cipher: Codable, Sendable {
+        /// SQLCipher's version string.
+        public let version: String
+        /// The cipher page size.
+        public let pageSize: Int
+        /// PBKDF2 iterations for passphrases.
+        public let kdfIterations: Int
+        /// Whether pages carry an HMAC.
+        public let usesHMAC: Bool
+        /// The cipher name.
+        public let algorithm: String
+    }
+
+    /// The database path.
+    public let path: String
+    /// Page size in bytes.
+    public let pageSize: Int
+    /// Number of pages.
+    public let pageCount: Int
+    /// Size of the main file in bytes.
+    public let fileSize: Int
+    /// The journal mode (`wal`, `delete`…).
+    public let journalMode: String
+    /// Whether the file is encrypted.
+    public let encrypted: Bool
+    /// Cipher settings when encrypted.
+    public let cipher: Cipher?
+    /// `PRAGMA user_version`.
+    public let userVersion: Int
+    /// Every table except SQLite's internal ones, by name.
+    public let tables: [Table]
+
+    enum CodingKeys: String, CodingKey {
+        case path, pageSize = "page_size", pageCount = "page_count", fileSize = "file_size"
+        case journalMode = "journal_mode", encrypted, cipher, userVersion = "user_version", tables
+    }
+}
+
+extension DatabaseInfo.Cipher {
+    enum CodingKeys: String, CodingKey {
+        case version, pageSize = "page_size", kdfIterations = "kdf_iter", usesHMAC = "hmac", algorithm
+    }
+}
+
+extension Database {
+    /// Reads a ``DatabaseInfo`` summary in one snapshot.
+    public func info() throws -> DatabaseInfo {
+        let configuration = self.configuration
+        let path = self.path
+        return try read { db in
+            let names = try db.fetchAll(
+                sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+            ).compactMap { $0["name"] as String? }
+            let tables = try names.map { name in
+                DatabaseInfo.Table(
+                    name: name,
+                    rows: try db.fetchValue(Int.self, sql: "SELECT count(*) FROM \(SQLIdentifier.quote(name))") ?? 0)
+            }
+            var cipher: DatabaseInfo.Cipher?
+            if configuration.encryption.isEncrypted {
+                cipher = DatabaseInfo.Cipher(
+                    version: try db.fetchValue(String.self, sql: "PRAGMA cipher_version") ?? "?",
+                    pageSize: configuration.cipher.pageSize,
+                    kdfIterations: configuration.cipher.kdfIterations,
+                    usesHMAC: configuration.cipher.usesHMAC,
+                    algorithm: "aes-256-cbc")
+            }
+            let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)??.intValue ?? 0
+            return DatabaseInfo(
+                path: path,
+                pageSize: try db.fetchValue(Int.self, sql: "PRAGMA page_size") ?? 0,
+                pageCount: try db.fetchValue(Int.self, sql: "PRAGMA page_count") ?? 0,
+                fileSize: fileSize,
+                journalMode: try db.fetchValue(String.self, sql: "PRAGMA journal_mode") ?? "?",
+                encrypted: cipher != nil,
+                cipher: cipher,
+                userVersion: try db.fetchValue(Int.self, sql: "PRAGMA user_version") ?? 0,
+                tables: tables)
+        }
+    }
+}

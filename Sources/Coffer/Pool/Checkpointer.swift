@@ -1,0 +1,131 @@
+import CSQLCipher
+import Dispatch
+import Foundation
+
+/// Keeps the WAL small without putting checkpoints on the commit path.
+///
+/// SQLite's auto-checkpoint runs inside the commit that crosses its threshold, so that commit pays for
+/// copying the whole WAL back. Coffer replaces it with a WAL hook (installing one disables the built-in
+/// auto-checkpoint) that only counts:
+///
+/// 1. When the WAL passes `threshold` pages, a PASSIVE checkpoint runs on a dedicated connection on a
+///    background queue. It copies what was committed so far while the writer keeps committing.
+/// 2. It then queues a short PASSIVE catch-up on the writer's own queue, between two write transactions,
+///    to copy the few frames committed meanwhile. With every frame copied and no reader in the WAL, the
+///    next write restarts the WAL from its start, and `journal_size_limit` trims the file. Without the
+///    catch-up a busy writer would always stay a few frames ahead and the WAL would grow without bound.
+/// 3. After `idleDelay` seconds without a commit, a TRUNCATE checkpoint empties the `-wal` file.
+final class Checkpointer: @unchecked Sendable {
+    private let writer: SerializedConnection
+    private let openConnection: () throws -> Connection
+    private let threshold: Int32
+    private let idleDelay: TimeInterval
+    private let queue = DispatchQueue(label: "coffer.checkpointer", qos: .utility)
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    private var checkpointPending = false
+    private var idleCheckScheduled = false
+    private var commits: UInt64 = 0
+    private var stopped = false
+    // Touched only on `queue`.
+    private var connection: Connection?
+
+    init(writer: SerializedConnection, threshold: Int, idleDelay: TimeInterval, open: @escaping () throws -> Connection) {
+        self.writer = writer
+        self.threshold = Int32(clamping: max(threshold, 1))
+        self.idleDelay = idleDelay
+        self.openConnection = open
+    }
+
+    /// Installs the WAL hook on the writer connection (call on the writer's queue).
+    func install(on connection: Connection) {
+        let context = Unmanaged.passRetained(self).toOpaque()
+        sqlite3_wal_hook(connection.handle, { context, _, _, frames in
+            guard let context else { return SQLITE_OK }
+            Unmanaged<Checkpointer>.fromOpaque(context).takeUnretainedValue().didCommit(walFrames: frames)
+            return SQLITE_OK
+        }, context)
+    }
+
+    /// Removes the WAL hook and releases the reference it held (call on the writer's queue).
+    func uninstall(from connection: Connection) {
+        let previous = sqlite3_wal_hook(connection.handle, nil, nil)
+        if let previous { Unmanaged<Checkpointer>.fromOpaque(previous).release() }
+    }
+
+    /// Called by SQLite on the writer's thread after each commit, with the WAL's size in frames.
+    private func didCommit(walFrames: Int32) {
+        let (startCheckpoint, startIdleCheck) = lock.withLock { () -> (Bool, Bool) in
+            commits &+= 1
+            guard !stopped else { return (false, false) }
+            let checkpoint = walFrames >= threshold && !checkpointPending
+            if checkpoint { checkpointPending = true }
+            let idle = !idleCheckScheduled
+            if idle { idleCheckScheduled = true }
+            return (checkpoint, idle)
+        }
+        if startCheckpoint { queue.async { self.runBackgroundCheckpoint() } }
+        if startIdleCheck { scheduleIdleCheck(seenCommits: lock.withLock { commits }) }
+    }
+
+    private func runBackgroundCheckpoint() {
+        checkpoint(mode: SQLITE_CHECKPOINT_PASSIVE)
+        writer.async { connection in
+            if let connection {
+                sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            }
+            self.lock.withLock { self.checkpointPending = false }
+        }
+    }
+
+    private func scheduleIdleCheck(seenCommits: UInt64) {
+        queue.asyncAfter(deadline: .now() + idleDelay) {
+            let (idle, current) = self.lock.withLock { () -> (Bool, UInt64) in
+                if self.stopped { return (false, self.commits) }
+                let idle = self.commits == seenCommits
+                if idle { self.idleCheckScheduled = false }
+                return (idle, self.commits)
+            }
+            if idle {
+                self.checkpoint(mode: SQLITE_CHECKPOINT_TRUNCATE)
+            } else if !self.lock.withLock({ self.stopped }) {
+                self.scheduleIdleCheck(seenCommits: current)
+            }
+        }
+    }
+
+    /// Runs a checkpoint on the checkpointer's connection (on `queue`); failures are only logged,
+    /// since a later checkpoint retries the same work.
+    private func checkpoint(mode: Int32) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !lock.withLock({ stopped }) else { return }
+        do {
+            if connection == nil { connection = try openConnection() }
+            guard let connection else { return }
+            let code = sqlite3_wal_checkpoint_v2(connection.handle, nil, mode, nil, nil)
+            if code != SQLITE_OK && code != SQLITE_BUSY && code != SQLITE_LOCKED {
+                connection.logger.warning("checkpoint failed", metadata: ["code": "\(code)"])
+            }
+        } catch {
+            connection?.logger.warning("checkpointer could not open", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Stops scheduling, waits for running work and closes the connection (before rekey and close).
+    func suspend() {
+        lock.withLock { stopped = true }
+        queue.sync {
+            connection?.close()
+            connection = nil
+        }
+    }
+
+    /// Resumes after ``suspend()``; the connection reopens on next use with the current key.
+    func resume() {
+        lock.withLock {
+            stopped = false
+            checkpointPending = false
+            idleCheckScheduled = false
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import CSQLCipher
+import Foundation
+
+/// Opens the connections of one database, each keyed and configured for its role.
+///
+/// Order matters with SQLCipher: key first, then cipher settings, then a read that proves the key
+/// (SQLCipher accepts any key until the first page is read), and only then PRAGMAs that may write.
+struct ConnectionFactory: Sendable {
+    enum Role {
+        case writer, reader, checkpointer
+    }
+
+    let path: String
+    let configuration: Configuration
+    let corruption: CorruptionReporter
+    private let keyBox: KeyBox
+
+    init(path: String, configuration: Configuration, key: DatabaseKey?, corruption: CorruptionReporter) {
+        self.path = path
+        self.configuration = configuration
+        self.corruption = corruption
+        self.keyBox = KeyBox(key)
+    }
+
+    var key: DatabaseKey? { keyBox.key }
+
+    /// Replaces the key after a rekey; connections opened afterwards use it.
+    func replaceKey(_ key: DatabaseKey?) { keyBox.key = key }
+
+    func open(_ role: Role) throws -> Connection {
+        let readOnly = configuration.readOnly
+        // Read-only opens read-write without CREATE plus `query_only`: SQLite 3.15 cannot open a WAL
+        // file with SQLITE_OPEN_READONLY unless its -shm already exists.
+        var flags = SQLITE_OPEN_READWRITE
+        if role == .writer && !readOnly { flags |= SQLITE_OPEN_CREATE }
+        let connection = try Connection(path: path, flags: flags, logger: configuration.logger)
+        do {
+            try applyKey(to: connection, role: role)
+            try configure(connection, role: role)
+        } catch {
+            connection.close()
+            throw error
+        }
+        let reporter = corruption
+        connection.errorObserver = { error in reporter.report(error) }
+        return connection
+    }
+
+    private func applyKey(to connection: Connection, role: Role) throws {
+        guard let key = keyBox.key else {
+            try proveReadable(connection)
+            return
+        }
+        // Once the file exists, the salt part of a new file's key spec must not be given again.
+        let spec = role == .writer ? key.keySpec : key.existingFileSpec()
+        let code = spec.withUnsafeBytes { sqlite3_key(connection.handle, $0.baseAddress, Int32($0.count)) }
+        guard code == SQLITE_OK else { throw connection.failure(code: code, sql: nil) }
+        let cipher = configuration.cipher
+        try connection.executeScript("PRAGMA cipher_page_size = \(cipher.pageSize); PRAGMA kdf_iter = \(cipher.kdfIterations);")
+        if !cipher.usesHMAC { try connection.executeScript("PRAGMA cipher_use_hmac = OFF;") }
+        try proveReadable(connection)
+    }
+
+    /// Reads the schema so a wrong key or a non-database fails here, before anything is written.
+    private func proveReadable(_ connection: Connection) throws {
+        do {
+            _ = try connection.fetchValue(Int.self, sql: "SELECT count(*) FROM sqlite_master")
+        } catch let error as CofferError where error.code.primary == .notADatabase && keyBox.key != nil {
+            throw CofferError(
+                code: .wrongPassphrase,
+                message: "wrong passphrase or key: the file cannot be decrypted with it (or is not a database)")
+        }
+    }
+
+    private func configure(_ connection: Connection, role: Role) throws {
+        let configuration = self.configuration
+        sqlite3_busy_timeout(connection.handle, Int32(configuration.busyTimeout * 1000))
+        var pragmas = [
+            "PRAGMA temp_store = MEMORY",
+            "PRAGMA cache_size = -\(configuration.cacheSizeKiB)",
+            "PRAGMA foreign_keys = \(configuration.foreignKeysEnabled ? "ON" : "OFF")",
+        ]
+        switch role {
+        case .writer where !configuration.readOnly && path != ":memory:":
+            pragmas.append("PRAGMA journal_mode = WAL")
+            pragmas.append("PRAGMA synchronous = \(configuration.synchronous.rawValue)")
+            // Bound the -wal file after each restart (see Checkpointer).
+            let pageBytes = (configuration.encryption.isEncrypted ? configuration.cipher.pageSize : 4096) + 24
+            pragmas.append("PRAGMA journal_size_limit = \(configuration.checkpointThreshold * pageBytes)")
+        case .reader:
+            pragmas.append("PRAGMA query_only = ON")
+        case .writer where configuration.readOnly:
+            pragmas.append("PRAGMA query_only = ON")
+        case .checkpointer, .writer:
+            break
+        }
+        if role == .checkpointer {
+            // A checkpoint that cannot get its locks at once is retried later rather than waiting.
+            sqlite3_busy_timeout(connection.handle, 50)
+        }
+        try connection.executeScript(pragmas.joined(separator: "; "))
+    }
+}
+
+/// The current key, swapped atomically on rekey.
+private final class KeyBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: DatabaseKey?
+    init(_ key: DatabaseKey?) { current = key }
+    var key: DatabaseKey? {
+        get { lock.withLock { current } }
+        set { lock.withLock { current = newValue } }
+    }
+}
+
+/// Fires the configuration's corruption handler once per database.
+final class CorruptionReporter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var fired = false
+    private let path: String
+    private let handler: (@Sendable (CorruptionEvent) -> Void)?
+
+    init(path: String, handler: (@Sendable (CorruptionEvent) -> Void)?) {
+        self.path = path
+        self.handler = handler
+    }
+
+    func report(_ error: CofferError) {
+        guard error.isCorruption, let handler else { return }
+        let first = lock.withLock { () -> Bool in
+            defer { fired = true }
+            return !fired
+        }
+        if first { handler(CorruptionEvent(path: path, sql: error.sql, error: error)) }
+    }
+}

@@ -1,0 +1,204 @@
+import CSQLCipher
+import Foundation
+
+/// An encrypted SQLite database in WAL mode: one serialized writer, a pool of snapshot readers.
+///
+/// ```swift
+/// let database = try Database(
+///     path: "app.db",
+///     configuration: Configuration(encryption: .passphrase("correct horse battery staple")))
+///
+/// try database.write { db in
+///     try db.execute(sql: "CREATE TABLE IF NOT EXISTS note(id INTEGER PRIMARY KEY, text TEXT)")
+///     try db.execute(sql: "INSERT INTO note(text) VALUES (?)", arguments: ["hello"])
+/// }
+/// let count = try database.read { db in try db.fetchValue(Int.self, sql: "SELECT count(*) FROM note") }
+/// ```
+///
+/// - `write` runs one `BEGIN IMMEDIATE` transaction on the writer's queue: it commits when the closure
+///   returns and rolls back when it throws. Writes are serialized.
+/// - `read` runs on one of up to ``Configuration/readerCount`` reader connections, inside a read
+///   transaction: the closure sees one snapshot however many commits happen meanwhile. Reads run
+///   concurrently with each other and with the writer.
+/// - Each has an `async` twin that never blocks the calling task's thread.
+public final class Database: Sendable {
+    /// The file path (`:memory:` for in-memory databases).
+    public let path: String
+    /// The configuration the database was opened with.
+    public let configuration: Configuration
+    let factory: ConnectionFactory
+    let writer: SerializedConnection
+    let readers: ReaderPool?
+    let checkpointer: Checkpointer?
+    private let state: CloseState
+
+    /// Opens (creating if needed) the database at `path`.
+    ///
+    /// - Throws: ``CofferError/wrongPassphrase`` when the key does not decrypt an existing file (the file
+    ///   is left untouched), ``CofferError/invalidConfiguration`` for bad cipher options, or the SQLite
+    ///   error that prevented opening.
+    public convenience init(path: String, configuration: Configuration = Configuration()) throws {
+        try self.init(path: path, configuration: configuration, removingOnClose: nil)
+    }
+
+    init(path: String, configuration: Configuration, removingOnClose directory: URL?) throws {
+        if configuration.encryption.isEncrypted { try configuration.cipher.validate() }
+        if configuration.readOnly && !FileManager.default.fileExists(atPath: path) {
+            throw CofferError(code: .fileNotFound, message: "no database at \(path)")
+        }
+        let isMemory = path == ":memory:"
+        let key = isMemory ? nil : try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher)
+        let corruption = CorruptionReporter(path: path, handler: configuration.onCorruption)
+        let factory = ConnectionFactory(path: path, configuration: configuration, key: key, corruption: corruption)
+        let writerConnection = try factory.open(.writer)
+        let writer = SerializedConnection(connection: writerConnection, label: "coffer.writer")
+        self.path = path
+        self.configuration = configuration
+        self.factory = factory
+        self.writer = writer
+        self.state = CloseState(removingOnClose: directory)
+        let pooled = !isMemory && configuration.readerCount > 0
+        self.readers = pooled ? ReaderPool(capacity: configuration.readerCount) { try factory.open(.reader) } : nil
+        if isMemory || configuration.readOnly {
+            self.checkpointer = nil
+        } else {
+            let checkpointer = Checkpointer(
+                writer: writer, threshold: configuration.checkpointThreshold,
+                idleDelay: configuration.idleCheckpointDelay) { try factory.open(.checkpointer) }
+            self.checkpointer = checkpointer
+            try writer.sync { checkpointer.install(on: $0) }
+        }
+    }
+
+    /// An in-memory database, for tests and caches. It has one connection: reads run on the writer.
+    public static func inMemory(configuration: Configuration = Configuration()) throws -> Database {
+        var configuration = configuration
+        configuration.encryption = .none
+        return try Database(path: ":memory:", configuration: configuration)
+    }
+
+    /// A database in a new temporary directory, encrypted with a random key that is never stored, and
+    /// deleted when closed: a disk-backed cache that leaves nothing readable behind.
+    public static func temporary(configuration: Configuration = Configuration()) throws -> Database {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("coffer-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = configuration
+        var generator = SystemRandomNumberGenerator()
+        configuration.encryption = .rawKey(Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+        return try Database(
+            path: directory.appendingPathComponent("temporary.db").path,
+            configuration: configuration, removingOnClose: directory)
+    }
+
+    deinit { try? close() }
+
+    // MARK: Reading and writing
+
+    /// Runs `body` in a read transaction on a reader connection: it sees one consistent snapshot.
+    public func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        guard let readers else {
+            return try writer.sync { connection in try connection.inTransaction(.deferred) { try body(connection) } }
+        }
+        return try readers.withReader { connection in
+            try connection.inTransaction(.deferred) { try body(connection) }
+        }
+    }
+
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction on the writer: commits when it returns, rolls
+    /// back when it throws.
+    public func write<T>(_ body: (Connection) throws -> T) throws -> T {
+        try writer.sync { connection in try connection.inTransaction(.immediate) { try body(connection) } }
+    }
+
+    /// Runs `body` on the writer outside any transaction (each statement commits on its own, or manage
+    /// transactions yourself). A transaction left open when `body` returns is rolled back and reported.
+    public func writeWithoutTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
+        try writer.sync { connection in
+            let result = try body(connection)
+            if connection.isInsideTransaction {
+                connection.rollbackIfNeeded()
+                throw CofferError(code: .apiMisuse, message: "writeWithoutTransaction left a transaction open; it was rolled back")
+            }
+            return result
+        }
+    }
+
+    /// Async ``read(_:)``: runs on a background thread, never blocking the caller's.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(with: Result { try self.read(body) })
+            }
+        }
+    }
+
+    /// Async ``write(_:)``: queued on the writer without blocking the caller's thread.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            writer.async { connection in
+                continuation.resume(with: Result {
+                    guard let connection else { throw SerializedConnection.closedError }
+                    return try connection.inTransaction(.immediate) { try body(connection) }
+                })
+            }
+        }
+    }
+
+    // MARK: Checkpoints and closing
+
+    /// SQLite's checkpoint modes.
+    public enum CheckpointMode: Sendable {
+        /// Copies what it can without waiting.
+        case passive
+        /// Copies everything and resets the WAL, waiting for readers.
+        case truncate
+
+        var rawValue: Int32 { self == .passive ? SQLITE_CHECKPOINT_PASSIVE : SQLITE_CHECKPOINT_TRUNCATE }
+    }
+
+    /// Runs a checkpoint now on the writer.
+    public func checkpoint(_ mode: CheckpointMode = .passive) throws {
+        try writer.sync { connection in
+            let code = sqlite3_wal_checkpoint_v2(connection.handle, nil, mode.rawValue, nil, nil)
+            guard code == SQLITE_OK else { throw connection.failure(code: code, sql: "PRAGMA wal_checkpoint") }
+        }
+    }
+
+    /// Waits for running reads and writes, truncates the WAL and closes every connection.
+    /// Further calls throw ``CofferError/apiMisuse``. Closing twice is harmless.
+    public func close() throws {
+        guard state.markClosed() else { return }
+        readers?.close()
+        checkpointer?.suspend()
+        let readOnly = configuration.readOnly
+        let checkpointer = self.checkpointer
+        try writer.sync { connection in
+            checkpointer?.uninstall(from: connection)
+            if !readOnly && path != ":memory:" {
+                sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+            }
+        }
+        writer.queue.sync { writer.replaceConnection(nil) }
+        if let directory = state.directoryToRemove {
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+}
+
+/// Whether a database is closed, and what to delete then.
+final class CloseState: @unchecked Sendable {
+    private let lock = NSLock()
+    private var closed = false
+    let directoryToRemove: URL?
+
+    init(removingOnClose directory: URL?) { directoryToRemove = directory }
+
+    /// Marks the database closed; false if it already was.
+    func markClosed() -> Bool {
+        lock.withLock {
+            defer { closed = true }
+            return !closed
+        }
+    }
+}

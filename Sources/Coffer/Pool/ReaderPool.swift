@@ -1,0 +1,94 @@
+import Foundation
+
+/// Up to `capacity` reader connections, opened lazily, handed out one caller at a time.
+///
+/// `suspendAndDrain` is the barrier rekey and close need: it waits until every reader is back, closes
+/// them all, and blocks new reads until `resume`.
+final class ReaderPool: @unchecked Sendable {
+    private let condition = NSCondition()
+    private let capacity: Int
+    private let open: () throws -> Connection
+    // Guarded by `condition`.
+    private var idle: [Connection] = []
+    private var created = 0
+    private var suspended = false
+    private var closed = false
+
+    init(capacity: Int, open: @escaping () throws -> Connection) {
+        self.capacity = capacity
+        self.open = open
+    }
+
+    /// Runs `body` with a reader, waiting for one when all are busy.
+    func withReader<T>(_ body: (Connection) throws -> T) throws -> T {
+        let connection = try checkOut()
+        defer { checkIn(connection) }
+        return try body(connection)
+    }
+
+    private func checkOut() throws -> Connection {
+        condition.lock()
+        while true {
+            if closed {
+                condition.unlock()
+                throw SerializedConnection.closedError
+            }
+            if !suspended {
+                if let connection = idle.popLast() {
+                    condition.unlock()
+                    return connection
+                }
+                if created < capacity {
+                    created += 1
+                    condition.unlock()
+                    do {
+                        return try open()
+                    } catch {
+                        condition.lock()
+                        created -= 1
+                        condition.broadcast()
+                        condition.unlock()
+                        throw error
+                    }
+                }
+            }
+            condition.wait()
+        }
+    }
+
+    private func checkIn(_ connection: Connection) {
+        condition.lock()
+        idle.append(connection)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until no reader is checked out, closes every reader and holds new reads back.
+    func suspendAndDrain() {
+        condition.lock()
+        suspended = true
+        while idle.count < created { condition.wait() }
+        let readers = idle
+        idle.removeAll()
+        created = 0
+        condition.unlock()
+        readers.forEach { $0.close() }
+    }
+
+    /// Lets reads proceed again (they open fresh connections).
+    func resume() {
+        condition.lock()
+        suspended = false
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Drains and refuses all further reads.
+    func close() {
+        suspendAndDrain()
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}

@@ -1,0 +1,48 @@
+import Dispatch
+import Foundation
+
+/// One connection and the serial queue that owns it: every use of the connection happens on the queue.
+///
+/// Calls from outside the queue are dispatched synchronously (or asynchronously for async callers).
+/// A call made while already on the queue — a `write` inside a `write` — would deadlock with
+/// `DispatchQueue.sync`, so it is detected with a queue-specific key and refused with
+/// ``CofferError/apiMisuse``; use ``Connection/savepoint(_:)`` to nest instead.
+final class SerializedConnection: @unchecked Sendable {
+    // `connection` is only touched on `queue`.
+    private var connection: Connection?
+    let queue: DispatchQueue
+    private let key = DispatchSpecificKey<Void>()
+
+    init(connection: Connection, label: String) {
+        self.connection = connection
+        self.queue = DispatchQueue(label: label, qos: .userInitiated)
+        queue.setSpecific(key: key, value: ())
+    }
+
+    var isOnQueue: Bool { DispatchQueue.getSpecific(key: key) != nil }
+
+    /// Runs `body` on the queue and waits for it.
+    func sync<T>(_ body: (Connection) throws -> T) throws -> T {
+        guard !isOnQueue else {
+            throw CofferError(code: .apiMisuse, message: "reentrant access: nest with savepoint(_:) inside the closure you already have")
+        }
+        return try queue.sync {
+            guard let connection else { throw Self.closedError }
+            return try body(connection)
+        }
+    }
+
+    /// Runs `body` on the queue without waiting; for work that must not block its caller.
+    func async(_ body: @escaping @Sendable (Connection?) -> Void) {
+        queue.async { [self] in body(connection) }
+    }
+
+    /// Replaces the connection (after a rekey). Must run on the queue.
+    func replaceConnection(_ new: Connection?) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        connection?.close()
+        connection = new
+    }
+
+    static let closedError = CofferError(code: .apiMisuse, message: "the database is closed")
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import Coffer
+import Foundation
+
+/// `coffer info DB`: page size, page count, file size, journal mode, cipher settings, and each table
+/// with its row count.
+struct InfoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Show a database's layout, cipher settings and tables with row counts.")
+
+    @Argument(help: "The database file.")
+    var database: String
+
+    @OptionGroup var key: KeyOptions
+
+    @Flag(help: "Print one JSON object instead of text.")
+    var json = false
+
+    func run() throws {
+        var configuration = try key.configuration()
+        configuration.readOnly = true
+        configuration.readerCount = 0
+        let info: DatabaseInfo
+        do {
+            let database = try Database(path: self.database, configuration: configuration)
+            defer { try? database.close() }
+            info = try database.info()
+        } catch {
+            throw CLIFailure(error, opening: self.database)
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(info), as: UTF8.self))
+        } else {
+            print(Self.text(for: info))
+        }
+    }
+
+    static func text(for info: DatabaseInfo) -> String {
+        var lines = [
+            "file:          \(info.path) (\(info.fileSize) bytes)",
+            "pages:         \(info.pageCount) × \(info.pageSize) bytes",
+            "journal mode:  \(info.journalMode)",
+            "user_version:  \(info.userVersion)",
+        ]
+        if let cipher = info.cipher {
+            lines.append("cipher:        SQLCipher \(cipher.version), \(cipher.algorithm), PBKDF2-HMAC-SHA1 \(cipher.kdfIterations) iterations, HMAC \(cipher.usesHMAC ? "SHA1" : "off")")
+        } else {
+            lines.append("cipher:        none (plaintext)")
+        }
+        lines.append("tables:        \(info.tables.count)")
+        let width = info.tables.map(\.name.count).max() ?? 0
+        for table in info.tables {
+            lines.append("  \(table.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(table.rows) rows")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

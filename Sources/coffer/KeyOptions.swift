@@ -1,0 +1,73 @@
+import ArgumentParser
+import Coffer
+import Foundation
+
+/// How every subcommand takes the key and cipher options. Keys never go on the command line, where
+/// `ps` would show them: a file, an environment variable, or a no-echo prompt on a terminal.
+struct KeyOptions: ParsableArguments {
+    @Option(name: .customLong("passphrase-file"), help: "Read the passphrase from this file (one trailing newline is stripped).")
+    var passphraseFile: String?
+
+    @Option(name: .customLong("passphrase-env"), help: "Read the passphrase from this environment variable.")
+    var passphraseEnv: String?
+
+    @Flag(name: .customLong("prompt"), help: "Prompt for the passphrase on the terminal (no echo).")
+    var prompt = false
+
+    @Option(name: .customLong("page-size"), help: "Cipher page size in bytes.")
+    var pageSize: Int = CipherOptions().pageSize
+
+    @Option(name: .customLong("kdf-iter"), help: "PBKDF2 iterations.")
+    var kdfIterations: Int = CipherOptions().kdfIterations
+
+    func validate() throws {
+        if [passphraseFile != nil, passphraseEnv != nil, prompt].filter({ $0 }).count > 1 {
+            throw ValidationError("give at most one of --passphrase-file, --passphrase-env, --prompt")
+        }
+        if let passphraseEnv, ProcessInfo.processInfo.environment[passphraseEnv] == nil {
+            throw ValidationError("environment variable \(passphraseEnv) is not set")
+        }
+    }
+
+    var cipher: CipherOptions { CipherOptions(pageSize: pageSize, kdfIterations: kdfIterations) }
+
+    /// The encryption the options describe; `.none` when no key source was given.
+    func encryption() throws -> Encryption {
+        if let passphraseFile {
+            guard var data = FileManager.default.contents(atPath: passphraseFile) else {
+                throw ValidationError("cannot read passphrase file \(passphraseFile)")
+            }
+            if data.last == UInt8(ascii: "\n") { data.removeLast() }
+            if data.last == UInt8(ascii: "\r") { data.removeLast() }
+            return .passphraseData(data)
+        }
+        if let passphraseEnv, let value = ProcessInfo.processInfo.environment[passphraseEnv] {
+            return .passphrase(value)
+        }
+        if prompt {
+            guard let value = Terminal.readSecret(prompt: "Passphrase: ") else {
+                throw ValidationError("--prompt needs a terminal")
+            }
+            return .passphrase(value)
+        }
+        return .none
+    }
+
+    func configuration() throws -> Configuration {
+        Configuration(encryption: try encryption(), cipher: cipher)
+    }
+}
+
+/// Maps library errors onto the CLI's exit statuses.
+extension CLIFailure {
+    init(_ error: any Error, opening path: String) {
+        switch error {
+        case CofferError.wrongPassphrase:
+            self.init(status: .wrongPassphrase, message: "wrong passphrase: \(path) cannot be decrypted with the given key and cipher settings")
+        case CofferError.fileNotFound:
+            self.init(status: .failure, message: "no such file: \(path)")
+        default:
+            self.init(status: .failure, message: "\(path): \(error)")
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// Runs external programs (the `sqlcipher` and `sqlite3` shells, the `coffer` CLI) as real processes.
+public enum Shell {
+    /// What a finished process printed and returned.
+    public struct Result: Sendable {
+        /// Exit status.
+        public let status: Int32
+        /// Standard output.
+        public let stdout: String
+        /// Standard error.
+        public let stderr: String
+    }
+
+    /// Runs `executable` with `arguments`, feeding `input` on standard input.
+    public static func run(
+        _ executable: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil
+    ) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        let out = Pipe(), err = Pipe(), inPipe = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = inPipe
+        try process.run()
+        if let input { inPipe.fileHandleForWriting.write(Data(input.utf8)) }
+        try inPipe.fileHandleForWriting.close()
+        // Read both pipes before waiting so a chatty child cannot block on a full pipe.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var errData = Data()
+        group.enter()
+        DispatchQueue.global().async {
+            errData = err.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus,
+            stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Runs SQL in the `sqlcipher` shell against `database`, keyed with `passphrase` and `pageSize`
+    /// when a passphrase is given. The SQL is fed on standard input, so no key shows in `ps`.
+    public static func sqlcipher(
+        _ database: String, passphrase: String?, pageSize: Int = 4096, _ sql: String
+    ) throws -> Result {
+        var script = ""
+        if let passphrase {
+            script += "PRAGMA key = '\(passphrase.replacingOccurrences(of: "'", with: "''"))';\n"
+            script += "PRAGMA cipher_page_size = \(pageSize);\n"
+        }
+        script += sql + "\n"
+        return try run("/usr/bin/sqlcipher", ["-batch", database], input: script)
+    }
+
+    /// The `coffer` executable built beside the test bundle.
+    public static var cofferExecutable: String {
+        productsDirectory.appendingPathComponent("coffer").path
+    }
+
+    /// The build products directory (where SwiftPM puts executables and the test bundle).
+    public static var productsDirectory: URL {
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            return bundle.bundleURL.deletingLastPathComponent()
+        }
+        return Bundle.main.bundleURL
+    }
+}
