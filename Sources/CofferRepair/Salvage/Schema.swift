@@ -69,6 +69,10 @@ public struct Schema: Sendable, Codable {
     public var isReadable: Bool
     /// Pages of the sqlite_master tree that failed to read (bad HMAC).
     public var unreadablePages: [UInt32] = []
+    /// `PRAGMA user_version` from the header (offset 60), when page 1 was readable.
+    public var userVersion: Int32?
+    /// `PRAGMA application_id` from the header (offset 68), when page 1 was readable.
+    public var applicationID: Int32?
 
     /// Indexes (entries of kind `.index` with a root page).
     public var indexes: [SchemaEntry] { entries.filter { $0.kind == .index } }
@@ -96,6 +100,11 @@ public struct Schema: Sendable, Codable {
         visited.formUnion(overflowPages)
         var schema = Schema(entries: [], tables: [], isReadable: stats.pagesVisited > 0, unreadablePages: unreadable)
         for row in rows { schema.add(row: row, pageCount: source.pageCount) }
+        if case .success(let page1) = source.page(1) {
+            let header = ByteView(page1)
+            schema.userVersion = header.u32(60).map { Int32(bitPattern: $0) }
+            schema.applicationID = header.u32(68).map { Int32(bitPattern: $0) }
+        }
         return schema
     }
 
