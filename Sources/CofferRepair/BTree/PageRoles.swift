@@ -110,14 +110,9 @@ public enum PageRoles {
                 set(page, role, nil)
                 visited.insert(page)
             }
-            if let largestRoot = header.u32(52), largestRoot != 0 {
-                let stride = source.usableSize / 5 + 1
-                var page = 2
-                while page <= count {
-                    if !visited.contains(UInt32(page)) { set(UInt32(page), .pointerMap, nil) }
-                    visited.insert(UInt32(page))
-                    page += stride
-                }
+            for page in pointerMapPages(source: source, header: header) where !visited.contains(page) {
+                set(page, .pointerMap, nil)
+                visited.insert(page)
             }
         }
         let lockByte = UInt32(clamping: (1 << 30) / source.pageSize + 1)
@@ -134,6 +129,15 @@ public enum PageRoles {
             }
         }
         return infos
+    }
+
+    /// The pointer-map pages of an auto-vacuum file (header offset 52 ≠ 0): page 2 and every (U/5 + 1)-th
+    /// page after it. Empty for other files.
+    public static func pointerMapPages(source: PageSource, header: ByteView) -> [UInt32] {
+        guard let largestRoot = header.u32(52), largestRoot != 0, source.usableSize >= 5 else { return [] }
+        let step = source.usableSize / 5 + 1
+        return Array(stride(from: UInt32(2), through: max(2, source.pageCount), by: step))
+            .filter { $0 <= source.pageCount }
     }
 
     /// The freelist pages reachable from the header, each with its role. Bounded and cycle-guarded.

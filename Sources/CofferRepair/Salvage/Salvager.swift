@@ -121,10 +121,14 @@ public final class Salvager {
             claimed.formUnion(chainPages)
         }
 
-        // 4. Freelist.
+        // 4. Freelist, pointer-map pages (auto-vacuum) and the lock-byte page: never data.
         if case .success(let page1) = source.page(1) {
-            for (page, _) in PageRoles.freelist(source: source, header: ByteView(page1)) { claimed.insert(page) }
+            let header = ByteView(page1)
+            for (page, _) in PageRoles.freelist(source: source, header: header) { claimed.insert(page) }
+            claimed.formUnion(PageRoles.pointerMapPages(source: source, header: header))
         }
+        let lockByte = UInt32(clamping: (1 << 30) / source.pageSize + 1)
+        claimed.insert(lockByte)
 
         // 5. Orphans.
         var summaries: [OrphanSummary] = []

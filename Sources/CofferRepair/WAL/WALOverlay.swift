@@ -36,8 +36,11 @@ public final class WALOverlay: PageSource {
         self.file = file
         self.index = index
         self.handle = handle
+        // A frame can only add pages one at a time: never believe more pages than the main file plus the
+        // committed frames could hold (a crafted page number must not make the orphan scan run to 2^32).
         let highestFramePage = index.frames.keys.max() ?? 0
-        let available = max(file.pageCount, highestFramePage)
+        let (limit, overflow) = file.pageCount.addingReportingOverflow(UInt32(clamping: index.committedFrames))
+        let available = max(file.pageCount, min(highestFramePage, overflow ? UInt32.max : limit))
         pageCount = index.databaseSize == 0 ? available : min(index.databaseSize, available)
     }
 
