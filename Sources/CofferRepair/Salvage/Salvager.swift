@@ -34,10 +34,13 @@ public final class Salvager {
     /// The WAL overlay, if a WAL was found.
     public let wal: WALOverlay?
 
-    /// Opens `path` (and `path-wal` when `useWAL` is true and it exists).
-    public init(path: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3, useWAL: Bool = true) throws {
+    /// Opens `path` and, when `useWAL` is true, its WAL: `walPath`, or `path-wal` when that exists.
+    public init(
+        path: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3, walPath: String? = nil, useWAL: Bool = true
+    ) throws {
         file = try DatabaseFile(path: path, key: key, settings: settings)
-        if useWAL, FileManager.default.fileExists(atPath: path + "-wal"), let overlay = WALOverlay(file: file, walPath: path + "-wal") {
+        let walPath = walPath ?? path + "-wal"
+        if useWAL, FileManager.default.fileExists(atPath: walPath), let overlay = WALOverlay(file: file, walPath: walPath) {
             wal = overlay
             source = overlay
         } else {
