@@ -54,7 +54,7 @@ struct BenchRow {
     let age: Int64
     let email: String
     let score: Double
-    let payload: [UInt8]
+    let payload: Data
 
     static let schema = """
         CREATE TABLE person(id INTEGER PRIMARY KEY, name TEXT, age INTEGER, email TEXT, score REAL, payload BLOB);
@@ -73,7 +73,12 @@ struct BenchRow {
             age: 18 + id % 60,
             email: "user\(String(format: "%09lld", id))@example.com",
             score: Double(id % 1000) / 10,
-            payload: [UInt8](repeating: payloadByte, count: 100))
+            payload: Data(repeating: payloadByte, count: 100))
+    }
+
+    /// Rows 1...count, generated once before any timing so that no workload measures row formatting.
+    static func generate(_ count: Int) -> [BenchRow] {
+        (1...Int64(max(count, 1))).map(make)
     }
 }
 

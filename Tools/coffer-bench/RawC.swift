@@ -63,6 +63,6 @@ extension BenchRow {
             age: sqlite3_column_int64(statement, 2),
             email: text(3),
             score: sqlite3_column_double(statement, 4),
-            payload: blob.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: count)) } ?? [])
+            payload: blob.map { Data(bytes: $0, count: count) } ?? Data())
     }
 }

@@ -5,8 +5,9 @@ import Foundation
 /// W0 (open), W1 (100,000 inserts in one transaction), W2 (one-row transactions).
 struct WriteWorkloads {
     let harness: Harness
-    let rowCount: Int
+    let rows: [BenchRow]
     let transactionCount: Int
+    var rowCount: Int { rows.count }
     static let passphrase = "benchmark passphrase"
 
     static func configuration(_ impl: Implementation) -> Configuration {
@@ -20,7 +21,7 @@ struct WriteWorkloads {
         try database.write { db in
             try db.executeScript(BenchRow.schema)
             let insert = try db.cachedStatement(sql: BenchRow.insertSQL)
-            for id in 1...Int64(rows) { try insert.execute(BenchRow.make(id).arguments) }
+            for row in self.rows.prefix(rows) { try insert.execute(row.arguments) }
         }
         try database.close()
         return path
@@ -95,27 +96,27 @@ struct WriteWorkloads {
             let begin = try connection.prepare("BEGIN IMMEDIATE"), commit = try connection.prepare("COMMIT")
             let insert = try connection.prepare(BenchRow.insertSQL)
             defer { [begin, commit, insert].forEach { sqlite3_finalize($0) } }
-            var id: Int64 = 1
-            while id <= Int64(rows) {
+            var next = 0
+            while next < rows {
                 sqlite3_step(begin); sqlite3_reset(begin)
-                for _ in 0..<perTransaction where id <= Int64(rows) {
-                    BenchRow.make(id).bind(to: insert)
+                for row in self.rows[next..<min(rows, next + perTransaction)] {
+                    row.bind(to: insert)
                     sqlite3_step(insert); sqlite3_reset(insert)
-                    id += 1
                 }
+                next += perTransaction
                 sqlite3_step(commit); sqlite3_reset(commit)
             }
         case .coffer, .cofferPlain:
             let database = try Database(path: path, configuration: Self.configuration(impl))
             try database.write { try $0.executeScript(BenchRow.schema) }
-            var id: Int64 = 1
-            while id <= Int64(rows) {
+            var next = 0
+            while next < rows {
                 try database.write { db in
-                    for _ in 0..<perTransaction where id <= Int64(rows) {
-                        try db.execute(sql: BenchRow.insertSQL, arguments: BenchRow.make(id).arguments)
-                        id += 1
+                    for row in self.rows[next..<min(rows, next + perTransaction)] {
+                        try db.execute(sql: BenchRow.insertSQL, arguments: row.arguments)
                     }
                 }
+                next += perTransaction
             }
             try database.close()
         }
@@ -132,6 +133,6 @@ struct WriteWorkloads {
 extension BenchRow {
     /// The row as Coffer statement arguments.
     var arguments: StatementArguments {
-        [id, name, age, email, score, Data(payload)]
+        [id, name, age, email, score, payload]
     }
 }

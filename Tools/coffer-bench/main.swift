@@ -25,7 +25,8 @@ struct CofferBench: ParsableCommand {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let harness = Harness(repetitions: quick ? 1 : max(1, repetitions), directory: directory)
-        let writes = WriteWorkloads(harness: harness, rowCount: quick ? 10_000 : 100_000, transactionCount: quick ? 500 : 2_000)
+        let rows = BenchRow.generate(quick ? 10_000 : 100_000)
+        let writes = WriteWorkloads(harness: harness, rows: rows, transactionCount: quick ? 500 : 2_000)
         var results: [Measurement] = []
         func wants(_ workload: String) -> Bool { only.isEmpty || only.contains(workload) }
         func record(_ measurements: [Measurement]) {
