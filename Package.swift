@@ -29,10 +29,16 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .target(
             name: "CofferRepair",
             dependencies: [
                 "Coffer",
+                "COpenSSL",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -61,7 +61,7 @@ struct RepairCommand: ParsableCommand {
         do {
             var writer = try RepairWriter(path: temporary, encryption: outputEncryption, cipher: cipher)
             salvage = try salvager.run(into: &writer) { progress.update($0) }
-            try writer.database.close()
+            try writer.close()
             progress.finish()
             if !Self.salvagedAnything(salvage) { removeDatabaseFiles(temporary) }
             else { try FileManager.default.moveItem(atPath: temporary, toPath: output) }
