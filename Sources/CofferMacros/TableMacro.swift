@@ -21,7 +21,7 @@ public struct TableMacro: MemberMacro, ExtensionMacro {
         let tableName = tableNameLiteral(node) ?? "\"\(typeName)\""
 
         let columns = properties.map {
-            "\(access)let \($0.identifier) = Coffer.Column<\(typeName), \($0.type)>(name: \"\($0.name)\")"
+            "\(access)let \($0.identifier) = Coffer.TableColumn<\(typeName), \($0.type)>(name: \"\($0.name)\")"
         }
         let definitions = properties.map { property in
             let defaultValue = property.defaultExpression.map { "Coffer.ColumnDefault(\($0) as \(property.type))" } ?? "nil"

@@ -1,0 +1,56 @@
+import Coffer
+import Foundation
+
+@Table("conversation")
+struct Conversation: Codable, Equatable {
+    @Column(primaryKey: true) var id: Int64?
+    var title: String
+    var archived: Bool
+}
+
+@Table("message")
+struct Message: Codable, Equatable {
+    @Column(primaryKey: true) var id: Int64?
+    var conversationID: Int64
+    var body: String
+    @Column(default: 0) var score: Double
+    var createdAt: Date
+
+    static var indexes: [TableIndex<Message>] { [TableIndex(columns.conversationID, columns.createdAt)] }
+    static var constraints: [TableConstraint<Message>] {
+        [.foreignKey(columns.conversationID, references: Conversation.columns.id, onDelete: .cascade),
+         .check(columns.score >= 0)]
+    }
+}
+
+@Table("user")
+struct User: Codable, Equatable {
+    @Column(primaryKey: true) var id: Int64?
+    @Column(unique: true) var email: String?
+    var name: String
+    @Column(default: 0) var visits: Int
+}
+
+@Table("membership")
+struct Membership: Codable, Equatable {
+    var groupID: Int64
+    var userID: Int64
+    var role: String
+
+    static var constraints: [TableConstraint<Membership>] { [.primaryKey(columns.groupID, columns.userID)] }
+    static var withoutRowID: Bool { true }
+}
+
+/// A test database in a temporary directory, encrypted with a random key.
+func makeDatabase() throws -> Database { try Database.temporary() }
+
+/// A database with the conversation/message/user/membership tables.
+func makeSchemaDatabase() throws -> Database {
+    let database = try makeDatabase()
+    try database.write { db in
+        try db.upgradeSchema(for: [Conversation.self, Message.self, User.self, Membership.self])
+    }
+    return database
+}
+
+let referenceDate = Date(timeIntervalSince1970: 1_700_000_000.25)
