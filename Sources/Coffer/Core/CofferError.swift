@@ -49,6 +49,12 @@ public struct CofferError: Error, CustomStringConvertible, Sendable {
     public static let corrupt = ResultCode.corrupt
     /// Matches SQLITE_NOTADB.
     public static let notADatabase = ResultCode.notADatabase
+    /// Matches SQLITE_READONLY (a write attempted in a read).
+    public static let readOnly = ResultCode.readOnly
+    /// Matches SQLITE_RANGE (wrong number of arguments, bad column index).
+    public static let range = ResultCode.range
+    /// Matches SQLITE_MISUSE (e.g. more than one statement where one is allowed).
+    public static let misuse = ResultCode.misuse
     /// Matches SQLITE_IOERR.
     public static let ioError = ResultCode.ioError
     /// Matches SQLITE_FULL.

@@ -63,8 +63,8 @@ extension Database {
         guard FileManager.default.fileExists(atPath: source) else {
             throw CofferError(code: .fileNotFound, message: "no database at \(source)")
         }
-        // A read-write connection, because ATTACH opens the new file with the connection's flags.
-        let plain = try Connection(path: source, flags: SQLITE_OPEN_READWRITE, logger: Configuration().logger)
+        // Read-write and create, because ATTACH opens the new file with the connection's flags.
+        let plain = try Connection(path: source, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, logger: Configuration().logger)
         defer { plain.close() }
         try export(from: plain, to: destination, keySpec: key.keySpec, pageSize: cipher.pageSize)
     }

@@ -1,0 +1,171 @@
+// PageRoles — what every page of a file is for, and which table or index owns it.
+//
+// Roles come from reachability, not from guessing at page contents:
+// 1. page 1 is the header (and the root of sqlite_master);
+// 2. every table and index root in sqlite_master is walked (TreeWalker), each accepted page taking the
+//    role of its B-tree page type and the entry's name as owner; overflow chains of every cell are followed
+//    strictly and their pages become `.overflow` with the same owner;
+// 3. the freelist is walked from header offset 32 (trunk: next trunk, leaf count, leaf page numbers), with
+//    a visited set and a leaf count bounded by (U/4 − 2);
+// 4. pointer-map pages (auto-vacuum files: header offset 52 ≠ 0) are page 2 and every (U/5 + 1)-th page
+//    after it; the lock-byte page is 2^30 / P + 1;
+// 5. every remaining page is read once: unreadable (bad HMAC) pages are `.unreadable`; a page that parses as
+//    a B-tree page gets its type's role with no owner (an orphan); anything else is `.unknown`.
+
+/// The role of one page.
+public enum PageRole: String, Sendable, Codable, CaseIterable {
+    /// Page 1: the database header and the root of sqlite_master.
+    case header
+    /// An interior page of a table B-tree.
+    case tableInterior
+    /// A leaf page of a table B-tree.
+    case tableLeaf
+    /// An interior page of an index (or WITHOUT ROWID table) B-tree.
+    case indexInterior
+    /// A leaf page of an index (or WITHOUT ROWID table) B-tree.
+    case indexLeaf
+    /// An overflow page.
+    case overflow
+    /// A freelist trunk page.
+    case freelistTrunk
+    /// A freelist leaf page.
+    case freelistLeaf
+    /// A pointer-map page (auto-vacuum).
+    case pointerMap
+    /// The lock-byte page (never used for data).
+    case lockByte
+    /// The page failed authentication (bad HMAC) or could not be read.
+    case unreadable
+    /// Anything else (zeroed, garbage, or an unreferenced page of no recognizable kind).
+    case unknown
+
+    init(_ type: BTreePageType) {
+        switch type {
+        case .tableInterior: self = .tableInterior
+        case .tableLeaf: self = .tableLeaf
+        case .indexInterior: self = .indexInterior
+        case .indexLeaf: self = .indexLeaf
+        }
+    }
+}
+
+/// The role and owner of one page.
+public struct PageInfo: Sendable, Codable, Equatable {
+    /// The page number (1-based).
+    public var pageNumber: UInt32
+    /// Its role.
+    public var role: PageRole
+    /// The table or index that owns it ("sqlite_master" for the schema tree), or nil if unattributed.
+    public var owner: String?
+    /// Whether the page was reached from a root, the freelist or an overflow chain (false for orphans).
+    public var reachable: Bool
+}
+
+/// Classifies every page of a file.
+///
+/// ```swift
+/// let file = try DatabaseFile(path: "app.db", key: .passphrase("secret"))
+/// for info in PageRoles.classify(file) where info.role == .tableLeaf { print(info.pageNumber, info.owner ?? "?") }
+/// ```
+public enum PageRoles {
+    /// Returns one ``PageInfo`` per page, in page order (1…pageCount).
+    public static func classify(_ source: PageSource) -> [PageInfo] {
+        let count = Int(source.pageCount)
+        var infos = (0..<count).map { PageInfo(pageNumber: UInt32($0 + 1), role: .unknown, owner: nil, reachable: false) }
+        func set(_ page: UInt32, _ role: PageRole, _ owner: String?) {
+            guard page >= 1, Int(page) <= count else { return }
+            infos[Int(page) - 1] = PageInfo(pageNumber: page, role: role, owner: owner, reachable: true)
+        }
+        var visited = Set<UInt32>()
+        let walker = TreeWalker(source: source)
+        let overflow = OverflowReader(source: source)
+        var roots: [(UInt32, String)] = [(1, "sqlite_master")]
+        var schemaVisited = Set<UInt32>()
+        let schema = Schema.read(from: source, visited: &schemaVisited)
+        roots += schema.entries.filter { $0.rootPage >= 2 }.map { ($0.rootPage, $0.name) }
+        var chainPages = Set<UInt32>()
+        for (root, owner) in roots {
+            visited.formUnion(chainPages)
+            walker.walk(root: root, visited: &visited, onUnreadable: { set($0, .unreadable, owner) }) { page, cells in
+                set(page.pageNumber, page.pageNumber == 1 ? .header : PageRole(page.type), owner)
+                for cell in cells {
+                    guard let first = cell.overflowPage,
+                        case .success(let chain) = overflow.read(first: first, remaining: cell.payloadSize - cell.localPayload.count)
+                    else { continue }
+                    for page in chain.pages {
+                        set(page, .overflow, owner)
+                        chainPages.insert(page)
+                    }
+                }
+            }
+        }
+        visited.formUnion(chainPages)
+        if count >= 1, infos[0].role != .header {
+            infos[0].role = source.page(1).isSuccess ? .header : .unreadable
+            infos[0].owner = "sqlite_master"
+        }
+        if case .success(let page1) = source.page(1) {
+            let header = ByteView(page1)
+            for (page, role) in freelist(source: source, header: header) where !visited.contains(page) {
+                set(page, role, nil)
+                visited.insert(page)
+            }
+            for page in pointerMapPages(source: source, header: header) where !visited.contains(page) {
+                set(page, .pointerMap, nil)
+                visited.insert(page)
+            }
+        }
+        let lockByte = UInt32(clamping: (1 << 30) / source.pageSize + 1)
+        if Int(lockByte) <= count, !visited.contains(lockByte) {
+            set(lockByte, .lockByte, nil)
+            visited.insert(lockByte)
+        }
+        for index in 0..<count where !visited.contains(UInt32(index + 1)) && infos[index].role == .unknown {
+            let page = UInt32(index + 1)
+            switch walker.parse(page) {
+            case .failure(.unreadable): infos[index].role = .unreadable
+            case .failure(.malformed): infos[index].role = .unknown
+            case .success(let parsed): infos[index].role = page == 1 ? .header : PageRole(parsed.page.type)
+            }
+        }
+        return infos
+    }
+
+    /// The pointer-map pages of an auto-vacuum file (header offset 52 ≠ 0): page 2 and every (U/5 + 1)-th
+    /// page after it. Empty for other files.
+    public static func pointerMapPages(source: PageSource, header: ByteView) -> [UInt32] {
+        guard let largestRoot = header.u32(52), largestRoot != 0, source.usableSize >= 5 else { return [] }
+        let step = source.usableSize / 5 + 1
+        return Array(stride(from: UInt32(2), through: max(2, source.pageCount), by: step))
+            .filter { $0 <= source.pageCount }
+    }
+
+    /// The freelist pages reachable from the header, each with its role. Bounded and cycle-guarded.
+    public static func freelist(source: PageSource, header: ByteView) -> [(UInt32, PageRole)] {
+        var result: [(UInt32, PageRole)] = []
+        var seen = Set<UInt32>()
+        var trunk = header.u32(32) ?? 0
+        let maxLeaves = source.usableSize / 4 - 2
+        while trunk >= 2, trunk <= source.pageCount, seen.insert(trunk).inserted {
+            guard case .success(let bytes) = source.page(trunk) else { break }
+            result.append((trunk, .freelistTrunk))
+            let view = ByteView(bytes)
+            guard let next = view.u32(0), let leafCount = view.u32(4), Int(leafCount) <= maxLeaves else { break }
+            for index in 0..<Int(leafCount) {
+                guard let leaf = view.u32(8 + 4 * index), leaf >= 2, leaf <= source.pageCount,
+                    seen.insert(leaf).inserted
+                else { continue }
+                result.append((leaf, .freelistLeaf))
+            }
+            trunk = next
+        }
+        return result
+    }
+}
+
+extension Result {
+    var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,127 @@
+// TreeWalker — visits every page of one B-tree, from its root, defensively.
+//
+// Rules (why each one exists):
+// - A visited set shared by all walks of a salvage: a child pointer to an already-visited page is a cycle or
+//   a cross-link between trees, and is not followed (each page belongs to at most one tree).
+// - Every page of a tree has the same kind as its root (table vs index): a child pointer to a page of the
+//   other kind is corrupt, and that page is left for the page it really belongs to.
+// - Table trees carry rowid bounds: an interior cell (child, K) means every rowid under child is ≤ K and
+//   greater than the previous cell's key. A leaf holding a rowid outside its bounds was reached through a
+//   corrupt pointer and is rejected (not marked visited, so its real owner or the orphan scan can take it).
+// - Depth is capped at 40 (SQLite itself stops at 20).
+// - An unreadable page (bad HMAC) is marked visited and reported; nothing below it is reachable from here.
+
+/// Counts from one tree walk.
+public struct WalkStatistics: Sendable, Equatable {
+    /// Pages accepted and visited.
+    public var pagesVisited = 0
+    /// Pages that could not be read (bad HMAC, I/O).
+    public var pagesUnreadable = 0
+    /// Pages that were read but rejected (bad header, bad cell, wrong kind, rowid out of bounds).
+    public var pagesRejected = 0
+
+    /// Empty statistics.
+    public init() {}
+}
+
+/// Walks B-trees over a ``PageSource``.
+public struct TreeWalker {
+    /// The page source.
+    public let source: PageSource
+    /// Upper bound on any payload size: the file's total usable bytes.
+    public let maxPayload: Int
+
+    /// Creates a walker.
+    public init(source: PageSource) {
+        self.source = source
+        let total = Int(source.pageCount).multipliedReportingOverflow(by: source.usableSize)
+        maxPayload = total.overflow ? Int(Int32.max) : min(total.partialValue, Int(Int32.max))
+    }
+
+    /// Reads and parses page `pageNumber` as a B-tree page with all its cells, or says why not.
+    public func parse(_ pageNumber: UInt32) -> Result<(page: BTreePage, cells: [BTreeCell]), WalkFailure> {
+        guard case .success(let bytes) = source.page(pageNumber) else { return .failure(.unreadable) }
+        guard let page = BTreePage(bytes: bytes, pageNumber: pageNumber, usableSize: source.usableSize),
+            let cells = page.cells(maxPayload: maxPayload, maxPage: source.pageCount)
+        else { return .failure(.malformed) }
+        return .success((page, cells))
+    }
+
+    /// Walks the tree rooted at `root`, calling `visit` for every accepted page (interior pages before their
+    /// children, children in key order). Pages in `visited` are skipped; accepted and unreadable pages are
+    /// added to it. `onUnreadable` is told about each page that failed to read.
+    @discardableResult
+    public func walk(
+        root: UInt32, visited: inout Set<UInt32>,
+        onUnreadable: (UInt32) -> Void = { _ in },
+        visit: (BTreePage, [BTreeCell]) throws -> Void
+    ) rethrows -> WalkStatistics {
+        var stats = WalkStatistics()
+        struct Pending { let page: UInt32; let depth: Int; let low: Int64?; let high: Int64? }
+        var stack = [Pending(page: root, depth: 0, low: nil, high: nil)]
+        var isTable: Bool?
+        while let next = stack.popLast() {
+            guard next.page >= 1, next.page <= source.pageCount, next.depth <= 40,
+                !visited.contains(next.page)
+            else { continue }
+            let parsed: (page: BTreePage, cells: [BTreeCell])
+            switch parse(next.page) {
+            case .failure(.unreadable):
+                visited.insert(next.page)
+                stats.pagesUnreadable += 1
+                onUnreadable(next.page)
+                continue
+            case .failure(.malformed):
+                stats.pagesRejected += 1
+                continue
+            case .success(let value):
+                parsed = value
+            }
+            let type = parsed.page.type
+            if let isTable, isTable != type.isTable {
+                stats.pagesRejected += 1
+                continue
+            }
+            if type.isTable, !TreeWalker.keysWithin(parsed.cells, low: next.low, high: next.high) {
+                stats.pagesRejected += 1
+                continue
+            }
+            isTable = type.isTable
+            visited.insert(next.page)
+            stats.pagesVisited += 1
+            try visit(parsed.page, parsed.cells)
+            guard !type.isLeaf, let right = parsed.page.header.rightChild else { continue }
+            // Children in key order: push right-most first so the left-most is popped first.
+            var children: [Pending] = []
+            var low = next.low
+            for cell in parsed.cells {
+                guard let child = cell.leftChild else { continue }
+                children.append(Pending(page: child, depth: next.depth + 1, low: low, high: cell.rowid ?? next.high))
+                if let key = cell.rowid { low = key }
+            }
+            children.append(Pending(page: right, depth: next.depth + 1, low: low, high: next.high))
+            stack.append(contentsOf: children.reversed())
+        }
+        return stats
+    }
+
+    /// Whether every key of a table page lies in (low, high] and keys are strictly increasing.
+    static func keysWithin(_ cells: [BTreeCell], low: Int64?, high: Int64?) -> Bool {
+        var previous = low
+        for cell in cells {
+            guard let key = cell.rowid else { return false }
+            if let previous, key <= previous { return false }
+            if let high, key > high { return false }
+            previous = key
+        }
+        return true
+    }
+}
+
+/// Why a page could not be used as a B-tree page.
+public enum WalkFailure: Error, Sendable {
+    /// The page could not be read (bad HMAC, I/O, out of range).
+    case unreadable
+    /// The page was read but is not a well-formed B-tree page.
+    case malformed
+}

@@ -1,0 +1,118 @@
+// CipherSettings — the parameters of a SQLCipher page codec.
+//
+// SQLCipher encrypts every page with AES-256-CBC. The last `reserveBytes` of each page hold the 16-byte IV,
+// then (when HMAC is on) the HMAC of ciphertext ‖ IV ‖ page-number-LE, then unauthenticated padding.
+// The version profiles differ only in these parameters:
+//
+// | profile | KDF            | rounds  | HMAC    | default page | reserve |
+// |---------|----------------|---------|---------|--------------|---------|
+// | 1.x     | PBKDF2-SHA1    | 4000    | none    | 1024         | 16      |
+// | 2.x     | PBKDF2-SHA1    | 4000    | SHA-1   | 1024         | 48      |
+// | 3.x     | PBKDF2-SHA1    | 64000   | SHA-1   | 1024         | 48      |
+// | 4.x     | PBKDF2-SHA512  | 256000  | SHA-512 | 4096         | 80      |
+//
+// The HMAC key is always PBKDF2(kdf hash, encryption key, salt XOR 0x3a, 2 rounds, 32 bytes).
+
+/// The hash function used by PBKDF2 key derivation.
+public enum KDFAlgorithm: String, Sendable, Codable {
+    /// PBKDF2-HMAC-SHA1 (SQLCipher 1–3).
+    case sha1
+    /// PBKDF2-HMAC-SHA512 (SQLCipher 4).
+    case sha512
+}
+
+/// The per-page authentication code algorithm.
+public enum HMACAlgorithm: String, Sendable, Codable {
+    /// No per-page HMAC (SQLCipher 1.x).
+    case none
+    /// HMAC-SHA1, 20 bytes (SQLCipher 2–3).
+    case sha1
+    /// HMAC-SHA512, 64 bytes (SQLCipher 4).
+    case sha512
+
+    /// The length in bytes of the stored authentication code.
+    public var length: Int {
+        switch self {
+        case .none: return 0
+        case .sha1: return 20
+        case .sha512: return 64
+        }
+    }
+}
+
+/// The parameters of a SQLCipher page codec, or plaintext.
+///
+/// ```swift
+/// var settings = CipherSettings.sqlcipher3
+/// settings.pageSize = 4096
+/// ```
+public struct CipherSettings: Sendable, Codable, Equatable {
+    /// A short name of the profile, used in reports ("sqlcipher3", "plaintext", …).
+    public var name: String
+    /// Whether pages are encrypted at all.
+    public var isEncrypted: Bool
+    /// PBKDF2 hash for the encryption key and the HMAC key.
+    public var kdfAlgorithm: KDFAlgorithm
+    /// PBKDF2 rounds for the encryption key (the HMAC key always uses 2).
+    public var kdfRounds: Int
+    /// The per-page HMAC.
+    public var hmacAlgorithm: HMACAlgorithm
+    /// The page size, or `nil` to detect it from the file.
+    public var pageSize: Int?
+    /// Bytes reserved at the end of every page (IV + HMAC, rounded to 16).
+    public var reserveBytes: Int
+
+    /// Creates custom settings.
+    public init(
+        name: String, isEncrypted: Bool, kdfAlgorithm: KDFAlgorithm, kdfRounds: Int,
+        hmacAlgorithm: HMACAlgorithm, pageSize: Int?, reserveBytes: Int
+    ) {
+        self.name = name
+        self.isEncrypted = isEncrypted
+        self.kdfAlgorithm = kdfAlgorithm
+        self.kdfRounds = kdfRounds
+        self.hmacAlgorithm = hmacAlgorithm
+        self.pageSize = pageSize
+        self.reserveBytes = reserveBytes
+    }
+
+    /// SQLCipher 1.x: SHA-1 KDF with 4000 rounds, no HMAC, 1024-byte pages, 16 reserved bytes.
+    public static let sqlcipher1 = CipherSettings(
+        name: "sqlcipher1", isEncrypted: true, kdfAlgorithm: .sha1, kdfRounds: 4000,
+        hmacAlgorithm: .none, pageSize: 1024, reserveBytes: 16)
+    /// SQLCipher 2.x: SHA-1 KDF with 4000 rounds, HMAC-SHA1, 1024-byte pages, 48 reserved bytes.
+    public static let sqlcipher2 = CipherSettings(
+        name: "sqlcipher2", isEncrypted: true, kdfAlgorithm: .sha1, kdfRounds: 4000,
+        hmacAlgorithm: .sha1, pageSize: 1024, reserveBytes: 48)
+    /// SQLCipher 3.x: SHA-1 KDF with 64000 rounds, HMAC-SHA1, 48 reserved bytes. The page size is left to
+    /// detection (the library default is 1024; Coffer writes 4096).
+    public static let sqlcipher3 = CipherSettings(
+        name: "sqlcipher3", isEncrypted: true, kdfAlgorithm: .sha1, kdfRounds: 64000,
+        hmacAlgorithm: .sha1, pageSize: nil, reserveBytes: 48)
+    /// SQLCipher 4.x: SHA-512 KDF with 256000 rounds, HMAC-SHA512, 4096-byte pages, 80 reserved bytes.
+    public static let sqlcipher4 = CipherSettings(
+        name: "sqlcipher4", isEncrypted: true, kdfAlgorithm: .sha512, kdfRounds: 256_000,
+        hmacAlgorithm: .sha512, pageSize: 4096, reserveBytes: 80)
+    /// A plain SQLite file; page size and reserve come from the header when readable.
+    public static let plaintext = CipherSettings(
+        name: "plaintext", isEncrypted: false, kdfAlgorithm: .sha1, kdfRounds: 0,
+        hmacAlgorithm: .none, pageSize: nil, reserveBytes: 0)
+
+    /// Returns a copy with the given page size.
+    public func with(pageSize: Int?) -> CipherSettings {
+        var copy = self
+        copy.pageSize = pageSize
+        return copy
+    }
+}
+
+/// How the encryption key is supplied.
+public enum KeyMaterial: Sendable {
+    /// A passphrase; the key is derived with PBKDF2 over the file's salt.
+    case passphrase([UInt8])
+    /// A raw 32-byte AES key (SQLCipher keyspec `x'…'`), used as is.
+    case rawKey([UInt8])
+
+    /// A passphrase given as a string (its UTF-8 bytes).
+    public static func passphrase(_ text: String) -> KeyMaterial { .passphrase(Array(text.utf8)) }
+}

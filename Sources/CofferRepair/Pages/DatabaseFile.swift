@@ -1,0 +1,257 @@
+// DatabaseFile — reads pages of a (possibly damaged, possibly encrypted) database file, one at a time.
+//
+// The file is opened read-only and read with pread, one page per call: memory stays bounded by the page
+// size however large the file is. `pageCount` comes from the file's real size, never from the header (a
+// header claiming 2^31 pages must not make us allocate or loop 2^31 times).
+//
+// Page size detection:
+// - Plaintext: header bytes 16–17 (1 means 65536) when page 1 carries the SQLite magic and a power of two
+//   in 512…65536; reserve from byte 20. If page 1 is damaged, every candidate size that fits the file is
+//   scored by how many of the first pages look like B-tree pages.
+// - Encrypted: the size is not stored in clear. Candidates 512…65536 (those dividing the file size first)
+//   are tried and the one at which page 1's HMAC verifies wins. If page 1 fails at every size, other pages
+//   are sampled: one that verifies proves the key right and page 1 damaged. If none verifies anywhere, the
+//   key is wrong — or the salt (page 1 bytes 0–15, in clear, feeding both key derivations) is damaged,
+//   which makes every page fail. A salt that does not look random (few distinct bytes, e.g. zeroed) is
+//   reported as `.saltDamagedOrWrongKey`; otherwise `.wrongKey`.
+// - Keys are derived once per file: the passphrase and salt do not depend on the page size.
+
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a database file could not be opened for salvage.
+public enum DatabaseFileError: Error, Sendable, Equatable {
+    /// The file does not exist or cannot be opened for reading.
+    case cannotOpen(String)
+    /// The file is shorter than one page.
+    case tooSmall
+    /// A raw key must be exactly 32 bytes.
+    case invalidRawKey
+    /// Key derivation failed.
+    case keyDerivationFailed
+    /// No page authenticates at any page size, and the salt looks intact: the key (or profile) is wrong.
+    case wrongKey
+    /// No page authenticates and page 1's salt looks damaged: the salt is damaged, or the key is wrong.
+    case saltDamagedOrWrongKey
+    /// A key was required (the file is not plaintext SQLite) but none was given.
+    case keyRequired
+    /// The page size could not be determined.
+    case unknownPageSize
+}
+
+/// Something that serves plaintext pages by number: the main file, or the main file overlaid with a WAL.
+public protocol PageSource: AnyObject {
+    /// The page size in bytes.
+    var pageSize: Int { get }
+    /// The usable size U = page size − reserved bytes per page.
+    var usableSize: Int { get }
+    /// The number of pages that can be requested (1…pageCount).
+    var pageCount: UInt32 { get }
+    /// The plaintext page `pageNumber`, or why it is unreadable. Never trusted unless `.success`.
+    func page(_ pageNumber: UInt32) -> Result<[UInt8], PageFailure>
+}
+
+/// A database file opened read-only for salvage.
+///
+/// ```swift
+/// let file = try DatabaseFile(path: "damaged.db", key: .passphrase("secret"))
+/// print(file.pageSize, file.pageCount, file.pageOneDamaged)
+/// ```
+public final class DatabaseFile: PageSource {
+    /// The path of the file.
+    public let path: String
+    /// The settings in use, with the detected page size.
+    public let settings: CipherSettings
+    /// The page decoder (keys included).
+    public let decoder: PageDecoder
+    /// The page size in bytes.
+    public let pageSize: Int
+    /// The usable size U.
+    public let usableSize: Int
+    /// The file size in bytes.
+    public let fileSize: UInt64
+    /// The number of whole pages in the file (from its real size).
+    public let pageCount: UInt32
+    /// Whether page 1 failed to authenticate (encrypted) or lacks the SQLite magic (plaintext).
+    public let pageOneDamaged: Bool
+    /// The salt (page 1 bytes 0–15) of an encrypted file.
+    public let salt: [UInt8]
+
+    private let handle: FileHandle
+
+    /// Opens `path`. Pass `key: nil` for a plaintext file. With a key, `settings` selects the SQLCipher
+    /// profile (its `pageSize`, when set, skips detection).
+    ///
+    /// - Throws: ``DatabaseFileError``, notably `.wrongKey` vs `.saltDamagedOrWrongKey`.
+    public init(path: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3) throws(DatabaseFileError) {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw .cannotOpen(path) }
+        self.path = path
+        self.handle = handle
+        let size: UInt64
+        do { size = try handle.seekToEnd() } catch { throw .cannotOpen(path) }
+        fileSize = size
+        guard size >= 512 else { throw .tooSmall }
+        let head = DatabaseFile.read(handle.fileDescriptor, offset: 0, count: 100) ?? []
+
+        if let key {
+            guard settings.isEncrypted else { throw .keyRequired }
+            salt = Array(head.prefix(16))
+            let keys: DerivedKeys
+            do { keys = try DerivedKeys(key: key, salt: salt, settings: settings) } catch {
+                if case .invalidRawKey? = error as? DatabaseFileError { throw .invalidRawKey }
+                throw .keyDerivationFailed
+            }
+            let found = try DatabaseFile.detectEncrypted(
+                fd: handle.fileDescriptor, fileSize: size, settings: settings, keys: keys, salt: salt)
+            pageSize = found.pageSize
+            pageOneDamaged = found.pageOneDamaged
+            self.settings = settings.with(pageSize: found.pageSize)
+            decoder = PageDecoder(settings: self.settings, keys: keys, pageSize: found.pageSize)
+            usableSize = found.pageSize - settings.reserveBytes
+        } else {
+            salt = []
+            let found = try DatabaseFile.detectPlaintext(fd: handle.fileDescriptor, fileSize: size, head: head)
+            pageSize = found.pageSize
+            pageOneDamaged = found.pageOneDamaged
+            var plain = CipherSettings.plaintext.with(pageSize: found.pageSize)
+            plain.reserveBytes = found.reserve
+            self.settings = plain
+            decoder = PageDecoder(settings: plain, keys: nil, pageSize: found.pageSize)
+            usableSize = found.pageSize - found.reserve
+        }
+        pageCount = UInt32(clamping: size / UInt64(pageSize))
+    }
+
+    deinit { try? handle.close() }
+
+    /// The page as stored on disk (still encrypted), or `nil` if it cannot be read whole.
+    public func rawPage(_ pageNumber: UInt32) -> [UInt8]? {
+        guard pageNumber >= 1, pageNumber <= pageCount else { return nil }
+        let offset = UInt64(pageNumber - 1) * UInt64(pageSize)
+        return DatabaseFile.read(handle.fileDescriptor, offset: offset, count: pageSize)
+    }
+
+    /// The plaintext page `pageNumber`: authenticated, decrypted, with the SQLite magic restored on page 1.
+    public func page(_ pageNumber: UInt32) -> Result<[UInt8], PageFailure> {
+        guard pageNumber >= 1, pageNumber <= pageCount else { return .failure(.outOfRange) }
+        guard let raw = rawPage(pageNumber) else { return .failure(.ioError) }
+        return decoder.decode(raw, pageNumber: pageNumber)
+    }
+
+    // MARK: - Detection
+
+    static let candidateSizes = [4096, 1024, 512, 2048, 8192, 16384, 32768, 65536]
+
+    static func orderedCandidates(fileSize: UInt64, preferred: Int?) -> [Int] {
+        if let preferred { return [preferred] }
+        let fitting = candidateSizes.filter { UInt64($0) <= fileSize }
+        return fitting.filter { fileSize % UInt64($0) == 0 } + fitting.filter { fileSize % UInt64($0) != 0 }
+    }
+
+    private static func detectEncrypted(
+        fd: Int32, fileSize: UInt64, settings: CipherSettings, keys: DerivedKeys, salt: [UInt8]
+    ) throws(DatabaseFileError) -> (pageSize: Int, pageOneDamaged: Bool) {
+        let candidates = orderedCandidates(fileSize: fileSize, preferred: settings.pageSize)
+        guard !candidates.isEmpty else { throw .tooSmall }
+        for size in candidates {
+            let decoder = PageDecoder(settings: settings, keys: keys, pageSize: size)
+            guard let raw = read(fd, offset: 0, count: size) else { continue }
+            if pageOneValid(raw, decoder: decoder) { return (size, false) }
+        }
+        // Page 1 fails everywhere: does any other page verify?
+        if settings.hmacAlgorithm != .none {
+            for size in candidates {
+                let decoder = PageDecoder(settings: settings, keys: keys, pageSize: size)
+                let count = UInt32(clamping: fileSize / UInt64(size))
+                for pageNumber in samplePages(count: count) {
+                    let offset = UInt64(pageNumber - 1) * UInt64(size)
+                    guard let raw = read(fd, offset: offset, count: size) else { continue }
+                    if decoder.authenticates(raw, pageNumber: pageNumber) { return (size, true) }
+                }
+            }
+        }
+        if saltLooksDamaged(salt) { throw .saltDamagedOrWrongKey }
+        throw .wrongKey
+    }
+
+    /// Page 1 is valid when its HMAC verifies, or, without HMAC, when it decrypts to a plausible header.
+    private static func pageOneValid(_ raw: [UInt8], decoder: PageDecoder) -> Bool {
+        if decoder.settings.hmacAlgorithm != .none { return decoder.authenticates(raw, pageNumber: 1) }
+        guard case .success(let plain) = decoder.decode(raw, pageNumber: 1) else { return false }
+        let view = ByteView(plain)
+        guard let size = view.u16(16), let reserve = view.u8(20) else { return false }
+        let pageSize = size == 1 ? 65536 : Int(size)
+        return pageSize == decoder.pageSize && Int(reserve) == decoder.settings.reserveBytes
+            && view.u8(21) == 64 && view.u8(22) == 32 && view.u8(23) == 32
+    }
+
+    /// Pages 2…17 plus a spread through the file: enough to find one intact page in a damaged file.
+    static func samplePages(count: UInt32) -> [UInt32] {
+        guard count >= 2 else { return [] }
+        var pages = Array(2...min(count, 17))
+        if count > 17 {
+            for step in 1...16 { pages.append(UInt32(UInt64(count) * UInt64(step) / 17) + 1) }
+        }
+        var seen = Set<UInt32>()
+        return pages.filter { $0 >= 2 && $0 <= count && seen.insert($0).inserted }
+    }
+
+    /// A random 16-byte salt has ~15 distinct bytes; a zeroed or patterned one has very few.
+    static func saltLooksDamaged(_ salt: [UInt8]) -> Bool {
+        salt.count < 16 || Set(salt).count < 8 || salt == sqliteMagic
+    }
+
+    private static func detectPlaintext(fd: Int32, fileSize: UInt64, head: [UInt8]) throws(DatabaseFileError)
+        -> (pageSize: Int, reserve: Int, pageOneDamaged: Bool)
+    {
+        let view = ByteView(head)
+        if head.count >= 100, Array(head.prefix(16)) == sqliteMagic, let raw = view.u16(16),
+            let reserve = view.u8(20)
+        {
+            let size = raw == 1 ? 65536 : Int(raw)
+            if candidateSizes.contains(size), UInt64(size) <= fileSize, Int(reserve) < size - 480 {
+                return (size, Int(reserve), false)
+            }
+        }
+        // Header damaged: score each candidate by how many sampled pages parse as B-tree page headers.
+        var best: (size: Int, score: Int)?
+        for size in orderedCandidates(fileSize: fileSize, preferred: nil) {
+            let count = UInt32(clamping: fileSize / UInt64(size))
+            var score = 0
+            for pageNumber in samplePages(count: count) {
+                let offset = UInt64(pageNumber - 1) * UInt64(size)
+                guard let raw = read(fd, offset: offset, count: size) else { continue }
+                if BTreePageHeader(page: ByteView(raw), pageNumber: pageNumber, usableSize: size) != nil {
+                    score += 1
+                }
+            }
+            if score > (best?.score ?? 0) { best = (size, score) }
+        }
+        guard let best else {
+            if Array(head.prefix(16)) != sqliteMagic { throw .keyRequired }
+            throw .unknownPageSize
+        }
+        return (best.size, 0, true)
+    }
+
+    /// Reads exactly `count` bytes at `offset`, or returns `nil`.
+    static func read(_ fd: Int32, offset: UInt64, count: Int) -> [UInt8]? {
+        guard count > 0, offset <= UInt64(Int64.max) else { return nil }
+        var buffer = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let got = buffer.withUnsafeMutableBytes { pointer -> Int in
+                guard let base = pointer.baseAddress else { return -1 }
+                return pread(fd, base + done, count - done, off_t(offset) + off_t(done))
+            }
+            if got <= 0 { return nil }
+            done += got
+        }
+        return buffer
+    }
+}

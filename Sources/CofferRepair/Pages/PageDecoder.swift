@@ -1,0 +1,166 @@
+// PageDecoder — authenticates and decrypts one SQLCipher page.
+//
+// Layout of an encrypted page of size P with reserve R (checked against SQLCipher 3.4.1):
+//
+//   [0, P−R)          AES-256-CBC ciphertext, no padding. On page 1 the first 16 bytes are instead the
+//                     salt, in clear, and the ciphertext is [16, P−R).
+//   [P−R, P−R+16)     the IV, fresh random on every write.
+//   [P−R+16, +H)      HMAC(ciphertext ‖ IV ‖ page number as 4-byte little-endian), H = 20 (SHA-1) or 64.
+//   rest              random padding, not authenticated.
+//
+// Keys: encryption key = PBKDF2(kdf, passphrase, salt, rounds, 32) or a raw 32-byte key;
+// HMAC key = PBKDF2(kdf, encryption key, salt XOR 0x3a, 2, 32).
+//
+// Rejections and why:
+// - `.badHMAC`: the stored code does not match. The page (or its IV, or the salt) was altered, or the key is
+//   wrong. A page that fails is never decrypted: garbled plaintext must not reach the B-tree parser as if it
+//   were trusted.
+// - `.wrongSize`: the buffer is not one page long (a truncated read at the end of the file).
+// - An all-zero page is passed through as zeros without an HMAC check, as SQLCipher itself does (it is what
+//   a never-written or zero-filled page reads as); the B-tree parser rejects it as a page of type 0.
+
+import Crypto
+import Foundation
+import _CryptoExtras
+
+/// Why a page could not be read.
+public enum PageFailure: Error, Sendable, Equatable {
+    /// The page's HMAC does not verify: it was damaged or the key is wrong.
+    case badHMAC
+    /// The page is shorter than the page size (truncated file) or beyond the end of the file.
+    case wrongSize
+    /// The page number is 0 or past the last page.
+    case outOfRange
+    /// The operating system refused the read.
+    case ioError
+    /// Decryption failed even though authentication passed (should not happen; reported, not trusted).
+    case decryptFailed
+}
+
+/// The two keys a SQLCipher page codec needs, derived once per file.
+public struct DerivedKeys: Sendable {
+    /// The AES-256 key bytes.
+    public let encryptionKeyBytes: [UInt8]
+    /// The HMAC key bytes (unused when the profile has no HMAC).
+    public let hmacKeyBytes: [UInt8]
+
+    /// The AES-256 key.
+    public var encryptionKey: SymmetricKey { SymmetricKey(data: encryptionKeyBytes) }
+    /// The HMAC key.
+    public var hmacKey: SymmetricKey { SymmetricKey(data: hmacKeyBytes) }
+
+    /// Derives the keys for `key` over `salt` (the file's first 16 bytes) with `settings`.
+    public init(key: KeyMaterial, salt: [UInt8], settings: CipherSettings) throws {
+        let hash: KDF.Insecure.PBKDF2.HashFunction = settings.kdfAlgorithm == .sha1 ? .insecureSHA1 : .sha512
+        let encryption: SymmetricKey
+        switch key {
+        case .passphrase(let bytes):
+            encryption = try KDF.Insecure.PBKDF2.deriveKey(
+                from: bytes, salt: salt, using: hash, outputByteCount: 32,
+                unsafeUncheckedRounds: max(1, settings.kdfRounds))
+        case .rawKey(let bytes):
+            guard bytes.count == 32 else { throw DatabaseFileError.invalidRawKey }
+            encryption = SymmetricKey(data: bytes)
+        }
+        let hmacSalt = salt.map { $0 ^ 0x3a }
+        let encryptionBytes = encryption.withUnsafeBytes { Array($0) }
+        let hmac = try KDF.Insecure.PBKDF2.deriveKey(
+            from: encryptionBytes, salt: hmacSalt, using: hash, outputByteCount: 32, unsafeUncheckedRounds: 2)
+        hmacKeyBytes = hmac.withUnsafeBytes { Array($0) }
+        encryptionKeyBytes = encryptionBytes
+    }
+}
+
+/// Authenticates and decrypts pages of one page size with one set of keys.
+///
+/// ```swift
+/// let decoder = PageDecoder(settings: .sqlcipher3.with(pageSize: 4096), keys: keys)
+/// switch decoder.decode(raw, pageNumber: 2) { case .success(let page): … case .failure(.badHMAC): … }
+/// ```
+public struct PageDecoder: Sendable {
+    /// The codec parameters; `settings.pageSize` is the page size in use.
+    public let settings: CipherSettings
+    /// The page size in bytes.
+    public let pageSize: Int
+    /// The keys, or `nil` for plaintext.
+    public let keys: DerivedKeys?
+
+    /// The usable size U = page size − reserve, which every B-tree formula uses.
+    public var usableSize: Int { pageSize - settings.reserveBytes }
+
+    /// A decoder for pages of `pageSize` bytes (falls back to `settings.pageSize`, then 4096).
+    public init(settings: CipherSettings, keys: DerivedKeys?, pageSize: Int? = nil) {
+        self.pageSize = pageSize ?? settings.pageSize ?? 4096
+        self.settings = settings.with(pageSize: self.pageSize)
+        self.keys = keys
+    }
+
+    /// Whether the page's HMAC verifies (always `false` for a profile without HMAC or for plaintext).
+    public func authenticates(_ raw: [UInt8], pageNumber: UInt32) -> Bool {
+        guard settings.isEncrypted, settings.hmacAlgorithm != .none, let keys, raw.count == pageSize else {
+            return false
+        }
+        let reserve = settings.reserveBytes
+        let hmacLength = settings.hmacAlgorithm.length
+        let start = pageNumber == 1 ? 16 : 0
+        let ivEnd = pageSize - reserve + 16
+        guard reserve >= 16 + hmacLength, ivEnd > start, ivEnd + hmacLength <= raw.count else { return false }
+        let stored = raw[ivEnd..<(ivEnd + hmacLength)]
+        let pageNumberLE: [UInt8] = [
+            UInt8(truncatingIfNeeded: pageNumber), UInt8(truncatingIfNeeded: pageNumber >> 8),
+            UInt8(truncatingIfNeeded: pageNumber >> 16), UInt8(truncatingIfNeeded: pageNumber >> 24),
+        ]
+        switch settings.hmacAlgorithm {
+        case .none:
+            return false
+        case .sha1:
+            var hmac = HMAC<Insecure.SHA1>(key: keys.hmacKey)
+            hmac.update(data: raw[start..<ivEnd])
+            hmac.update(data: pageNumberLE)
+            return Array(hmac.finalize()) == Array(stored)
+        case .sha512:
+            var hmac = HMAC<SHA512>(key: keys.hmacKey)
+            hmac.update(data: raw[start..<ivEnd])
+            hmac.update(data: pageNumberLE)
+            return Array(hmac.finalize()) == Array(stored)
+        }
+    }
+
+    /// Authenticates then decrypts `raw` (one page as stored), returning the plaintext page of `pageSize`
+    /// bytes. Page 1 gets `"SQLite format 3\0"` back in bytes 0–15. The reserve area is returned as stored.
+    public func decode(_ raw: [UInt8], pageNumber: UInt32) -> Result<[UInt8], PageFailure> {
+        guard raw.count == pageSize else { return .failure(.wrongSize) }
+        guard settings.isEncrypted else { return .success(raw) }
+        if ByteView(raw).isAllZero { return .success(raw) }
+        guard let keys else { return .failure(.decryptFailed) }
+        if settings.hmacAlgorithm != .none, !authenticates(raw, pageNumber: pageNumber) {
+            return .failure(.badHMAC)
+        }
+        return decrypt(raw, pageNumber: pageNumber, key: keys.encryptionKey)
+    }
+
+    private func decrypt(_ raw: [UInt8], pageNumber: UInt32, key: SymmetricKey) -> Result<[UInt8], PageFailure> {
+        let reserve = settings.reserveBytes
+        let start = pageNumber == 1 ? 16 : 0
+        let cipherEnd = pageSize - reserve
+        guard cipherEnd > start, (cipherEnd - start) % 16 == 0, cipherEnd + 16 <= raw.count else {
+            return .failure(.decryptFailed)
+        }
+        do {
+            let iv = try AES._CBC.IV(ivBytes: raw[cipherEnd..<(cipherEnd + 16)])
+            let plain = try AES._CBC.decrypt(raw[start..<cipherEnd], using: key, iv: iv, noPadding: true)
+            guard plain.count == cipherEnd - start else { return .failure(.decryptFailed) }
+            var page = [UInt8]()
+            page.reserveCapacity(pageSize)
+            if pageNumber == 1 { page.append(contentsOf: sqliteMagic) }
+            page.append(contentsOf: plain)
+            page.append(contentsOf: raw[cipherEnd...])
+            return .success(page)
+        } catch {
+            return .failure(.decryptFailed)
+        }
+    }
+}
+
+/// The 16 bytes every plaintext SQLite file starts with.
+let sqliteMagic: [UInt8] = Array("SQLite format 3".utf8) + [0]

@@ -1,0 +1,124 @@
+// OrphanAdoption — deciding which table an orphan page belongs to.
+//
+// An orphan is an authenticated, well-formed leaf page that no B-tree walk reached (its parent was
+// destroyed). It is attributed by evidence, never by guesswork:
+// 1. Fit (required): every record of the page must fit the table (RowFit: column count, NULL rowid alias,
+//    affinities). A table that one record does not fit is not a candidate.
+// 2. Score among fitting tables:
+//    +4 every record has exactly the table's column count (short records are legal but weaker evidence);
+//    +1 per column whose values show the affinity positively (numbers in numeric columns, text in TEXT);
+//    +3 the page's rowid range falls in a gap between the table's reached leaves (or the table reached
+//       none), −6 it overlaps a reached leaf's range (those rowids already have an owner there);
+//    +2 a neighbouring page (±1) is a reached leaf of the table (SQLite allocates tree pages together).
+// 3. The single best score wins. No fitting table, or a tie for best, sends the page to an inferred table
+//    (`recovered_N`), grouped with other unattributed pages of the same shape.
+
+/// The evidence kept for one orphan page (no rows: rows are re-read when emitted, keeping memory bounded).
+struct OrphanSummary {
+    let pageNumber: UInt32
+    let type: BTreePageType
+    let minRowid: Int64?
+    let maxRowid: Int64?
+    /// Field count of each record, deduplicated.
+    let fieldCounts: Set<Int>
+    /// Per field position: the value classes seen (i integer, r real, t text, b blob).
+    let classes: [Set<Character>]
+    /// Candidate table indexes that every record fits, with their scores.
+    var scores: [Int: Int] = [:]
+}
+
+/// The rowid ranges of the leaves reached for one table.
+struct ReachedRanges {
+    var ranges: [(low: Int64, high: Int64)] = []
+    var pages = Set<UInt32>()
+
+    mutating func add(page: UInt32, low: Int64, high: Int64) {
+        ranges.append((low, high))
+        pages.insert(page)
+    }
+
+    func overlaps(low: Int64, high: Int64) -> Bool {
+        ranges.contains { $0.low <= high && low <= $0.high }
+    }
+}
+
+enum OrphanScorer {
+    static func classOf(_ value: SalvagedValue) -> Character? {
+        switch value {
+        case .null: return nil
+        case .integer: return "i"
+        case .real: return "r"
+        case .text: return "t"
+        case .blob: return "b"
+        }
+    }
+
+    static func score(summary: OrphanSummary, table: TableDescription, reached: ReachedRanges) -> Int {
+        var score = 0
+        if summary.fieldCounts == [table.columns.count] { score += 4 }
+        let order = table.recordFieldColumns
+        for (position, seen) in summary.classes.enumerated() where position < order.count {
+            let affinity = table.columns[order[position]].affinity
+            switch affinity {
+            case .integer, .real, .numeric: if seen.contains("i") || seen.contains("r") { score += 1 }
+            case .text: if seen.contains("t") { score += 1 }
+            case .blob: break
+            }
+        }
+        if let low = summary.minRowid, let high = summary.maxRowid {
+            score += reached.overlaps(low: low, high: high) ? -6 : 3
+        }
+        if reached.pages.contains(summary.pageNumber &- 1) || reached.pages.contains(summary.pageNumber &+ 1) {
+            score += 2
+        }
+        return score
+    }
+
+    /// The winning table index, or nil when no table fits or the best score is tied.
+    static func winner(_ scores: [Int: Int]) -> Int? {
+        guard let best = scores.values.max() else { return nil }
+        let top = scores.filter { $0.value == best }
+        return top.count == 1 ? top.first?.key : nil
+    }
+}
+
+/// Groups unattributed orphan leaves by shape into inferred tables.
+struct InferredGrouping {
+    struct Group {
+        var fieldCount: Int
+        var classes: [Set<Character>]
+        var pages: [UInt32]
+    }
+    private(set) var groups: [Group] = []
+
+    /// Shapes are compatible when field counts match and no column mixes text with numbers across them.
+    mutating func add(_ summary: OrphanSummary) {
+        guard summary.fieldCounts.count == 1, let count = summary.fieldCounts.first else {
+            let count = summary.fieldCounts.max() ?? 0
+            groups.append(Group(fieldCount: count, classes: summary.classes, pages: [summary.pageNumber]))
+            return
+        }
+        for index in groups.indices where groups[index].fieldCount == count {
+            let merged = zip(groups[index].classes, summary.classes).map { $0.union($1) }
+            let conflicting = merged.contains { $0.contains("t") && ($0.contains("i") || $0.contains("r")) }
+            if !conflicting {
+                groups[index].classes = merged
+                groups[index].pages.append(summary.pageNumber)
+                return
+            }
+        }
+        groups.append(Group(fieldCount: count, classes: summary.classes, pages: [summary.pageNumber]))
+    }
+
+    /// The table description for group `index`, named `recovered_<index+1>`.
+    static func table(index: Int, group: Group) -> TableDescription {
+        let name = "recovered_\(index + 1)"
+        let columns = (0..<max(1, group.fieldCount)).map {
+            ColumnDescription(name: "c\($0 + 1)", declaredType: "", affinity: .blob)
+        }
+        let sql = "CREATE TABLE \(name)(" + columns.map(\.name).joined(separator: ", ") + ")"
+        return TableDescription(
+            name: name, rootPage: 0, sql: sql, columns: columns, rowidAliasColumn: nil, withoutRowid: false,
+            primaryKeyColumns: [], isInferred: true)
+    }
+}

@@ -1,0 +1,66 @@
+// RepairReport — what a salvage did, for the CLI (`--json`) and for tests.
+
+/// The outcome of a salvage. Encoded with snake_case keys.
+public struct RepairReport: Sendable, Codable, Equatable {
+    /// Pages in the main file (from its size).
+    public var pagesTotal = 0
+    /// Pages that authenticated (or, in plaintext, were readable).
+    public var pagesOk = 0
+    /// Pages whose HMAC failed.
+    public var pagesBadHMAC = 0
+    /// Authenticated pages with no recognizable role (not reached, not a B-tree page, not all zero).
+    public var pagesUnparseable = 0
+    /// All-zero pages (unused, or zero-filled damage).
+    public var pagesZero = 0
+    /// Orphan leaves adopted into a schema table.
+    public var orphanLeavesAdopted = 0
+    /// Orphan leaves put into inferred `recovered_N` tables.
+    public var orphanLeavesInferred = 0
+    /// Orphan index-format pages left unattributed (usually pages of real indexes, which are rebuilt).
+    public var orphanPagesIgnored = 0
+    /// Overflow chains rejected (unreadable page, wrong length, loop).
+    public var overflowChainsBroken = 0
+    /// Rows salvaged per table.
+    public var tables: [String: Int] = [:]
+    /// Total rows salvaged.
+    public var rowsSalvaged = 0
+    /// Cells found but not salvaged (broken overflow, undecodable record, record not fitting its table).
+    public var rowsDropped = 0
+    /// Rows skipped because a copy with the same rowid/key was already salvaged (tree copies win).
+    public var rowsDuplicate = 0
+    /// WAL frames whose pages were used.
+    public var walFramesUsed = 0
+    /// WAL frames that failed authentication and fell back to the main file.
+    public var walFramesBad = 0
+    /// Whether sqlite_master was readable.
+    public var schemaReadable = false
+    /// The detected page size.
+    public var pageSize = 0
+    /// The cipher profile name ("sqlcipher3", "plaintext", …).
+    public var profile = ""
+    /// Wall-clock seconds.
+    public var seconds = 0.0
+
+    /// An empty report.
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case pagesTotal = "pages_total", pagesOk = "pages_ok", pagesBadHMAC = "pages_bad_hmac"
+        case pagesUnparseable = "pages_unparseable", pagesZero = "pages_zero"
+        case orphanLeavesAdopted = "orphan_leaves_adopted", orphanLeavesInferred = "orphan_leaves_inferred"
+        case orphanPagesIgnored = "orphan_pages_ignored", overflowChainsBroken = "overflow_chains_broken"
+        case tables, rowsSalvaged = "rows_salvaged", rowsDropped = "rows_dropped", rowsDuplicate = "rows_duplicate"
+        case walFramesUsed = "wal_frames_used", walFramesBad = "wal_frames_bad", schemaReadable = "schema_readable"
+        case pageSize = "page_size", profile, seconds
+    }
+}
+
+/// Progress of a running salvage.
+public struct SalvageProgress: Sendable {
+    /// Pages examined so far (tree walks and orphan scan).
+    public var pagesScanned: Int
+    /// Pages in the file.
+    public var pagesTotal: Int
+    /// Rows delivered to the sink so far.
+    public var rowsSalvaged: Int
+}

@@ -1,0 +1,180 @@
+// RepairWriter — writes salvaged rows into a new database through Coffer.
+//
+// Order, and why:
+// 1. `begin(table:)`: the table is created from its original CREATE TABLE sql. The sql comes from a
+//    damaged file, so it is checked before it runs: it must tokenize as CREATE TABLE (not TEMP) and is
+//    prepared as exactly one statement (Coffer's Statement refuses any trailing SQL). Internal sqlite_*
+//    tables are not created (sqlite_sequence is rebuilt by AUTOINCREMENT inserts).
+// 2. Rows are buffered (bounded by `batchSize`) and inserted in one transaction per batch, TEXT bound as
+//    raw bytes so non-UTF-8 text survives byte for byte. A row the new table refuses (a constraint) is
+//    counted and skipped; the batch goes on. Foreign keys are not enforced while rows go in.
+// 3. `finish`: indexes, then views, then triggers (each checked the same way: CREATE [UNIQUE] INDEX,
+//    CREATE VIEW, CREATE TRIGGER, one statement). Triggers come last so they never fire on salvaged rows.
+//    user_version and application_id are copied when page 1 was readable.
+
+import Coffer
+import Foundation
+
+/// A ``SalvageSink`` that writes into a new Coffer database.
+///
+/// ```swift
+/// let writer = try RepairWriter(path: "recovered.db", encryption: .passphrase("secret"))
+/// var sink = writer
+/// let report = try Salvager(path: "broken.db", key: .passphrase("secret")).run(into: &sink)
+/// print(writer.outcome.rowsWritten)
+/// ```
+public final class RepairWriter: SalvageSink {
+    /// What the writer did.
+    public struct Outcome: Sendable, Codable, Equatable {
+        /// Tables created.
+        public var tablesCreated = 0
+        /// Rows inserted.
+        public var rowsWritten = 0
+        /// Rows the new database refused (constraint violations), or whose table could not be created.
+        public var rowsRejected = 0
+        /// Names of schema objects (tables, indexes, views, triggers) whose SQL was refused or failed.
+        public var objectsFailed: [String] = []
+        /// Names of schema objects created after the rows (indexes, views, triggers).
+        public var objectsCreated: [String] = []
+    }
+
+    /// The output database.
+    public let database: Database
+    /// What the writer did so far.
+    public private(set) var outcome = Outcome()
+    private let batchSize: Int
+    private var pending: [(table: TableDescription, row: SalvagedRow)] = []
+    private var created = Set<String>()
+
+    /// Creates (or opens) the output database at `path`. It should not exist yet.
+    public init(path: String, encryption: Encryption, cipher: CipherOptions = CipherOptions(), batchSize: Int = 5000) throws {
+        var configuration = Configuration(encryption: encryption, cipher: cipher)
+        configuration.readerCount = 0
+        configuration.foreignKeysEnabled = false
+        database = try Database(path: path, configuration: configuration)
+        self.batchSize = max(1, batchSize)
+    }
+
+    /// Creates the table from its original sql, after checking it.
+    public func begin(table: TableDescription) throws {
+        try flush()
+        guard !table.name.lowercased().hasPrefix("sqlite_") else { return }
+        guard RepairWriter.isStatement(table.sql, kinds: [["CREATE", "TABLE"]]), CreateTableParser.parse(table.sql) != nil else {
+            outcome.objectsFailed.append(table.name)
+            return
+        }
+        do {
+            try database.writeWithoutTransaction { connection in
+                let statement = try connection.makeStatement(sql: table.sql)
+                try statement.step()
+            }
+            created.insert(table.name)
+            outcome.tablesCreated += 1
+        } catch {
+            outcome.objectsFailed.append(table.name)
+        }
+    }
+
+    /// Buffers the row; writes a batch when the buffer is full.
+    public func insert(_ row: SalvagedRow, into table: TableDescription) throws {
+        pending.append((table, row))
+        if pending.count >= batchSize { try flush() }
+    }
+
+    /// Writes remaining rows, then indexes, views, triggers and header values.
+    public func finish(schema: Schema) throws {
+        try flush()
+        let order: [(SchemaEntryKind, [[String]])] = [
+            (.index, [["CREATE", "INDEX"], ["CREATE", "UNIQUE", "INDEX"]]),
+            (.view, [["CREATE", "VIEW"]]),
+            (.trigger, [["CREATE", "TRIGGER"]]),
+        ]
+        for (kind, prefixes) in order {
+            for entry in schema.entries where entry.kind == kind {
+                guard let sql = entry.sql else { continue }
+                guard RepairWriter.isStatement(sql, kinds: prefixes) else {
+                    outcome.objectsFailed.append(entry.name)
+                    continue
+                }
+                do {
+                    try database.writeWithoutTransaction { connection in
+                        _ = try connection.makeStatement(sql: sql).step()
+                    }
+                    outcome.objectsCreated.append(entry.name)
+                } catch {
+                    outcome.objectsFailed.append(entry.name)
+                }
+            }
+        }
+        if let userVersion = schema.userVersion {
+            try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA user_version = \(userVersion)") }
+        }
+        if let applicationID = schema.applicationID {
+            try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA application_id = \(applicationID)") }
+        }
+    }
+
+    /// Whether `sql` starts with one of the keyword sequences.
+    static func isStatement(_ sql: String, kinds: [[String]]) -> Bool {
+        guard let tokens = CreateTableParser.tokenize(sql) else { return false }
+        let upper = tokens.prefix(3).map { $0.uppercased() }
+        return kinds.contains { upper.starts(with: $0) }
+    }
+
+    private func flush() throws {
+        guard !pending.isEmpty else { return }
+        let batch = pending
+        pending.removeAll(keepingCapacity: true)
+        var written = 0
+        var rejected = 0
+        let created = self.created
+        try database.write { connection in
+            for (table, row) in batch {
+                guard created.contains(table.name) else {
+                    rejected += 1
+                    continue
+                }
+                do {
+                    try RepairWriter.insert(row, into: table, connection: connection)
+                    written += 1
+                } catch {
+                    rejected += 1
+                }
+            }
+        }
+        outcome.rowsWritten += written
+        outcome.rowsRejected += rejected
+    }
+
+    private static func insert(_ row: SalvagedRow, into table: TableDescription, connection: Connection) throws {
+        var names: [String] = []
+        var values: [SalvagedValue] = []
+        let columnNames = table.columns.map(\.name)
+        if let rowid = row.rowid, table.rowidAliasColumn == nil {
+            let lowered = Set(columnNames.map { $0.lowercased() })
+            guard let alias = ["rowid", "_rowid_", "oid"].first(where: { !lowered.contains($0) }) else {
+                throw CofferError(code: .misuse, message: "no rowid alias available")
+            }
+            names.append(alias)
+            values.append(.integer(rowid))
+        }
+        for (index, value) in row.values.enumerated() where index < columnNames.count {
+            names.append(SQLIdentifier.quote(columnNames[index]))
+            values.append(value)
+        }
+        let sql = "INSERT INTO \(SQLIdentifier.quote(table.name))(\(names.joined(separator: ", "))) VALUES ("
+            + Array(repeating: "?", count: values.count).joined(separator: ", ") + ")"
+        let statement = try connection.cachedStatement(sql: sql)
+        defer { statement.reset() }
+        for (index, value) in values.enumerated() {
+            switch value {
+            case .null: try statement.bind(.null, toParameter: index + 1)
+            case .integer(let number): try statement.bind(.integer(number), toParameter: index + 1)
+            case .real(let number): try statement.bind(.real(number), toParameter: index + 1)
+            case .blob(let bytes): try statement.bind(.blob(Data(bytes)), toParameter: index + 1)
+            case .text(let bytes): try bytes.withUnsafeBytes { try statement.bindText(bytes: $0, toParameter: index + 1) }
+            }
+        }
+        while try statement.step() {}
+    }
+}

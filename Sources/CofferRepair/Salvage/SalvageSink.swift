@@ -1,0 +1,40 @@
+// SalvageSink — where salvaged rows go. The engine knows nothing about the output format: the Coffer
+// writer, a test collector or a dry-run counter all implement this protocol.
+
+/// Receives the salvaged tables and rows, in order: `begin` for a table before any of its rows, rows,
+/// and `finish` once at the end (the place to create indexes, views and triggers).
+public protocol SalvageSink {
+    /// A table is about to receive rows (called once per table, including empty and inferred ones).
+    mutating func begin(table: TableDescription) throws
+    /// One row of `table`.
+    mutating func insert(_ row: SalvagedRow, into table: TableDescription) throws
+    /// All rows have been delivered. `schema` holds every entry read from sqlite_master.
+    mutating func finish(schema: Schema) throws
+}
+
+/// A sink that keeps every row in memory, keyed by table name. For tests and small files.
+public struct CollectingSink: SalvageSink {
+    /// Tables in the order they were begun.
+    public private(set) var tables: [TableDescription] = []
+    /// Rows per table name.
+    public private(set) var rows: [String: [SalvagedRow]] = [:]
+    /// Whether `finish` was called.
+    public private(set) var finished = false
+
+    /// An empty sink.
+    public init() {}
+
+    /// Records the table.
+    public mutating func begin(table: TableDescription) throws {
+        tables.append(table)
+        rows[table.name, default: []] = rows[table.name] ?? []
+    }
+
+    /// Records the row.
+    public mutating func insert(_ row: SalvagedRow, into table: TableDescription) throws {
+        rows[table.name, default: []].append(row)
+    }
+
+    /// Marks the sink finished.
+    public mutating func finish(schema: Schema) throws { finished = true }
+}

@@ -1,0 +1,311 @@
+// Salvager — the repair engine: schema, tree walks, orphan adoption, rows to a sink.
+//
+// Order of work, and why:
+// 1. Read sqlite_master from page 1. Its pages are claimed first.
+// 2. Walk every table from its root (rowid tables: cells of table leaves; WITHOUT ROWID tables: cells of
+//    every page, since an index B-tree keeps entries in interior cells too). Each cell's payload is
+//    completed from its overflow chain strictly (OverflowReader), decoded (RecordDecoder) and checked
+//    against the table (RowFit). Failures are dropped and counted — never stored truncated.
+// 3. Walk every real index from its root only to claim its pages (indexes are rebuilt, not salvaged).
+// 4. Claim the freelist: freelist pages are never scanned, so deleted rows are never resurrected. Free
+//    space inside live pages is never read either — only cells named by the cell-pointer array.
+// 5. Scan every unclaimed page. An authenticated, well-formed leaf is an orphan: summarise it, score it
+//    against the tables (OrphanAdoption), then re-read and emit its rows into the winner or an inferred
+//    table. Duplicates resolve deterministically: a rowid (or WITHOUT ROWID key) already salvaged from a
+//    tree wins over an orphan's copy; between orphans the lower page number wins.
+// Memory: one page at a time plus, per table, the set of salvaged keys and per-leaf rowid ranges, and one
+// small summary per orphan page. No row is kept after it is handed to the sink.
+
+import Foundation
+
+/// Salvages the rows of a damaged database into a ``SalvageSink``.
+///
+/// ```swift
+/// let salvager = try Salvager(path: "broken.db", key: .passphrase("secret"))
+/// var sink = CollectingSink()
+/// let report = try salvager.run(into: &sink) { progress in print(progress.pagesScanned) }
+/// print(report.rowsSalvaged)
+/// ```
+public final class Salvager {
+    /// The main database file.
+    public let file: DatabaseFile
+    /// The page source used (the file, overlaid with its WAL when one is present and valid).
+    public let source: PageSource
+    /// The WAL overlay, if a WAL was found.
+    public let wal: WALOverlay?
+
+    /// Opens `path` (and `path-wal` when `useWAL` is true and it exists).
+    public init(path: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3, useWAL: Bool = true) throws {
+        file = try DatabaseFile(path: path, key: key, settings: settings)
+        if useWAL, FileManager.default.fileExists(atPath: path + "-wal"), let overlay = WALOverlay(file: file, walPath: path + "-wal") {
+            wal = overlay
+            source = overlay
+        } else {
+            wal = nil
+            source = file
+        }
+    }
+
+    private struct TableState {
+        var table: TableDescription
+        var rowids = Set<Int64>()
+        var keys = Set<[SalvagedValue]>()
+        var reached = ReachedRanges()
+        var rows = 0
+    }
+
+    private var report = RepairReport()
+    private var states: [TableState] = []
+    private var claimed = Set<UInt32>()
+    private var pagesScanned = 0
+    private var progress: ((SalvageProgress) -> Void)?
+
+    /// Runs the salvage. Tables are begun in schema order, rows follow; `sink.finish` is called last.
+    /// `progress` is called every 256 pages scanned and at the end.
+    public func run<Sink: SalvageSink>(
+        into sink: inout Sink, progress: ((SalvageProgress) -> Void)? = nil
+    ) throws -> RepairReport {
+        let started = Date()
+        report = RepairReport()
+        report.pageSize = source.pageSize
+        report.profile = file.settings.name
+        report.pagesTotal = Int(source.pageCount)
+        self.progress = progress
+        claimed = []
+        pagesScanned = 0
+        let walker = TreeWalker(source: source)
+        let overflow = OverflowReader(source: source)
+
+        var schema = Schema.read(from: source, visited: &claimed)
+        report.schemaReadable = schema.isReadable
+        var badPages = Set(schema.unreadablePages)
+        states = schema.tables.map { TableState(table: $0) }
+        for state in states { try sink.begin(table: state.table) }
+        let checkText = textIsUTF8()
+
+        // 2. Tables from their roots.
+        for index in states.indices {
+            let table = states[index].table
+            var chainPages: [UInt32] = []
+            try walker.walk(root: table.rootPage, visited: &claimed, onUnreadable: { badPages.insert($0) }) { page, cells in
+                tick()
+                if !table.withoutRowid, page.type == .tableLeaf, let low = cells.first?.rowid, let high = cells.last?.rowid {
+                    states[index].reached.add(page: page.pageNumber, low: low, high: high)
+                }
+                guard table.withoutRowid || page.type == .tableLeaf else { return }
+                for cell in cells {
+                    guard let fields = payloadFields(cell, overflow: overflow, chainPages: &chainPages),
+                        let row = RowFit.row(fields: fields, rowid: cell.rowid, table: table, checkText: checkText)
+                    else {
+                        report.rowsDropped += 1
+                        continue
+                    }
+                    try emit(row, tableIndex: index, sink: &sink)
+                }
+            }
+            claimed.formUnion(chainPages)
+        }
+
+        // 3. Real indexes: claim their pages and overflow chains.
+        for entry in schema.indexes {
+            var chainPages: [UInt32] = []
+            walker.walk(root: entry.rootPage, visited: &claimed, onUnreadable: { badPages.insert($0) }) { _, cells in
+                tick()
+                for cell in cells {
+                    guard let first = cell.overflowPage,
+                        case .success(let chain) = overflow.read(first: first, remaining: cell.payloadSize - cell.localPayload.count)
+                    else { continue }
+                    chainPages += chain.pages
+                }
+            }
+            claimed.formUnion(chainPages)
+        }
+
+        // 4. Freelist, pointer-map pages (auto-vacuum) and the lock-byte page: never data.
+        if case .success(let page1) = source.page(1) {
+            let header = ByteView(page1)
+            for (page, _) in PageRoles.freelist(source: source, header: header) { claimed.insert(page) }
+            claimed.formUnion(PageRoles.pointerMapPages(source: source, header: header))
+        }
+        let lockByte = UInt32(clamping: (1 << 30) / source.pageSize + 1)
+        claimed.insert(lockByte)
+
+        // 5. Orphans.
+        var summaries: [OrphanSummary] = []
+        var orphanChains = Set<UInt32>()
+        var unparseable: [UInt32] = []
+        for pageNumber in 1...max(1, source.pageCount) where source.pageCount >= 1 {
+            if claimed.contains(pageNumber) || orphanChains.contains(pageNumber) { continue }
+            tick()
+            switch source.page(pageNumber) {
+            case .failure:
+                badPages.insert(pageNumber)
+                continue
+            case .success(let bytes):
+                if ByteView(bytes).isAllZero {
+                    report.pagesZero += 1
+                    continue
+                }
+            }
+            guard case .success(let parsed) = walker.parse(pageNumber) else {
+                unparseable.append(pageNumber)
+                continue
+            }
+            guard let summary = summarize(
+                parsed.page, parsed.cells, overflow: overflow, chains: &orphanChains, checkText: checkText)
+            else {
+                if parsed.page.type != .tableInterior, !parsed.cells.isEmpty { unparseable.append(pageNumber) }
+                continue
+            }
+            summaries.append(summary)
+        }
+        report.pagesUnparseable = unparseable.filter { !orphanChains.contains($0) }.count
+        var grouping = InferredGrouping()
+        var assignments: [(page: UInt32, table: Int)] = []
+        for summary in summaries {
+            if let winner = OrphanScorer.winner(summary.scores) {
+                assignments.append((summary.pageNumber, winner))
+                report.orphanLeavesAdopted += 1
+            } else if summary.type == .tableLeaf {
+                grouping.add(summary)
+                report.orphanLeavesInferred += 1
+            } else {
+                report.orphanPagesIgnored += 1
+            }
+        }
+        for (index, group) in grouping.groups.enumerated() {
+            var table = InferredGrouping.table(index: index, group: group)
+            while states.contains(where: { $0.table.name.lowercased() == table.name.lowercased() }) {
+                table.name += "_"
+                table.sql = "CREATE TABLE \(table.name)(" + table.columns.map(\.name).joined(separator: ", ") + ")"
+            }
+            states.append(TableState(table: table))
+            schema.tables.append(table)
+            try sink.begin(table: table)
+            assignments += group.pages.map { ($0, states.count - 1) }
+        }
+        assignments.sort { $0.page < $1.page }
+        for assignment in assignments {
+            try emitOrphan(assignment.page, tableIndex: assignment.table, walker: walker, overflow: overflow,
+                           checkText: checkText, sink: &sink)
+        }
+
+        report.pagesBadHMAC = badPages.count
+        report.pagesOk = max(0, report.pagesTotal - report.pagesBadHMAC)
+        report.walFramesUsed = wal?.framesUsed ?? 0
+        report.walFramesBad = wal?.framesBad ?? 0
+        for state in states { report.tables[state.table.name] = state.rows }
+        report.seconds = Date().timeIntervalSince(started)
+        progress?(SalvageProgress(pagesScanned: pagesScanned, pagesTotal: report.pagesTotal, rowsSalvaged: report.rowsSalvaged))
+        try sink.finish(schema: schema)
+        return report
+
+        func tick() {
+            pagesScanned += 1
+            if pagesScanned % 256 == 0 {
+                progress?(SalvageProgress(pagesScanned: pagesScanned, pagesTotal: report.pagesTotal, rowsSalvaged: report.rowsSalvaged))
+            }
+        }
+    }
+
+    /// The decoded fields of a cell's full payload, or nil (overflow failures are counted).
+    private func payloadFields(_ cell: BTreeCell, overflow: OverflowReader, chainPages: inout [UInt32]) -> [SalvagedValue]? {
+        var payload = cell.localPayload
+        if let first = cell.overflowPage {
+            switch overflow.read(first: first, remaining: cell.payloadSize - payload.count) {
+            case .success(let chain):
+                payload += chain.bytes
+                chainPages += chain.pages
+            case .failure:
+                report.overflowChainsBroken += 1
+                return nil
+            }
+        }
+        return RecordDecoder.decode(payload)
+    }
+
+    private func emit<Sink: SalvageSink>(_ row: SalvagedRow, tableIndex: Int, sink: inout Sink) throws {
+        let table = states[tableIndex].table
+        if table.withoutRowid {
+            let key = table.primaryKeyColumns.map { row.values.indices.contains($0) ? row.values[$0] : .null }
+            guard states[tableIndex].keys.insert(key).inserted else {
+                report.rowsDuplicate += 1
+                return
+            }
+        } else if let rowid = row.rowid {
+            guard states[tableIndex].rowids.insert(rowid).inserted else {
+                report.rowsDuplicate += 1
+                return
+            }
+        }
+        try sink.insert(row, into: table)
+        states[tableIndex].rows += 1
+        report.rowsSalvaged += 1
+    }
+
+    /// Summarises and scores an orphan leaf, or returns nil if it holds no cell or any record fails to
+    /// decode (then it is not trusted as a leaf at all). Overflow failures only drop their row (counted at
+    /// emission). Each record is checked against every table of the page's kind (rowid tables for table
+    /// leaves, WITHOUT ROWID tables for index pages); the records are discarded afterwards.
+    private func summarize(
+        _ page: BTreePage, _ cells: [BTreeCell], overflow: OverflowReader, chains: inout Set<UInt32>, checkText: Bool
+    ) -> OrphanSummary? {
+        guard page.type != .tableInterior, !cells.isEmpty else { return nil }
+        var counts = Set<Int>()
+        var classes: [Set<Character>] = []
+        var records: [(Int64?, [SalvagedValue])] = []
+        for cell in cells {
+            var pages: [UInt32] = []
+            var payload = cell.localPayload
+            if let first = cell.overflowPage {
+                guard case .success(let chain) = overflow.read(first: first, remaining: cell.payloadSize - payload.count)
+                else { continue }
+                payload += chain.bytes
+                pages = chain.pages
+            }
+            guard let fields = RecordDecoder.decode(payload) else { return nil }
+            chains.formUnion(pages)
+            records.append((cell.rowid, fields))
+            counts.insert(fields.count)
+            while classes.count < fields.count { classes.append([]) }
+            for (index, value) in fields.enumerated() {
+                if let kind = OrphanScorer.classOf(value) { classes[index].insert(kind) }
+            }
+        }
+        guard !records.isEmpty else { return nil }
+        var summary = OrphanSummary(
+            pageNumber: page.pageNumber, type: page.type, minRowid: cells.first?.rowid, maxRowid: cells.last?.rowid,
+            fieldCounts: counts, classes: classes)
+        for (index, state) in states.enumerated() where state.table.withoutRowid == !page.type.isTable {
+            let fitsAll = records.allSatisfy {
+                RowFit.row(fields: $0.1, rowid: $0.0, table: state.table, checkText: checkText) != nil
+            }
+            if fitsAll { summary.scores[index] = OrphanScorer.score(summary: summary, table: state.table, reached: state.reached) }
+        }
+        return summary
+    }
+
+    private func emitOrphan<Sink: SalvageSink>(
+        _ pageNumber: UInt32, tableIndex: Int, walker: TreeWalker, overflow: OverflowReader, checkText: Bool,
+        sink: inout Sink
+    ) throws {
+        guard case .success(let parsed) = walker.parse(pageNumber) else { return }
+        let table = states[tableIndex].table
+        var chainPages: [UInt32] = []
+        for cell in parsed.cells {
+            guard let fields = payloadFields(cell, overflow: overflow, chainPages: &chainPages),
+                let row = RowFit.row(fields: fields, rowid: cell.rowid, table: table, checkText: checkText)
+            else {
+                report.rowsDropped += 1
+                continue
+            }
+            try emit(row, tableIndex: tableIndex, sink: &sink)
+        }
+    }
+
+    /// Whether the database text encoding (header offset 56) is UTF-8 (or unknown).
+    private func textIsUTF8() -> Bool {
+        guard case .success(let page1) = source.page(1), let encoding = ByteView(page1).u32(56) else { return true }
+        return encoding <= 1
+    }
+}

@@ -1,0 +1,157 @@
+// Schema — the tables, indexes, views and triggers described by sqlite_master (the table B-tree rooted at
+// page 1), or inferred from orphan records when page 1 is gone.
+//
+// sqlite_master rows have five columns: type, name, tbl_name, rootpage, sql. Accepted: type one of
+// table/index/view/trigger with a UTF-8 name; tables and indexes need a root page in 2…pageCount (an
+// automatic index — sqlite_autoindex_*, sql NULL — is accepted as an index); tables need CREATE TABLE sql
+// that CreateTableParser understands. Virtual tables (CREATE VIRTUAL TABLE) are skipped: their shadow
+// tables are ordinary tables and are salvaged as such. Anything else is ignored rather than guessed.
+
+/// The kind of a schema entry.
+public enum SchemaEntryKind: String, Sendable, Codable {
+    /// A table.
+    case table
+    /// An index.
+    case index
+    /// A view.
+    case view
+    /// A trigger.
+    case trigger
+}
+
+/// One row of sqlite_master that passed validation.
+public struct SchemaEntry: Sendable, Codable, Equatable {
+    /// Its kind.
+    public var kind: SchemaEntryKind
+    /// Its name.
+    public var name: String
+    /// The table it belongs to.
+    public var tableName: String
+    /// Its root page (0 for views and triggers).
+    public var rootPage: UInt32
+    /// Its SQL (nil for automatic indexes).
+    public var sql: String?
+}
+
+/// A table to salvage into.
+public struct TableDescription: Sendable, Codable, Equatable {
+    /// Table name.
+    public var name: String
+    /// Root page of its B-tree (0 for an inferred table).
+    public var rootPage: UInt32
+    /// The original CREATE TABLE sql, or a generated one for inferred tables.
+    public var sql: String
+    /// Columns in declaration order.
+    public var columns: [ColumnDescription]
+    /// The INTEGER PRIMARY KEY column, if any.
+    public var rowidAliasColumn: Int?
+    /// Whether the table is WITHOUT ROWID (an index B-tree whose records are the rows).
+    public var withoutRowid: Bool
+    /// PRIMARY KEY column indexes in key order (the record order of a WITHOUT ROWID table starts with these).
+    public var primaryKeyColumns: [Int]
+    /// Whether the table was inferred from orphan records rather than read from sqlite_master.
+    public var isInferred: Bool
+
+    /// For a WITHOUT ROWID table: the declaration-order column index of each record field.
+    public var recordFieldColumns: [Int] {
+        guard withoutRowid else { return Array(columns.indices) }
+        return primaryKeyColumns + columns.indices.filter { !primaryKeyColumns.contains($0) }
+    }
+}
+
+/// The schema read from a file.
+public struct Schema: Sendable, Codable {
+    /// Every accepted sqlite_master entry, in file order.
+    public var entries: [SchemaEntry]
+    /// Tables with parsed columns, in file order.
+    public var tables: [TableDescription]
+    /// Whether sqlite_master could be read at all (page 1 authenticated and parsed).
+    public var isReadable: Bool
+    /// Pages of the sqlite_master tree that failed to read (bad HMAC).
+    public var unreadablePages: [UInt32] = []
+    /// `PRAGMA user_version` from the header (offset 60), when page 1 was readable.
+    public var userVersion: Int32?
+    /// `PRAGMA application_id` from the header (offset 68), when page 1 was readable.
+    public var applicationID: Int32?
+
+    /// Indexes (entries of kind `.index` with a root page).
+    public var indexes: [SchemaEntry] { entries.filter { $0.kind == .index } }
+
+    /// Reads sqlite_master from page 1 of `source`. Pages of the schema tree are added to `visited`.
+    public static func read(from source: PageSource, visited: inout Set<UInt32>) -> Schema {
+        let walker = TreeWalker(source: source)
+        let overflow = OverflowReader(source: source)
+        var rows: [[SalvagedValue]] = []
+        var overflowPages: [UInt32] = []
+        var unreadable: [UInt32] = []
+        let stats = walker.walk(root: 1, visited: &visited, onUnreadable: { unreadable.append($0) }) { page, cells in
+            guard page.type == .tableLeaf else { return }
+            for cell in cells {
+                var payload = cell.localPayload
+                if let first = cell.overflowPage {
+                    guard case .success(let chain) = overflow.read(first: first, remaining: cell.payloadSize - payload.count)
+                    else { continue }
+                    payload += chain.bytes
+                    overflowPages += chain.pages
+                }
+                if let values = RecordDecoder.decode(payload) { rows.append(values) }
+            }
+        }
+        visited.formUnion(overflowPages)
+        var schema = Schema(entries: [], tables: [], isReadable: stats.pagesVisited > 0, unreadablePages: unreadable)
+        for row in rows { schema.add(row: row, pageCount: source.pageCount) }
+        if case .success(let page1) = source.page(1) {
+            let header = ByteView(page1)
+            schema.userVersion = header.u32(60).map { Int32(bitPattern: $0) }
+            schema.applicationID = header.u32(68).map { Int32(bitPattern: $0) }
+        }
+        return schema
+    }
+
+    /// Validates one sqlite_master record and adds it.
+    mutating func add(row: [SalvagedValue], pageCount: UInt32) {
+        guard row.count == 5, case .text(let typeBytes) = row[0], case .text(let nameBytes) = row[1],
+            case .text(let tableBytes) = row[2],
+            let kind = SchemaEntryKind(rawValue: String(decoding: typeBytes, as: UTF8.self)),
+            let name = String(validatingUTF8Bytes: nameBytes), let tableName = String(validatingUTF8Bytes: tableBytes)
+        else { return }
+        var root: UInt32 = 0
+        if case .integer(let value) = row[3], value >= 0, value <= Int64(pageCount) { root = UInt32(value) }
+        var sql: String?
+        if case .text(let bytes) = row[4] { sql = String(validatingUTF8Bytes: bytes) }
+        switch kind {
+        case .table, .index:
+            guard root >= 2 else { return }
+        case .view, .trigger:
+            guard sql != nil else { return }
+        }
+        if kind == .index, sql == nil, !name.hasPrefix("sqlite_autoindex_") { return }
+        let entry = SchemaEntry(kind: kind, name: name, tableName: tableName, rootPage: root, sql: sql)
+        if kind == .table {
+            guard let sql, let parsed = CreateTableParser.parse(sql) else { return }
+            tables.append(
+                TableDescription(
+                    name: name, rootPage: root, sql: sql, columns: parsed.columns,
+                    rowidAliasColumn: parsed.rowidAliasColumn, withoutRowid: parsed.withoutRowid,
+                    primaryKeyColumns: parsed.primaryKeyColumns, isInferred: false))
+        }
+        entries.append(entry)
+    }
+}
+
+extension String {
+    /// Decodes UTF-8 bytes, or returns `nil` if they are not valid UTF-8.
+    init?(validatingUTF8Bytes bytes: [UInt8]) {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var scalars = String.UnicodeScalarView()
+        loop: while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): scalars.append(scalar)
+            case .emptyInput: break loop
+            case .error: return nil
+            }
+        }
+        self = String(scalars)
+    }
+}

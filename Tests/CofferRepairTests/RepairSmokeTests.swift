@@ -1,2 +1,0 @@
-import XCTest
-final class RepairSmokeTests: XCTestCase { func testNothing() { XCTAssertTrue(true) } }

@@ -1,0 +1,137 @@
+import XCTest
+
+@testable import CofferRepair
+
+final class SalvageDamageTests: XCTestCase {
+    /// The standard schema plus `notes`, a table with exactly msgs' shape and overlapping rowids, so that
+    /// attributing an orphan msgs leaf is a real decision.
+    private let twinSQL = standardSchemaSQL + """
+        CREATE TABLE notes(id INTEGER PRIMARY KEY, sender TEXT, body TEXT, score REAL, data BLOB);
+        INSERT INTO notes SELECT id, sender || '-n', body, score, data FROM msgs;
+        """
+
+    func testZeroedInteriorPageLeavesAreAdoptedIntoTheRightTable() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("interior.db")
+        try Shell.sqlcipher(path, pageSize: 1024, twinSQL)
+        let msgs = Set(try GroundTruth.rows(path, key: "pw", pageSize: 1024, table: "msgs"))
+        let notes = Set(try GroundTruth.rows(path, key: "pw", pageSize: 1024, table: "notes"))
+        let roles = try pageRoles(path, key: "pw")
+        var visited = Set<UInt32>()
+        let schema = Schema.read(from: try DatabaseFile(path: path, key: .passphrase("pw")), visited: &visited)
+        let root = try XCTUnwrap(schema.tables.first { $0.name == "msgs" }?.rootPage)
+        let interior = try XCTUnwrap(
+            roles.first { $0.owner == "msgs" && $0.role == .tableInterior && $0.pageNumber != root },
+            "1024-byte pages give msgs a three-level tree")
+        try Damage.zeroPage(path, page: interior.pageNumber, pageSize: 1024)
+
+        let (sink, report) = try salvage(path, key: "pw")
+        XCTAssertGreaterThan(report.orphanLeavesAdopted, 10)
+        XCTAssertEqual(report.orphanLeavesInferred, 0)
+        XCTAssertEqual(sink.rowSet("msgs"), msgs, "every row of every surviving leaf, and nothing else")
+        XCTAssertEqual(sink.rowSet("notes"), notes)
+        XCTAssertEqual(report.rowsDropped, 0)
+        XCTAssertEqual(report.pagesZero, 1)
+    }
+
+    func testFlippedLeafLosesOnlyItsOwnRows() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("leaf.db")
+        try Shell.sqlcipher(path, twinSQL)
+        let msgs = try GroundTruth.rows(path, key: "pw", table: "msgs")
+        let roles = try pageRoles(path, key: "pw")
+        let leaves = roles.filter { $0.owner == "msgs" && $0.role == .tableLeaf }
+        let victim = leaves[leaves.count / 2].pageNumber
+        let lost = try leafRowids(path, key: "pw", page: victim)
+        XCTAssertFalse(lost.isEmpty)
+        try Damage.flip(path, page: victim, pageSize: 4096, offsetInPage: 1500, count: 3)
+
+        let (sink, report) = try salvage(path, key: "pw")
+        let expected = Set(msgs.filter { row in
+            if case .integer(let rowid) = row[0] { return !lost.contains(rowid) }
+            return true
+        })
+        XCTAssertEqual(sink.rowSet("msgs"), expected)
+        XCTAssertEqual(report.pagesBadHMAC, 1)
+        XCTAssertEqual(sink.rowSet("notes").count, try GroundTruth.rows(path, key: "pw", table: "notes").count + 0)
+    }
+
+    func testDamagedOverflowPageDropsThatRowOnly() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("overflow.db")
+        try Shell.sqlcipher(path, standardSchemaSQL)
+        let msgs = try GroundTruth.rows(path, key: "pw", table: "msgs")
+        let chains = try overflowChains(path, key: "pw", table: "msgs")
+        let (rowid, pages) = try XCTUnwrap(chains.sorted { $0.key < $1.key }.first)
+        XCTAssertGreaterThanOrEqual(pages.count, 1)
+        try Damage.flip(path, page: pages[pages.count - 1], pageSize: 4096, offsetInPage: 700)
+
+        let (sink, report) = try salvage(path, key: "pw")
+        XCTAssertEqual(sink.rowSet("msgs"), Set(msgs.filter { $0[0] != .integer(rowid) }))
+        XCTAssertEqual(report.overflowChainsBroken, 1)
+        XCTAssertEqual(report.rowsDropped, 1)
+        XCTAssertFalse(sink.rows["msgs", default: []].contains { $0.rowid == rowid }, "never stored truncated")
+    }
+
+    /// Truth rows of msgs as inferred tables see them: rowid, then the raw record (id NULL, whole REALs as
+    /// the integers stored on disk).
+    private func inferredShape(_ truth: [[SalvagedValue]]) -> Set<[SalvagedValue]> {
+        Set(truth.map { row in
+            var shaped = row
+            shaped[1] = .null
+            if case .real(let score) = row[4], score.rounded() == score { shaped[4] = .integer(Int64(score)) }
+            return shaped
+        })
+    }
+
+    private func assertPageOneLossRecovered(_ path: String, key: String?, truth: [[SalvagedValue]]) throws {
+        let (sink, report) = try salvage(path, key: key)
+        XCTAssertFalse(report.schemaReadable)
+        let inferred = sink.tables.filter(\.isInferred)
+        XCTAssertFalse(inferred.isEmpty)
+        XCTAssertTrue(inferred.allSatisfy { $0.name.hasPrefix("recovered_") })
+        let fiveColumn = inferred.filter { $0.columns.count == 5 }.flatMap { sink.rowSet($0.name) }
+        XCTAssertEqual(Set(fiveColumn), inferredShape(truth), "all msgs rows, no resurrected or invented rows")
+        XCTAssertEqual(report.rowsDropped, 0)
+    }
+
+    func testZeroedPageOneRecoversRowsIntoInferredTablesPlaintext() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("p1.db")
+        try Shell.run("sqlite3", path, "PRAGMA page_size=4096;\n" + standardSchemaSQL)
+        let truth = try GroundTruth.rows(path, key: nil, table: "msgs")
+        try Damage.zeroPage(path, page: 1, pageSize: 4096)
+        try assertPageOneLossRecovered(path, key: nil, truth: truth)
+    }
+
+    func testDestroyedPageOneRecoversRowsIntoInferredTablesEncrypted() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("e1.db")
+        try Shell.sqlcipher(path, standardSchemaSQL)
+        let truth = try GroundTruth.rows(path, key: "pw", table: "msgs")
+        // Keep the salt (bytes 0–15, without which nothing decrypts); destroy the rest of page 1.
+        try Damage.overwrite(path, at: 16, with: [UInt8](repeating: 0, count: 4096 - 16))
+        try assertPageOneLossRecovered(path, key: "pw", truth: truth)
+    }
+
+    func testDeletedRowsAreNeverResurrectedWithoutSecureDelete() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("deleted.db")
+        try Shell.run("sqlite3", path, """
+            PRAGMA page_size=1024; PRAGMA secure_delete=off;
+            CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 3000)
+            INSERT INTO t(body) SELECT printf('ALIVE-%06d', i) FROM n;
+            UPDATE t SET body = printf('GONE-%06d', id) WHERE id BETWEEN 1000 AND 2000 OR id % 5 = 0;
+            DELETE FROM t WHERE body LIKE 'GONE-%';
+            """)
+        let truth = try GroundTruth.rows(path, key: nil, pageSize: 1024, table: "t")
+        let raw = try Data(contentsOf: URL(fileURLWithPath: path))
+        XCTAssertNotNil(raw.range(of: Data("GONE-001500".utf8)), "the deleted bytes are still in the file")
+        XCTAssertTrue(try pageRoles(path, key: nil).contains { $0.role == .freelistLeaf })
+
+        let (sink, report) = try salvage(path, key: nil)
+        XCTAssertEqual(sink.rowSet("t"), Set(truth))
+        XCTAssertEqual(report.orphanLeavesAdopted + report.orphanLeavesInferred, 0)
+    }
+}

@@ -1,0 +1,100 @@
+import XCTest
+
+@testable import CofferRepair
+
+final class SalvageEdgeCaseTests: XCTestCase {
+    func testWithoutRowidOrphanLeavesAreAdoptedAndInteriorRowsAreTheOnlyLoss() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("wr.db")
+        try Shell.sqlcipher(path, pageSize: 1024, standardSchemaSQL)
+        let truth = Set(try GroundTruth.rows(path, key: "pw", pageSize: 1024, table: "kv", withRowid: false))
+        let file = try DatabaseFile(path: path, key: .passphrase("pw"))
+        var visited = Set<UInt32>()
+        let root = try XCTUnwrap(Schema.read(from: file, visited: &visited).tables.first { $0.name == "kv" }?.rootPage)
+        let interior = try XCTUnwrap(
+            PageRoles.classify(file).first { $0.owner == "kv" && $0.role == .indexInterior && $0.pageNumber != root })
+        // An index B-tree keeps entries in its interior cells: those rows are lost with the page.
+        let cells = try TreeWalker(source: file).parse(interior.pageNumber).get().cells
+        let lost = Set(try cells.map { try XCTUnwrap(RecordDecoder.decode($0.localPayload)) })
+        XCTAssertFalse(lost.isEmpty)
+        try Damage.zeroPage(path, page: interior.pageNumber, pageSize: 1024)
+
+        let (sink, report) = try salvage(path, key: "pw")
+        XCTAssertGreaterThan(report.orphanLeavesAdopted, 0)
+        XCTAssertEqual(sink.rowSet("kv"), truth.subtracting(lost))
+        XCTAssertEqual(sink.rowSet("msgs").count, try GroundTruth.rows(path, key: "pw", pageSize: 1024, table: "msgs").count)
+    }
+
+    func testOverflowChainLoopDropsTheRow() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("loop.db")
+        try Shell.run("sqlite3", path, "PRAGMA page_size=1024;\n" + standardSchemaSQL)
+        let truth = try GroundTruth.rows(path, key: nil, pageSize: 1024, table: "msgs")
+        let chains = try overflowChains(path, key: nil, table: "msgs")
+        let (rowid, pages) = try XCTUnwrap(chains.first { $0.value.count >= 3 })
+        // The second overflow page now points back at the first: a loop.
+        let first = pages[0]
+        try Damage.overwrite(path, at: UInt64(pages[1] - 1) * 1024, with: [
+            UInt8(first >> 24 & 0xff), UInt8(first >> 16 & 0xff), UInt8(first >> 8 & 0xff), UInt8(first & 0xff),
+        ])
+        let (sink, report) = try salvage(path, key: nil)
+        XCTAssertEqual(sink.rowSet("msgs"), Set(truth.filter { $0[0] != .integer(rowid) }))
+        XCTAssertEqual(report.overflowChainsBroken, 1)
+        XCTAssertEqual(report.rowsDropped, 1)
+    }
+
+    func testAutoVacuumFileWithPointerMapSalvagesExactlyAndReportsProgress() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("av.db")
+        try Shell.run("sqlite3", path, "PRAGMA page_size=1024; PRAGMA auto_vacuum=FULL;\n" + standardSchemaSQL)
+        XCTAssertTrue(try pageRoles(path, key: nil).contains { $0.role == .pointerMap })
+        let salvager = try Salvager(path: path, key: nil)
+        var sink = CollectingSink()
+        var calls = 0
+        let report = try salvager.run(into: &sink) { progress in
+            calls += 1
+            XCTAssertLessThanOrEqual(progress.pagesScanned, progress.pagesTotal * 2)
+        }
+        XCTAssertGreaterThan(calls, 1)
+        XCTAssertEqual(sink.rowSet("msgs"), Set(try GroundTruth.rows(path, key: nil, pageSize: 1024, table: "msgs")))
+        XCTAssertEqual(report.orphanLeavesAdopted + report.orphanLeavesInferred + report.pagesUnparseable, 0)
+        let json = try JSONEncoder().encode(report)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: json) as? [String: Any])
+        for key in ["pages_total", "pages_ok", "pages_bad_hmac", "pages_unparseable", "orphan_leaves_adopted",
+                    "overflow_chains_broken", "tables", "rows_salvaged", "rows_dropped", "seconds", "page_size", "profile"] {
+            XCTAssertNotNil(object[key], key)
+        }
+    }
+
+    func testRowFitFollowsAffinityRules() {
+        XCTAssertFalse(RowFit.fits(.text(Array("42".utf8)), .integer))
+        XCTAssertFalse(RowFit.fits(.text(Array(" -1.5e3 ".utf8)), .real))
+        XCTAssertTrue(RowFit.fits(.text(Array("4x2".utf8)), .integer))
+        XCTAssertTrue(RowFit.fits(.text(Array("42".utf8)), .text))
+        XCTAssertFalse(RowFit.fits(.integer(1), .text))
+        XCTAssertFalse(RowFit.fits(.real(2.0), .integer))
+        XCTAssertTrue(RowFit.fits(.real(2.5), .integer))
+        XCTAssertTrue(RowFit.fits(.integer(2), .real))
+        XCTAssertTrue(RowFit.fits(.blob([1]), .integer))
+        let table = TableDescription(
+            name: "t", rootPage: 2, sql: "", columns: [
+                ColumnDescription(name: "id", declaredType: "INTEGER", affinity: .integer),
+                ColumnDescription(name: "x", declaredType: "REAL", affinity: .real),
+            ], rowidAliasColumn: 0, withoutRowid: false, primaryKeyColumns: [0], isInferred: false)
+        XCTAssertEqual(RowFit.row(fields: [.null, .integer(3)], rowid: 7, table: table),
+                       SalvagedRow(rowid: 7, values: [.integer(7), .real(3)]))
+        XCTAssertNil(RowFit.row(fields: [.integer(7), .integer(3)], rowid: 7, table: table), "alias must be NULL")
+        XCTAssertNil(RowFit.row(fields: [.null, .integer(3), .null], rowid: 7, table: table), "too many fields")
+    }
+
+    func testVarintAndRecordRejectTruncation() {
+        XCTAssertEqual(Varint.decode(ByteView([0x81, 0x00]), at: 0)?.value, 128)
+        XCTAssertNil(Varint.decode(ByteView([0x81]), at: 0))
+        XCTAssertEqual(Varint.decode(ByteView([UInt8](repeating: 0xff, count: 9)), at: 0)?.value, UInt64.max)
+        XCTAssertEqual(RecordDecoder.decode([0x03, 0x01, 0x13, 0x05, 0x61, 0x62, 0x63]), [.integer(5), .text(Array("abc".utf8))])
+        XCTAssertNil(RecordDecoder.decode([0x03, 0x01, 0x13, 0x05, 0x61, 0x62]), "payload shorter than its header says")
+        XCTAssertNil(RecordDecoder.decode([0x03, 0x01, 0x13, 0x05, 0x61, 0x62, 0x63, 0x64]), "trailing bytes")
+        XCTAssertNil(RecordDecoder.decode([0x02, 0x0a]), "reserved serial type")
+        XCTAssertNil(RecordDecoder.decode([0x09, 0x01]), "header longer than payload")
+    }
+}

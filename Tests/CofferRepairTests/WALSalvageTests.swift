@@ -1,0 +1,107 @@
+import XCTest
+
+@testable import CofferRepair
+
+final class WALSalvageTests: XCTestCase {
+    /// Builds a WAL database whose first 300 rows are checkpointed into the main file and whose later
+    /// transactions live only in the WAL. Snapshots (database + WAL copies) are taken with `.shell cp`
+    /// while the connection is open, after each stage. Returns the directory.
+    private func makeSnapshots(_ dir: TemporaryDirectory) throws {
+        let live = dir.path("live.db")
+        func snapshot(_ name: String) -> String {
+            ".shell cp '\(live)' '\(dir.path(name))'; cp '\(live)-wal' '\(dir.path(name))-wal'; cp '\(live)' '\(dir.path(name)).truth'; cp '\(live)-wal' '\(dir.path(name)).truth-wal'"
+        }
+        try Shell.sqlcipher(live, """
+            PRAGMA journal_mode=WAL;
+            PRAGMA wal_autocheckpoint=0;
+            CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT, n INTEGER);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 300)
+            INSERT INTO t(body, n) SELECT printf('main %d %s', i, hex(randomblob(40))), i FROM n;
+            PRAGMA wal_checkpoint(TRUNCATE);
+            \(snapshot("stage0.db"))
+            BEGIN;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 300)
+            INSERT INTO t(body, n) SELECT printf('wal-one %d %s', i, hex(randomblob(40))), i FROM n;
+            UPDATE t SET body = 'updated in wal' WHERE id % 10 = 0 AND id <= 300;
+            DELETE FROM t WHERE id BETWEEN 50 AND 59;
+            COMMIT;
+            \(snapshot("stage1.db"))
+            BEGIN;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 200)
+            INSERT INTO t(body, n) SELECT printf('wal-two %d %s', i, hex(randomblob(40))), i FROM n;
+            COMMIT;
+            \(snapshot("stage2.db"))
+            """)
+    }
+
+    private func truth(_ dir: TemporaryDirectory, _ stage: String) throws -> Set<[SalvagedValue]> {
+        Set(try GroundTruth.rows(dir.path(stage) + ".truth", key: "pw", table: "t", readOnly: false))
+    }
+
+    func testRowsCommittedOnlyInTheWALAreSalvaged() throws {
+        let dir = try TemporaryDirectory()
+        try makeSnapshots(dir)
+        let expected = try truth(dir, "stage2.db")
+        XCTAssertEqual(expected.count, 300 + 300 - 10 + 200)
+        let (sink, report) = try salvage(dir.path("stage2.db"), key: "pw")
+        XCTAssertEqual(sink.rowSet("t"), expected)
+        XCTAssertGreaterThan(report.walFramesUsed, 0)
+        XCTAssertEqual(report.walFramesBad, 0)
+        // Without the WAL only the checkpointed rows exist.
+        let (mainOnly, _) = try salvage(dir.path("stage2.db"), key: "pw", useWAL: false)
+        XCTAssertEqual(mainOnly.rowSet("t"), try truth(dir, "stage0.db"))
+    }
+
+    func testDamagedLastTransactionFallsBackToTheEarlierCommit() throws {
+        let dir = try TemporaryDirectory()
+        try makeSnapshots(dir)
+        let path = dir.path("stage2.db")
+        let stage1Size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: dir.path("stage1.db") + "-wal")[.size] as? UInt64)
+        // Flip bytes inside the first frame body of the second transaction: its checksum chain breaks.
+        try Damage.overwrite(path + "-wal", at: stage1Size + 24 + 100, with: [0xde, 0xad, 0xbe, 0xef])
+        let (sink, _) = try salvage(path, key: "pw")
+        XCTAssertEqual(sink.rowSet("t"), try truth(dir, "stage1.db"))
+    }
+
+    func testFrameFailingItsHMACFallsBackToTheMainFilePage() throws {
+        let dir = try TemporaryDirectory()
+        try makeSnapshots(dir)
+        let path = dir.path("stage1.db")
+        let walPath = path + "-wal"
+        var wal = [UInt8](try Data(contentsOf: URL(fileURLWithPath: walPath)))
+        // Damage the body of every committed frame holding page 2 (an existing table page), then re-seal
+        // the checksum chain so the frames stay "valid" and only their HMAC betrays them.
+        let frameSize = 24 + 4096
+        var damaged = 0
+        var offset = 32
+        while offset + frameSize <= wal.count {
+            let page = UInt32(wal[offset]) << 24 | UInt32(wal[offset + 1]) << 16 | UInt32(wal[offset + 2]) << 8 | UInt32(wal[offset + 3])
+            if page == 2 {
+                wal[offset + 24 + 300] ^= 0xff
+                damaged += 1
+            }
+            offset += frameSize
+        }
+        XCTAssertGreaterThan(damaged, 0)
+        let bigEndian = wal[3] & 1 == 1
+        var sums = WALIndex.checksum(wal[0..<24], bigEndian: bigEndian, seed: (0, 0))
+        offset = 32
+        while offset + frameSize <= wal.count {
+            sums = WALIndex.checksum(wal[offset..<(offset + 8)], bigEndian: bigEndian, seed: sums)
+            sums = WALIndex.checksum(wal[(offset + 24)..<(offset + frameSize)], bigEndian: bigEndian, seed: sums)
+            for (index, value) in [sums.0, sums.1].enumerated() {
+                for byte in 0..<4 { wal[offset + 16 + 4 * index + byte] = UInt8(truncatingIfNeeded: value >> (24 - 8 * UInt32(byte))) }
+            }
+            offset += frameSize
+        }
+        try Data(wal).write(to: URL(fileURLWithPath: walPath))
+
+        let (sink, report) = try salvage(path, key: "pw")
+        XCTAssertGreaterThan(report.walFramesBad, 0)
+        let full = try truth(dir, "stage1.db")
+        let (mainOnly, _) = try salvage(path, key: "pw", useWAL: false)
+        let rows = sink.rowSet("t")
+        XCTAssertTrue(rows.isSubset(of: full.union(mainOnly.rowSet("t"))), "no invented rows")
+        XCTAssertGreaterThanOrEqual(rows.count, mainOnly.rowSet("t").count - 10, "not worse than ignoring the WAL")
+    }
+}
