@@ -47,7 +47,7 @@ func makeDatabase() throws -> Database { try Database.temporary() }
 /// A database with the conversation/message/user/membership tables.
 func makeSchemaDatabase() throws -> Database {
     let database = try makeDatabase()
-    try database.write { db in
+    _ = try database.write { db in
         try db.upgradeSchema(for: [Conversation.self, Message.self, User.self, Membership.self])
     }
     return database

@@ -40,7 +40,7 @@ public struct TableConstraint<Root: TableRecord>: Sendable {
     ) -> TableConstraint {
         TableConstraint(
             fragment: SQLFragment(raw: "FOREIGN KEY ") + columnList([column]) + SQLFragment(raw: " REFERENCES ")
-                + SQLFragment([.identifier(Parent.tableName)]) + columnList([parentColumn])
+                + SQLFragment([.identifier(Parent.tableName)]) + SQLFragment(raw: " ") + columnList([parentColumn])
                 + SQLFragment(raw: " ON DELETE \(onDelete.rawValue) ON UPDATE \(onUpdate.rawValue)"))
     }
 
