@@ -77,7 +77,13 @@ extension Connection {
     }
 
     /// The column names of a table, empty when it does not exist.
+    ///
+    /// The statement is never cached: SQLite computes a PRAGMA's rows when it prepares it, so a cached
+    /// `table_info` would keep describing the schema of the time it was first prepared.
     func columnNames(of table: String) throws -> [String] {
-        try fetchAll(sql: "PRAGMA table_info(" + (try SQLIdentifier.validated(table)) + ")").compactMap { $0["name"] }
+        let statement = try makeStatement(sql: "PRAGMA table_info(" + (try SQLIdentifier.validated(table)) + ")")
+        var names: [String] = []
+        while try statement.step() { names.append(statement.string(at: 1)) }
+        return names
     }
 }
