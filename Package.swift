@@ -70,7 +70,10 @@ let package = Package(
         .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport"),
         .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferCLITests", dependencies: ["coffer", "Coffer", "CofferTestSupport"]),
-        .testTarget(name: "CofferQueryTests", dependencies: ["Coffer", "CofferTestSupport"]),
+        .testTarget(
+            name: "CofferQueryTests",
+            dependencies: ["Coffer", "CofferTestSupport", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "CofferRepairTests", dependencies: ["CofferRepair", "Coffer"]),
     ],
     swiftLanguageModes: [.v6]
