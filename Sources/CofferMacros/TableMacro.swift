@@ -136,7 +136,7 @@ struct Property {
     /// as encoded, e.g. raw-value enums and JSON text).
     var affinity: String {
         let base = wrappedType ?? type
-        if integerTypes.contains(base) || base == "Bool" { return "INTEGER" }
+        if integerTypes.contains(base) || ["Bool", "UInt", "UInt64"].contains(base) { return "INTEGER" }
         switch base {
         case "Double", "Float", "Date": return "REAL"
         case "String", "URL": return "TEXT"

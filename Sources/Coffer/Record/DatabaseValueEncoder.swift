@@ -4,7 +4,8 @@ import Foundation
 ///
 /// Types that are ``DatabaseValueConvertible`` (numbers, Bool, String, Data, Date, UUID, URL) use their
 /// own storage. Others go through `Encodable`: raw-value enums become their raw value; anything that asks
-/// for a keyed or unkeyed container (nested structs, arrays, dictionaries) is stored as JSON text.
+/// for a keyed or unkeyed container (nested structs, arrays, dictionaries) is stored as JSON text with
+/// sorted keys.
 enum DatabaseValueEncoder {
     static func encode<Value: Encodable>(_ value: Value) throws -> DatabaseValue {
         if let convertible = value as? any DatabaseValueConvertible { return convertible.databaseValue }
@@ -12,7 +13,10 @@ enum DatabaseValueEncoder {
         try value.encode(to: SingleValueDatabaseEncoder(box: box))
         if let error = box.error { throw error }
         if box.needsJSON {
-            let json = try JSONEncoder().encode(value)
+            // Sorted keys: equal values always store equal text, so they can be compared in SQL.
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            let json = try encoder.encode(value)
             return .text(String(decoding: json, as: UTF8.self))
         }
         return box.value
