@@ -103,6 +103,7 @@ extension TypedExpression where Value: SQLTextValue {
     }
 
     /// True when the text contains `text` literally: `%`, `_` and `\` in it match only themselves.
+    /// SQLite refuses patterns over 50,000 bytes (`SQLITE_LIMIT_LIKE_PATTERN_LENGTH`) with an error.
     public func contains(_ text: String) -> SQLExpression<Root, Bool> { like("%" + Self.escapeLike(text) + "%") }
 
     /// True when the text starts with `prefix` literally.
