@@ -50,6 +50,12 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
     }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        // The common column types first, without a protocol lookup.
+        if type == String.self, let value = try string() as? T { return value }
+        if type == Int64.self, let value = try int64() as? T { return value }
+        if type == Int.self, let value = try integer() as Int as? T { return value }
+        if type == Double.self, let value = try double() as? T { return value }
+        if type == Data.self, storageClass == SQLITE_BLOB, let value = statement.data(at: Int(column)) as? T { return value }
         if let convertible = type as? any DatabaseValueConvertible.Type {
             let stored = statement.value(at: Int(column))
             guard let value = convertible.fromDatabaseValue(stored) as? T else { throw mismatch(type) }

@@ -14,7 +14,9 @@ final class StatementDecoder {
     let indexByName: [String: Int]
     /// The first column of the record in the row (non-zero for the right side of a join).
     let base: Int
-    var next = 0
+    /// The column expected next. Only this decoder touches it, on one thread, per row: the dynamic
+    /// exclusivity check would cost more than the lookup it serves.
+    @exclusivity(unchecked) var next = 0
 
     init(statement: Statement, names: [String], base: Int = 0) {
         self.statement = statement
@@ -89,6 +91,21 @@ struct StatementKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         if sqlite3_column_type(context.handle, column) == SQLITE_NULL { return true }
         context.next -= 1
         return false
+    }
+
+    /// Optional properties: one lookup, then NULL or the value (the default would look the key up thrice).
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { try optional(type, key) }
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try optional(type, key) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try optional(type, key) }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try optional(type, key) }
+
+    private func optional<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T? {
+        guard let column = context.column(for: key), sqlite3_column_type(context.handle, column) != SQLITE_NULL else {
+            return nil
+        }
+        return try ColumnReader(statement: context.statement, handle: context.handle, column: column).decode(type)
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try column(key).int64() != 0 }
