@@ -86,6 +86,12 @@ final class CompileFailTests: XCTestCase {
         try assertDoesNotCompile("_ = Message.all().group { _ in [Conversation.columns.id] }")
     }
 
+    func testAPropertyWithoutATypeAnnotationIsAMacroError() throws {
+        let result = try typecheck("@Table struct Untyped: Codable { var count = 0 }\n")
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("@Table needs an explicit type on 'count'"), result.stderr)
+    }
+
     // MARK: Compiler driving
 
     private func assertDoesNotCompile(_ body: String, file: StaticString = #filePath, line: UInt = #line) throws {

@@ -54,3 +54,15 @@ func makeSchemaDatabase() throws -> Database {
 }
 
 let referenceDate = Date(timeIntervalSince1970: 1_700_000_000.25)
+
+/// Only stored instance properties become columns.
+@Table
+struct Gadget: Codable {
+    @Column(primaryKey: true) var id: Int64?
+    var name: String {
+        didSet { renamed = true }
+    }
+    var renamed: Bool = false
+    var label: String { "gadget \(name)" }
+    static let kind = "gadget"
+}

@@ -89,6 +89,12 @@ final class QuerySQLTests: XCTestCase {
         XCTAssertEqual(try Message.indexes[0].createSQL, #"CREATE INDEX "message_on_conversationID_createdAt" ON "message" ("conversationID", "createdAt")"#)
     }
 
+    func testOnlyStoredPropertiesBecomeColumnsAndTheTypeNamesTheTable() throws {
+        XCTAssertEqual(Gadget.tableName, "Gadget")
+        XCTAssertEqual(Gadget.columnDefinitions.map(\.name), ["id", "name", "renamed"])
+        XCTAssertEqual(try Gadget.createTableSQL(), #"CREATE TABLE "Gadget" ("id" INTEGER PRIMARY KEY, "name" TEXT NOT NULL, "renamed" INTEGER NOT NULL)"#)
+    }
+
     func testWriteSQL() throws {
         XCTAssertEqual(try User.insertSQL(.abort), #"INSERT INTO "user" ("id", "email", "name", "visits") VALUES (?, ?, ?, ?)"#)
         XCTAssertEqual(try User.insertSQL(.replace), #"INSERT OR REPLACE INTO "user" ("id", "email", "name", "visits") VALUES (?, ?, ?, ?)"#)
