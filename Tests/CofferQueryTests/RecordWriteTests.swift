@@ -81,6 +81,16 @@ final class RecordWriteTests: XCTestCase {
         }
     }
 
+    func testUpsertTargetMustBeAKey() throws {
+        try database.write { db in
+            var user = User(id: nil, email: "a@x", name: "A", visits: 0)
+            XCTAssertThrowsError(try user.upsert(db) { [$0.name] }) { error in
+                XCTAssertEqual((error as? CofferError)?.code, .apiMisuse)
+            }
+            XCTAssertEqual(try User.fetchCount(db), 0)
+        }
+    }
+
     func testUpsertConflictOnAnotherUniqueColumnStillThrows() throws {
         try database.write { db in
             var a = User(id: 1, email: "a@x", name: "A", visits: 0)

@@ -15,6 +15,16 @@ extension TableRecord {
         return single.isEmpty ? constraints.flatMap(\.primaryKeyColumnNames) : single
     }
 
+    /// The column sets that identify at most one row: the primary key, UNIQUE columns and constraints,
+    /// unique indexes.
+    static var uniqueKeys: Set<Set<String>> {
+        var keys: Set<Set<String>> = [Set(primaryKeyColumnNames)]
+        for column in columnDefinitions where column.isUnique { keys.insert([column.name]) }
+        for constraint in constraints where !constraint.uniqueColumnNames.isEmpty { keys.insert(Set(constraint.uniqueColumnNames)) }
+        for index in indexes where index.isUnique { keys.insert(Set(index.columnNames)) }
+        return keys.filter { !$0.isEmpty }
+    }
+
     static func insertSQL(_ resolution: ConflictResolution) throws -> String {
         let names = try columnDefinitions.map { try SQLIdentifier.validated($0.name) }
         return resolution.rawValue + " INTO " + (try SQLIdentifier.validated(tableName)) + " ("
@@ -58,7 +68,8 @@ extension TableRecord {
     }
 
     /// Inserts the record, or — when a row with the same values in `conflictColumns` exists — updates
-    /// that row's other columns. The default conflict target is the primary key.
+    /// that row's other columns. The default conflict target is the primary key; another target must be
+    /// declared UNIQUE (a column, a constraint or a unique index), as SQLite's own upsert requires.
     ///
     /// SQLite 3.15 has no `ON CONFLICT DO UPDATE`, so this runs in a savepoint: an UPDATE of the row
     /// matching the target, then an INSERT when none matched. NULL target values never match, as in SQL
@@ -72,8 +83,11 @@ extension TableRecord {
         _ db: Connection, onConflict conflictColumns: ((Columns) -> [any SQLColumn<Self>])? = nil
     ) throws {
         let target = conflictColumns.map { $0(Self.columns).map(\.name) } ?? Self.primaryKeyColumnNames
-        guard !target.isEmpty else {
-            throw CofferError(code: .apiMisuse, message: "upsert needs a conflict target or a primary key on \(Self.tableName)")
+        // As with SQLite's own upsert, the target must be a key: otherwise the UPDATE could hit many rows.
+        guard Self.uniqueKeys.contains(Set(target)) else {
+            throw CofferError(
+                code: .apiMisuse,
+                message: "upsert on \(Self.tableName) needs a primary key or UNIQUE columns as its conflict target")
         }
         let values = try RecordEncoder<Self>().values(of: self)
         let names = Self.columnDefinitions.map(\.name)

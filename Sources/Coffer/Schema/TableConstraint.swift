@@ -12,6 +12,8 @@ public struct TableConstraint<Root: TableRecord>: Sendable {
     let fragment: SQLFragment
     /// The key's columns, for a primary key constraint (upsert and record updates find rows by them).
     var primaryKeyColumnNames: [String] = []
+    /// The columns of a primary key or UNIQUE constraint (the conflict targets upsert accepts).
+    var uniqueColumnNames: [String] = []
 
     /// The constraint's SQL.
     func sql() throws -> String { try fragment.render(.init(inlineValues: true)).sql }
@@ -19,12 +21,13 @@ public struct TableConstraint<Root: TableRecord>: Sendable {
     /// A primary key over several columns.
     public static func primaryKey(_ columns: any SQLColumn<Root>...) -> TableConstraint {
         TableConstraint(
-            fragment: SQLFragment(raw: "PRIMARY KEY ") + columnList(columns), primaryKeyColumnNames: columns.map(\.name))
+            fragment: SQLFragment(raw: "PRIMARY KEY ") + columnList(columns), primaryKeyColumnNames: columns.map(\.name),
+            uniqueColumnNames: columns.map(\.name))
     }
 
     /// A UNIQUE constraint over several columns (NULLs never conflict, as in SQLite).
     public static func unique(_ columns: any SQLColumn<Root>...) -> TableConstraint {
-        TableConstraint(fragment: SQLFragment(raw: "UNIQUE ") + columnList(columns))
+        TableConstraint(fragment: SQLFragment(raw: "UNIQUE ") + columnList(columns), uniqueColumnNames: columns.map(\.name))
     }
 
     /// A CHECK constraint over this table's columns.
