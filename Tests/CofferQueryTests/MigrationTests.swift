@@ -1,4 +1,4 @@
-import Coffer
+@testable import Coffer
 import XCTest
 
 enum Version3 {
@@ -65,6 +65,36 @@ final class MigrationTests: XCTestCase {
         try database.read { db in
             XCTAssertEqual(try migrator.appliedMigrations(db), ["create"])
             XCTAssertEqual(try Conversation.fetchCount(db), 0)
+        }
+    }
+
+    func testRebuildingAParentTableKeepsItsChildrenAndChecksForeignKeys() throws {
+        let database = try makeDatabase()
+        var migrator = Migrator()
+        migrator.register("create") { db in
+            try db.upgradeSchema(for: [Conversation.self, Message.self])
+            var conversation = Conversation(id: nil, title: "kept", archived: false)
+            try conversation.insert(db)
+            var message = Message(id: nil, conversationID: conversation.id ?? 0, body: "child", score: 0, createdAt: referenceDate)
+            try message.insert(db)
+        }
+        migrator.register("rebuild parent") { db in try db.rebuildTable(Conversation.self) }
+        try migrator.migrate(database)
+        try database.read { db in
+            XCTAssertEqual(try Message.fetchCount(db), 1, "no ON DELETE CASCADE fired during the rebuild")
+        }
+
+        var breaking = migrator
+        breaking.register("orphan") { db in try db.execute(sql: "DELETE FROM conversation") }
+        XCTAssertThrowsError(try breaking.migrate(database)) { error in
+            XCTAssertEqual((error as? CofferError)?.code.primary, .constraint)
+        }
+        try database.read { db in
+            XCTAssertEqual(try Conversation.fetchCount(db), 1, "the violating migration was rolled back")
+            XCTAssertEqual(try db.fetchValue(Bool.self, sql: "PRAGMA foreign_keys"), true)
+        }
+        try database.write { db in
+            XCTAssertEqual(try db.pragmaRows("PRAGMA foreign_keys").first?[0], .integer(1), "enforcement is back on")
         }
     }
 

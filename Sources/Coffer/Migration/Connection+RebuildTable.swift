@@ -17,8 +17,9 @@ extension Connection {
     ///   - table: the type whose declaration the table should match.
     ///   - oldName: the current table name, when the type's name changed (defaults to the type's).
     ///   - renamedColumns: columns whose data comes from a column of another name.
-    /// - Important: run it with foreign key enforcement off, or with no other table referencing this one
-    ///   (SQLite's own advice for this procedure).
+    /// - Important: run it inside a ``Migrator`` migration, which switches foreign key enforcement off
+    ///   around the transaction and checks for violations before commit (SQLite's own advice for this
+    ///   procedure): with enforcement on, dropping a parent table would fire its children's ON DELETE.
     public func rebuildTable<Table: TableRecord>(
         _ table: Table.Type, from oldName: String? = nil,
         renamedColumns: [(column: any SQLColumn<Table>, from: String)] = []

@@ -41,18 +41,36 @@ public struct Migrator: Sendable {
         }
         try database.write { db in try Self.createRecordTable(db) }
         var applied: [String] = []
-        for migration in migrations {
-            let ran = try database.write { db -> Bool in
+        for migration in migrations where try apply(migration, database) {
+            applied.append(migration.name)
+        }
+        return applied
+    }
+
+    /// Applies one migration unless it is recorded; returns whether it ran.
+    ///
+    /// Foreign key enforcement is switched off around the transaction (SQLite only allows that outside
+    /// one), so that rebuilding a parent table neither fails nor cascades; the migration must leave no
+    /// violation behind, which `PRAGMA foreign_key_check` verifies before commit.
+    private func apply(_ migration: (name: String, body: @Sendable (Connection) throws -> Void), _ database: Database) throws -> Bool {
+        try database.writeWithoutTransaction { db in
+            let enforced = try db.pragmaRows("PRAGMA foreign_keys").first?[0] == .integer(1)
+            if enforced { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
+            defer { if enforced { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
+            return try db.inTransaction(.immediate) {
                 guard try !Self.isApplied(migration.name, db) else { return false }
                 try migration.body(db)
+                if enforced, let violation = try db.pragmaRows("PRAGMA foreign_key_check").first {
+                    throw CofferError(
+                        code: .constraintForeignKey,
+                        message: "migration '\(migration.name)' leaves a foreign key violation in \(violation[0])")
+                }
                 try db.execute(
                     sql: "INSERT INTO \(SQLIdentifier.quote(Self.recordTable)) (name, appliedAt) VALUES (?, ?)",
                     arguments: [migration.name, Date()])
                 return true
             }
-            if ran { applied.append(migration.name) }
         }
-        return applied
     }
 
     /// The names of the migrations recorded in the database, in the order they were applied.

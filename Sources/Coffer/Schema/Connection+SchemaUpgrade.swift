@@ -77,13 +77,17 @@ extension Connection {
     }
 
     /// The column names of a table, empty when it does not exist.
-    ///
-    /// The statement is never cached: SQLite computes a PRAGMA's rows when it prepares it, so a cached
-    /// `table_info` would keep describing the schema of the time it was first prepared.
     func columnNames(of table: String) throws -> [String] {
-        let statement = try makeStatement(sql: "PRAGMA table_info(" + (try SQLIdentifier.validated(table)) + ")")
-        var names: [String] = []
-        while try statement.step() { names.append(statement.string(at: 1)) }
-        return names
+        try pragmaRows("PRAGMA table_info(" + (try SQLIdentifier.validated(table)) + ")").compactMap { $0["name"] }
+    }
+
+    /// The rows of a PRAGMA, from a statement prepared afresh and never cached: SQLite computes some
+    /// PRAGMA results (`table_info`, `foreign_keys`) when it prepares them, so a cached statement would
+    /// keep describing the state of the time it was first prepared.
+    func pragmaRows(_ sql: String) throws -> [Row] {
+        let statement = try makeStatement(sql: sql)
+        var rows: [Row] = []
+        while try statement.step() { rows.append(statement.row()) }
+        return rows
     }
 }
