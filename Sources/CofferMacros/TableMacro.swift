@@ -16,7 +16,8 @@ public struct TableMacro: MemberMacro, ExtensionMacro {
     ) throws -> [DeclSyntax] {
         let typeName = try self.typeName(of: declaration)
         let properties = try storedProperties(of: declaration)
-        let access = declaration.modifiers.contains { ["public", "package"].contains($0.name.text) }
+        let access =
+            declaration.modifiers.contains { ["public", "package"].contains($0.name.text) }
             ? "public " : ""
         let tableName = tableNameLiteral(node) ?? "\"\(typeName)\""
 
@@ -48,8 +49,10 @@ public struct TableMacro: MemberMacro, ExtensionMacro {
         ]
         let keys = properties.filter(\.isPrimaryKey)
         if keys.count == 1, let key = keys.first, key.isOptional, let wrapped = key.wrappedType,
-           integerTypes.contains(wrapped) {
-            members.append("""
+            integerTypes.contains(wrapped)
+        {
+            members.append(
+                """
                 \(raw: access)mutating func didInsert(rowID: Int64) {
                     self.\(raw: key.identifier) = \(raw: wrapped)(truncatingIfNeeded: rowID)
                 }
@@ -77,7 +80,7 @@ public struct TableMacro: MemberMacro, ExtensionMacro {
 
     private static func tableNameLiteral(_ node: AttributeSyntax) -> String? {
         guard case .argumentList(let arguments) = node.arguments,
-              let literal = arguments.first(where: { $0.label == nil })?.expression.as(StringLiteralExprSyntax.self)
+            let literal = arguments.first(where: { $0.label == nil })?.expression.as(StringLiteralExprSyntax.self)
         else { return nil }
         return literal.trimmedDescription
     }
@@ -86,7 +89,7 @@ public struct TableMacro: MemberMacro, ExtensionMacro {
         var properties: [Property] = []
         for member in declaration.memberBlock.members {
             guard let variable = member.decl.as(VariableDeclSyntax.self),
-                  !variable.modifiers.contains(where: { ["static", "class", "lazy"].contains($0.name.text) })
+                !variable.modifiers.contains(where: { ["static", "class", "lazy"].contains($0.name.text) })
             else { continue }
             let options = ColumnOptions(variable.attributes)
             for binding in variable.bindings {
@@ -155,8 +158,8 @@ struct ColumnOptions {
     init(_ attributes: AttributeListSyntax) {
         for element in attributes {
             guard let attribute = element.as(AttributeSyntax.self),
-                  attribute.attributeName.trimmedDescription.hasSuffix("Column"),
-                  case .argumentList(let arguments) = attribute.arguments
+                attribute.attributeName.trimmedDescription.hasSuffix("Column"),
+                case .argumentList(let arguments) = attribute.arguments
             else { continue }
             for argument in arguments {
                 let value = argument.expression.trimmedDescription

@@ -2,7 +2,10 @@ import Coffer
 import XCTest
 
 enum Status: String, Codable, Equatable { case active, archived }
-enum Priority: Int, Codable, Equatable { case low = 1, high = 9 }
+enum Priority: Int, Codable, Equatable {
+    case low = 1
+    case high = 9
+}
 
 struct Address: Codable, Equatable {
     var street: String
@@ -76,16 +79,20 @@ final class CodableCoverageTests: XCTestCase {
             try db.upgradeSchema(for: [Everything.self])
             var record = Everything.sample
             try record.insert(db)
-            let row = try XCTUnwrap(db.fetchOne(sql: """
-                SELECT typeof(date), typeof(uuid), length(uuid), typeof(bool), typeof(status), typeof(priority),
-                       typeof(address), address, typeof(optionalInt), typeof(url), typeof(uint64), list
-                FROM everything
-                """))
-            XCTAssertEqual(row.values.map(\.description), [
-                #""real""#, #""blob""#, "16", #""integer""#, #""text""#, #""integer""#,
-                #""text""#, #""{\"geo\":[1.5,-2],\"street\":\"1 Main\",\"tags\":[\"a\",\"b\"]}""#, #""null""#, #""text""#,
-                #""integer""#, #""[3,1,2]""#,
-            ])
+            let row = try XCTUnwrap(
+                db.fetchOne(
+                    sql: """
+                        SELECT typeof(date), typeof(uuid), length(uuid), typeof(bool), typeof(status), typeof(priority),
+                               typeof(address), address, typeof(optionalInt), typeof(url), typeof(uint64), list
+                        FROM everything
+                        """))
+            XCTAssertEqual(
+                row.values.map(\.description),
+                [
+                    #""real""#, #""blob""#, "16", #""integer""#, #""text""#, #""integer""#,
+                    #""text""#, #""{\"geo\":[1.5,-2],\"street\":\"1 Main\",\"tags\":[\"a\",\"b\"]}""#, #""null""#, #""text""#,
+                    #""integer""#, #""[3,1,2]""#,
+                ])
         }
     }
 

@@ -34,7 +34,8 @@ final class CompileFailTests: XCTestCase {
         """
 
     func testControlSnippetCompiles() throws {
-        let result = try typecheck("""
+        let result = try typecheck(
+            """
             func control(_ db: Connection) throws {
                 _ = try Message.filter { $0.conversationID == 42 && $0.body.contains("x") }
                     .order { $0.score.desc }.fetchAll(db)
@@ -68,7 +69,8 @@ final class CompileFailTests: XCTestCase {
     }
 
     func testAssigningAValueOfAnotherTypeDoesNotCompile() throws {
-        try assertDoesNotCompile("func f(_ db: Connection) throws { _ = try Message.all().updateAll(db) { [$0.score.set(to: \"high\")] } }")
+        try assertDoesNotCompile(
+            "func f(_ db: Connection) throws { _ = try Message.all().updateAll(db) { [$0.score.set(to: \"high\")] } }")
     }
 
     func testLikeOnANonTextColumnDoesNotCompile() throws {
@@ -76,7 +78,8 @@ final class CompileFailTests: XCTestCase {
     }
 
     func testAJoinCannotBeFilteredByAThirdTable() throws {
-        try assertDoesNotCompile("""
+        try assertDoesNotCompile(
+            """
             _ = Message.all().join(Conversation.self) { m, c in m.conversationID == c.id }
                 .filter { _, _ in Attachment.columns.messageID == 1 }
             """)
@@ -108,7 +111,8 @@ final class CompileFailTests: XCTestCase {
         let snippet = directory.appendingPathComponent("snippet.swift")
         try (Self.declarations + body).write(to: snippet, atomically: true, encoding: .utf8)
         let products = try Self.productsDirectory()
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         var arguments = [
             "swiftc", "-typecheck", "-swift-version", "6",
             "-I", products.appendingPathComponent("Modules").path,

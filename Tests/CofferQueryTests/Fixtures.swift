@@ -18,8 +18,10 @@ struct Message: Codable, Equatable {
 
     static var indexes: [TableIndex<Message>] { [TableIndex(columns.conversationID, columns.createdAt)] }
     static var constraints: [TableConstraint<Message>] {
-        [.foreignKey(columns.conversationID, references: Conversation.columns.id, onDelete: .cascade),
-         .check(columns.score >= 0)]
+        [
+            .foreignKey(columns.conversationID, references: Conversation.columns.id, onDelete: .cascade),
+            .check(columns.score >= 0),
+        ]
     }
 }
 

@@ -27,7 +27,7 @@ final class InjectionPropertyTests: XCTestCase {
         let schemaBefore = try schema(database)
         var generator = SplitMix64(seed: 0xC0FFEE)
         var strings = (0..<2_000).map { _ in Self.hostileString(&generator) }
-        strings.append(String(repeating: "'; DROP TABLE x; -- ", count: 52_429))   // about 1 MB
+        strings.append(String(repeating: "'; DROP TABLE x; -- ", count: 52_429))  // about 1 MB
         strings.append(contentsOf: Self.pieces)
 
         try database.write { db in
@@ -66,10 +66,13 @@ final class InjectionPropertyTests: XCTestCase {
         XCTAssertEqual(try Keyword.filter { $0.from.in([text, text + "x"]) }.fetchCount(db), 1, context)
         XCTAssertEqual(try Keyword.filter { $0.from != text }.fetchCount(db), 0, context)
         XCTAssertEqual(try db.fetchValue(String.self, SQL("SELECT \(text)")), text, context)
-        XCTAssertEqual(try db.fetchValue(Int.self, SQL("SELECT count(*) FROM \(identifier: "select") WHERE \(identifier: "from") = \(text)")), 1, context)
+        XCTAssertEqual(
+            try db.fetchValue(
+                Int.self, SQL("SELECT count(*) FROM \(identifier: "select") WHERE \(identifier: "from") = \(text)")), 1, context)
         if !text.utf8.contains(0), text.contains(where: { $0 == "%" || $0 == "_" }) {
             // Unescaped wildcards would also match a decoy where they stand for other characters.
-            var decoy = Keyword(where: nil, from: String(text.map { $0 == "%" || $0 == "_" ? "Z" : $0 }), order: nil, group: Data())
+            var decoy = Keyword(
+                where: nil, from: String(text.map { $0 == "%" || $0 == "_" ? "Z" : $0 }), order: nil, group: Data())
             try decoy.insert(db, onConflict: .ignore)
             XCTAssertEqual(try Keyword.filter { $0.from.contains(text) }.select { $0.from }.fetchAll(db), [text], context)
             try Keyword.filter { $0.from != text }.deleteAll(db)

@@ -1,5 +1,6 @@
-@testable import Coffer
 import XCTest
+
+@testable import Coffer
 
 enum Version3 {
     /// Version 2's note with `text` renamed to `body` and the legacy column dropped.
@@ -45,8 +46,10 @@ final class MigrationTests: XCTestCase {
             XCTAssertEqual(try Version3.Note.fetchAll(db), [Version3.Note(id: 1, body: "first", pinned: nil, folder: "inbox")])
             let columns = try db.fetchAll(sql: "PRAGMA table_info(note)").compactMap { $0["name"] as String? }
             XCTAssertEqual(columns, ["id", "body", "pinned", "folder"])
-            let indexes = try db.fetchAll(sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'note' AND sql IS NOT NULL")
-                .compactMap { $0["name"] as String? }
+            let indexes = try db.fetchAll(
+                sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'note' AND sql IS NOT NULL"
+            )
+            .compactMap { $0["name"] as String? }
             XCTAssertEqual(indexes, ["note_on_folder"])
         }
     }
@@ -75,7 +78,8 @@ final class MigrationTests: XCTestCase {
             try db.upgradeSchema(for: [Conversation.self, Message.self])
             var conversation = Conversation(id: nil, title: "kept", archived: false)
             try conversation.insert(db)
-            var message = Message(id: nil, conversationID: conversation.id ?? 0, body: "child", score: 0, createdAt: referenceDate)
+            var message = Message(
+                id: nil, conversationID: conversation.id ?? 0, body: "child", score: 0, createdAt: referenceDate)
             try message.insert(db)
         }
         migrator.register("rebuild parent") { db in try db.rebuildTable(Conversation.self) }

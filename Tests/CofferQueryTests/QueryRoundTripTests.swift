@@ -83,7 +83,8 @@ final class QueryRoundTripTests: XCTestCase {
             XCTAssertEqual(try Message.filter { $0.id.in([1, 3, 99]) }.fetchCount(db), 2)
             XCTAssertEqual(try Message.filter { $0.id.in([]) }.fetchCount(db), 0)
             let archived = Conversation.filter { $0.archived == true }.select { $0.id }
-            XCTAssertEqual(try Message.filter { $0.conversationID.in(archived) }.select { $0.body }.fetchAll(db), ["HELLO again", "bye"])
+            XCTAssertEqual(
+                try Message.filter { $0.conversationID.in(archived) }.select { $0.body }.fetchAll(db), ["HELLO again", "bye"])
         }
     }
 

@@ -13,7 +13,9 @@ final class RecordCursorTests: XCTestCase {
             try conversation.insert(db)
             let conversationID = try XCTUnwrap(conversation.id)
             try Message.insertAll(
-                (0..<rowCount).lazy.map { Message(id: nil, conversationID: conversationID, body: body + "\($0)", score: 1, createdAt: referenceDate) },
+                (0..<rowCount).lazy.map {
+                    Message(id: nil, conversationID: conversationID, body: body + "\($0)", score: 1, createdAt: referenceDate)
+                },
                 db)
         }
         try database.read { db in

@@ -105,12 +105,15 @@ final class RecordWriteTests: XCTestCase {
 
     func testUpdateWithSetExpressionsAndDeleteWithPredicates() throws {
         try database.write { db in
-            try User.insertAll([
-                User(id: nil, email: "a@x", name: "A", visits: 1),
-                User(id: nil, email: "b@x", name: "B", visits: 2),
-                User(id: nil, email: nil, name: "C", visits: 3),
-            ], db)
-            let changed = try User.filter { $0.visits >= 2 }.updateAll(db) { [$0.visits.set(to: $0.visits + 10), $0.name.set(to: "big")] }
+            try User.insertAll(
+                [
+                    User(id: nil, email: "a@x", name: "A", visits: 1),
+                    User(id: nil, email: "b@x", name: "B", visits: 2),
+                    User(id: nil, email: nil, name: "C", visits: 3),
+                ], db)
+            let changed = try User.filter { $0.visits >= 2 }.updateAll(db) {
+                [$0.visits.set(to: $0.visits + 10), $0.name.set(to: "big")]
+            }
             XCTAssertEqual(changed, 2)
             XCTAssertEqual(try User.order { $0.id.asc }.select { $0.visits }.fetchAll(db), [1, 12, 13])
             XCTAssertEqual(try User.filter { $0.email == nil }.deleteAll(db), 1)
@@ -137,7 +140,9 @@ final class RecordWriteTests: XCTestCase {
             let users = (0..<1000).map { User(id: nil, email: "u\($0)@x", name: "user \($0)", visits: $0) }
             let ids = try User.insertAll(users, db)
             XCTAssertEqual(ids, Array(1...1000))
-            let clashing = [User(id: nil, email: "new@x", name: "n", visits: 0), User(id: nil, email: "u1@x", name: "dup", visits: 0)]
+            let clashing = [
+                User(id: nil, email: "new@x", name: "n", visits: 0), User(id: nil, email: "u1@x", name: "dup", visits: 0),
+            ]
             XCTAssertThrowsError(try User.insertAll(clashing, db))
             XCTAssertEqual(try User.fetchCount(db), 1000, "a failed batch leaves no row behind")
         }

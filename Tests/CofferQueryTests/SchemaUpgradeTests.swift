@@ -1,6 +1,7 @@
-@testable import Coffer
 import Logging
 import XCTest
+
+@testable import Coffer
 
 /// Version 1 and 2 of one table, as an app would ship them.
 enum Version1 {
@@ -20,7 +21,9 @@ enum Version2 {
         var text: String
         var pinned: Bool?
         @Column(default: "inbox") var folder: String
-        static var indexes: [TableIndex<Note>] { [TableIndex(columns.folder, columns.pinned), TableIndex(columns.text, unique: true)] }
+        static var indexes: [TableIndex<Note>] {
+            [TableIndex(columns.folder, columns.pinned), TableIndex(columns.text, unique: true)]
+        }
     }
 
     @Table("note")
@@ -57,8 +60,10 @@ final class SchemaUpgradeTests: XCTestCase {
         try database.read { db in
             XCTAssertEqual(try Version2.Note.fetchAll(db), [Version2.Note(id: 1, text: "kept", pinned: nil, folder: "inbox")])
             XCTAssertEqual(try db.fetchValue(Int.self, sql: "SELECT legacy FROM note"), 7, "undeclared columns are left alone")
-            let indexes = try db.fetchAll(sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
-                .compactMap { $0["name"] as String? }
+            let indexes = try db.fetchAll(
+                sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name"
+            )
+            .compactMap { $0["name"] as String? }
             XCTAssertEqual(indexes, ["note_on_folder_pinned", "note_on_text"])
         }
     }
@@ -66,7 +71,8 @@ final class SchemaUpgradeTests: XCTestCase {
     func testAddingANotNullColumnWithoutDefaultFailsAtomically() throws {
         let database = try makeDatabase()
         try database.write { db in _ = try db.upgradeSchema(for: [Version1.Note.self]) }
-        XCTAssertThrowsError(try database.write { db in try db.upgradeSchema(for: [Conversation.self, Version2.BrokenNote.self]) })
+        XCTAssertThrowsError(
+            try database.write { db in try db.upgradeSchema(for: [Conversation.self, Version2.BrokenNote.self]) })
         try database.read { db in
             XCTAssertEqual(try db.columnNames(of: "conversation"), [], "nothing of a failed upgrade remains")
         }
@@ -79,7 +85,8 @@ final class SchemaUpgradeTests: XCTestCase {
         let database = try Database.temporary(configuration: configuration)
         try database.write { db in _ = try db.upgradeSchema(for: [Version1.Note.self]) }
         try database.write { db in _ = try db.upgradeSchema(for: [Version2.Note.self]) }
-        XCTAssertTrue(messages.entries.contains { $0.contains("not in its type") && $0.contains("note.legacy") }, "\(messages.entries)")
+        XCTAssertTrue(
+            messages.entries.contains { $0.contains("not in its type") && $0.contains("note.legacy") }, "\(messages.entries)")
     }
 }
 

@@ -37,14 +37,16 @@ extension Connection {
         for renamed in renamedColumns { sourceByColumn[renamed.column.name] = renamed.from }
         let copied = Table.columnDefinitions.map(\.name).filter { sourceByColumn[$0] != nil }
         try inSavepointOrTransaction {
+            let newTable = try SQLIdentifier.validated(temporary)
+            let oldTable = try SQLIdentifier.validated(source)
             try execute(sql: Table.createTableSQL(named: temporary))
             if !copied.isEmpty {
                 let targets = try copied.map { try SQLIdentifier.validated($0) }.joined(separator: ", ")
                 let sources = try copied.map { try SQLIdentifier.validated(sourceByColumn[$0] ?? $0) }.joined(separator: ", ")
-                try execute(sql: "INSERT INTO \(try SQLIdentifier.validated(temporary)) (\(targets)) SELECT \(sources) FROM \(try SQLIdentifier.validated(source))")
+                try execute(sql: "INSERT INTO \(newTable) (\(targets)) SELECT \(sources) FROM \(oldTable)")
             }
-            try execute(sql: "DROP TABLE \(try SQLIdentifier.validated(source))")
-            try execute(sql: "ALTER TABLE \(try SQLIdentifier.validated(temporary)) RENAME TO \(try SQLIdentifier.validated(Table.tableName))")
+            try execute(sql: "DROP TABLE \(oldTable)")
+            try execute(sql: "ALTER TABLE \(newTable) RENAME TO \(try SQLIdentifier.validated(Table.tableName))")
             for index in Table.indexes { try execute(sql: try index.createSQL) }
         }
     }

@@ -52,7 +52,9 @@ public struct Migrator: Sendable {
     /// Foreign key enforcement is switched off around the transaction (SQLite only allows that outside
     /// one), so that rebuilding a parent table neither fails nor cascades; the migration must leave no
     /// violation behind, which `PRAGMA foreign_key_check` verifies before commit.
-    private func apply(_ migration: (name: String, body: @Sendable (Connection) throws -> Void), _ database: Database) throws -> Bool {
+    private func apply(_ migration: (name: String, body: @Sendable (Connection) throws -> Void), _ database: Database) throws
+        -> Bool
+    {
         try database.writeWithoutTransaction { db in
             let enforced = try db.pragmaRows("PRAGMA foreign_keys").first?[0] == .integer(1)
             if enforced { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
@@ -81,11 +83,13 @@ public struct Migrator: Sendable {
     }
 
     private static func createRecordTable(_ db: Connection) throws {
-        try db.execute(
-            sql: "CREATE TABLE IF NOT EXISTS \(SQLIdentifier.quote(recordTable)) (name TEXT PRIMARY KEY NOT NULL, appliedAt REAL NOT NULL)")
+        let table = SQLIdentifier.quote(recordTable)
+        try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(table) (name TEXT PRIMARY KEY NOT NULL, appliedAt REAL NOT NULL)")
     }
 
     private static func isApplied(_ name: String, _ db: Connection) throws -> Bool {
-        try db.fetchValue(Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM \(SQLIdentifier.quote(recordTable)) WHERE name = ?)", arguments: [name]) ?? false
+        try db.fetchValue(
+            Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM \(SQLIdentifier.quote(recordTable)) WHERE name = ?)", arguments: [name])
+            ?? false
     }
 }

@@ -8,7 +8,9 @@ public enum Joined<Left: TableRecord, Right: TableRecord> {}
 @dynamicMemberLookup
 public struct JoinedColumns<Table: TableRecord, Scope>: Sendable {
     /// The column named by a key path of the table's generated column set.
-    public subscript<Value>(dynamicMember keyPath: KeyPath<Table.Columns, TableColumn<Table, Value>>) -> SQLExpression<Scope, Value> {
+    public subscript<Value>(dynamicMember keyPath: KeyPath<Table.Columns, TableColumn<Table, Value>>) -> SQLExpression<
+        Scope, Value
+    > {
         SQLExpression(Table.columns[keyPath: keyPath].sqlFragment)
     }
 }
@@ -69,7 +71,8 @@ public struct JoinQuery<Left: TableRecord, Right: TableRecord, RightValue>: Send
         var query = base
         query.filters += filters
         query.orderings += orderings
-        let from = Query<Left>.table + SQLFragment(raw: isLeft ? " LEFT JOIN " : " JOIN ") + Query<Right>.table
+        let from =
+            Query<Left>.table + SQLFragment(raw: isLeft ? " LEFT JOIN " : " JOIN ") + Query<Right>.table
             + SQLFragment(raw: " ON ") + condition
         return SQLFragment(raw: "SELECT ") + SQLFragment.join(columns(Left.self) + columns(Right.self), separator: ", ")
             + query.tail(from: from)
@@ -85,7 +88,8 @@ public struct JoinQuery<Left: TableRecord, Right: TableRecord, RightValue>: Send
         return try db.withStatement(sql: sql, arguments: arguments) { statement in
             let leftNames = Left.columnDefinitions.map(\.name)
             let leftDecoder = StatementDecoder(statement: statement, names: leftNames)
-            let rightDecoder = StatementDecoder(statement: statement, names: Right.columnDefinitions.map(\.name), base: leftNames.count)
+            let rightDecoder = StatementDecoder(
+                statement: statement, names: Right.columnDefinitions.map(\.name), base: leftNames.count)
             var pairs: [(Left, RightValue)] = []
             while try statement.step() { pairs.append((try leftDecoder.decode(Left.self), try right(rightDecoder))) }
             return pairs

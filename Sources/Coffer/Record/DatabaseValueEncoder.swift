@@ -111,6 +111,12 @@ struct DiscardingEncoder: Encoder {
 struct AnyCodingKey: CodingKey {
     let stringValue: String
     let intValue: Int?
-    init(stringValue: String) { self.stringValue = stringValue; self.intValue = nil }
-    init(intValue: Int) { self.stringValue = String(intValue); self.intValue = intValue }
+    init(stringValue: String) {
+        self.stringValue = stringValue
+        self.intValue = nil
+    }
+    init(intValue: Int) {
+        self.stringValue = String(intValue)
+        self.intValue = intValue
+    }
 }

@@ -92,6 +92,8 @@ struct RecordEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     private var unsupported: CofferError {
-        CofferError(code: .conversionFailed, message: "nested containers are not supported in a record: make the property its own Codable type")
+        CofferError(
+            code: .conversionFailed,
+            message: "nested containers are not supported in a record: make the property its own Codable type")
     }
 }

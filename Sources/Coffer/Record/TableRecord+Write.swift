@@ -20,7 +20,9 @@ extension TableRecord {
     static var uniqueKeys: Set<Set<String>> {
         var keys: Set<Set<String>> = [Set(primaryKeyColumnNames)]
         for column in columnDefinitions where column.isUnique { keys.insert([column.name]) }
-        for constraint in constraints where !constraint.uniqueColumnNames.isEmpty { keys.insert(Set(constraint.uniqueColumnNames)) }
+        for constraint in constraints where !constraint.uniqueColumnNames.isEmpty {
+            keys.insert(Set(constraint.uniqueColumnNames))
+        }
         for index in indexes where index.isUnique { keys.insert(Set(index.columnNames)) }
         return keys.filter { !$0.isEmpty }
     }
@@ -28,7 +30,8 @@ extension TableRecord {
     static func insertSQL(_ resolution: ConflictResolution) throws -> String {
         let names = try columnDefinitions.map { try SQLIdentifier.validated($0.name) }
         return resolution.rawValue + " INTO " + (try SQLIdentifier.validated(tableName)) + " ("
-            + names.joined(separator: ", ") + ") VALUES (" + Array(repeating: "?", count: names.count).joined(separator: ", ") + ")"
+            + names.joined(separator: ", ") + ") VALUES (" + Array(repeating: "?", count: names.count).joined(separator: ", ")
+            + ")"
     }
 
     /// Inserts the record. A nil integer primary key is assigned by SQLite and written back.
@@ -95,7 +98,10 @@ extension TableRecord {
         try db.savepoint {
             if try Self.updateMatching(values: values, names: names, target: target, db) {
                 if !Self.withoutRowID,
-                   let rowID = try db.fetchValue(Int64.self, sql: try Self.rowIDSQL(target: target), arguments: StatementArguments(Self.values(values, names, target))) {
+                    let rowID = try db.fetchValue(
+                        Int64.self, sql: try Self.rowIDSQL(target: target),
+                        arguments: StatementArguments(Self.values(values, names, target)))
+                {
                     record.didInsert(rowID: rowID)
                 }
             } else {
@@ -106,16 +112,21 @@ extension TableRecord {
     }
 
     /// Updates the row whose `target` columns equal the record's; false when no row matched.
-    private static func updateMatching(values: [DatabaseValue], names: [String], target: [String], _ db: Connection) throws -> Bool {
+    private static func updateMatching(values: [DatabaseValue], names: [String], target: [String], _ db: Connection) throws
+        -> Bool
+    {
         let targetValues = Self.values(values, names, target)
         if targetValues.contains(where: \.isNull) { return false }
         let keys = Set(target).union(primaryKeyColumnNames)
         let updated = names.filter { !keys.contains($0) }
         guard !updated.isEmpty else {
             // Nothing to update: the row exists or must be inserted.
-            return try db.fetchValue(Int.self, sql: try existsSQL(target: target), arguments: StatementArguments(targetValues)) == 1
+            return try db.fetchValue(Int.self, sql: try existsSQL(target: target), arguments: StatementArguments(targetValues))
+                == 1
         }
-        try db.execute(sql: try updateSQL(set: updated, target: target), arguments: StatementArguments(Self.values(values, names, updated) + targetValues))
+        try db.execute(
+            sql: try updateSQL(set: updated, target: target),
+            arguments: StatementArguments(Self.values(values, names, updated) + targetValues))
         return db.changesCount > 0
     }
 
@@ -128,7 +139,9 @@ extension TableRecord {
         let values = try RecordEncoder<Self>().values(of: self)
         let updated = names.filter { !key.contains($0) }
         guard !updated.isEmpty else { return false }
-        try db.execute(sql: try Self.updateSQL(set: updated, target: key), arguments: StatementArguments(Self.values(values, names, updated) + Self.values(values, names, key)))
+        try db.execute(
+            sql: try Self.updateSQL(set: updated, target: key),
+            arguments: StatementArguments(Self.values(values, names, updated) + Self.values(values, names, key)))
         return db.changesCount > 0
     }
 

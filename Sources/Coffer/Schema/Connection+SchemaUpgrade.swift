@@ -44,9 +44,12 @@ extension Connection {
                 if !column.isOptional && column.defaultValue == nil {
                     throw CofferError(
                         code: .apiMisuse,
-                        message: "cannot add NOT NULL column \(name).\(column.name) without a default: declare @Column(default:) or make it optional")
+                        message: "cannot add NOT NULL column \(name).\(column.name) without a default: "
+                            + "declare @Column(default:) or make it optional")
                 }
-                try execute(sql: "ALTER TABLE " + (try SQLIdentifier.validated(name)) + " ADD COLUMN " + (try column.sql(withoutRowID: false)))
+                try execute(
+                    sql: "ALTER TABLE " + (try SQLIdentifier.validated(name)) + " ADD COLUMN "
+                        + (try column.sql(withoutRowID: false)))
                 report.addedColumns.append("\(name).\(column.name)")
             }
             let declared = Set(Table.columnDefinitions.map { $0.name.lowercased() })
