@@ -22,12 +22,12 @@ public struct TableMacro: MemberMacro, ExtensionMacro {
         let tableName = tableNameLiteral(node) ?? "\"\(typeName)\""
 
         let columns = properties.map {
-            "\(access)let \($0.identifier) = Coffer.TableColumn<\(typeName), \($0.type)>(name: \"\($0.name)\")"
+            "\(access)let \($0.identifier) = Coffer.TableColumn<\(typeName), \($0.type)>(name: \($0.nameLiteral))"
         }
         let definitions = properties.map { property in
             let defaultValue = property.defaultExpression.map { "Coffer.ColumnDefault(\($0) as \(property.type))" } ?? "nil"
             return """
-                Coffer.ColumnDefinition(name: "\(property.name)", affinity: "\(property.affinity)", \
+                Coffer.ColumnDefinition(name: \(property.nameLiteral), affinity: "\(property.affinity)", \
                 isOptional: \(property.isOptional), isPrimaryKey: \(property.isPrimaryKey), \
                 isUnique: \(property.isUnique), defaultValue: \(defaultValue))
                 """
@@ -86,6 +86,7 @@ public struct TableMacro: MemberMacro, ExtensionMacro {
     }
 
     private static func storedProperties(of declaration: some DeclGroupSyntax) throws -> [Property] {
+        let codingKeys = self.codingKeys(of: declaration)
         var properties: [Property] = []
         for member in declaration.memberBlock.members {
             guard let variable = member.decl.as(VariableDeclSyntax.self),
@@ -100,10 +101,39 @@ public struct TableMacro: MemberMacro, ExtensionMacro {
                 guard let type = binding.typeAnnotation?.type.trimmedDescription else {
                     throw MacroError("@Table needs an explicit type on '\(pattern.identifier.text)'")
                 }
-                properties.append(Property(identifier: pattern.identifier.text, type: type, options: options))
+                let name = pattern.identifier.text.filter { $0 != "`" }
+                let nameLiteral: String
+                if let codingKeys {
+                    // Codable skips a property its CodingKeys leave out: so does the table.
+                    guard let key = codingKeys[name] else { continue }
+                    nameLiteral = key
+                } else {
+                    nameLiteral = "\"\(name)\""
+                }
+                properties.append(
+                    Property(identifier: pattern.identifier.text, nameLiteral: nameLiteral, type: type, options: options))
             }
         }
         return properties
+    }
+
+    /// The column name literal of each case of a `CodingKeys` enum declared in the type (its raw value,
+    /// or the case name), or nil when the type lets Codable synthesize its keys.
+    private static func codingKeys(of declaration: some DeclGroupSyntax) -> [String: String]? {
+        for member in declaration.memberBlock.members {
+            guard let enumDecl = member.decl.as(EnumDeclSyntax.self), enumDecl.name.text == "CodingKeys" else { continue }
+            var keys: [String: String] = [:]
+            for caseMember in enumDecl.memberBlock.members {
+                guard let caseDecl = caseMember.decl.as(EnumCaseDeclSyntax.self) else { continue }
+                for element in caseDecl.elements {
+                    let name = element.name.text.filter { $0 != "`" }
+                    let raw = element.rawValue?.value.as(StringLiteralExprSyntax.self)?.trimmedDescription
+                    keys[name] = raw ?? "\"\(name)\""
+                }
+            }
+            return keys
+        }
+        return nil
     }
 
     private static func isObserversOnly(_ block: AccessorBlockSyntax) -> Bool {
@@ -117,11 +147,11 @@ let integerTypes: Set<String> = ["Int", "Int8", "Int16", "Int32", "Int64", "UInt
 /// One stored property and what `@Column` says about it.
 struct Property {
     let identifier: String
+    /// The column name as a Swift string literal: the coding key's raw value, or the property name.
+    let nameLiteral: String
     let type: String
     let options: ColumnOptions
 
-    /// The column name: the property name without backticks.
-    var name: String { identifier.filter { $0 != "`" } }
     var isPrimaryKey: Bool { options.primaryKey }
     var isUnique: Bool { options.unique }
     var defaultExpression: String? { options.defaultExpression }

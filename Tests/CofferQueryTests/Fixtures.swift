@@ -68,3 +68,16 @@ struct Gadget: Codable {
     var label: String { "gadget \(name)" }
     static let kind = "gadget"
 }
+
+/// Column names follow a custom `CodingKeys`; a property it leaves out is no column.
+@Table("legacy_contact")
+struct LegacyContact: Codable, Equatable {
+    @Column(primaryKey: true) var id: Int64?
+    var displayName: String
+    var cachedInitials: String = ""
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case displayName = "display_name"
+    }
+}

@@ -134,6 +134,20 @@ final class QuerySQLTests: XCTestCase {
             #"CREATE TABLE "Gadget" ("id" INTEGER PRIMARY KEY, "name" TEXT NOT NULL, "renamed" INTEGER NOT NULL)"#)
     }
 
+    func testCustomCodingKeysNameTheColumns() throws {
+        XCTAssertEqual(LegacyContact.columnDefinitions.map(\.name), ["id", "display_name"])
+        XCTAssertEqual(
+            try LegacyContact.filter { $0.displayName == "Ann" }.build().sql,
+            #"SELECT "id", "display_name" FROM "legacy_contact" WHERE ("display_name") = (?)"#)
+        let database = try makeDatabase()
+        try database.write { db in
+            try db.upgradeSchema(for: [LegacyContact.self])
+            var contact = LegacyContact(id: nil, displayName: "Ann", cachedInitials: "A")
+            try contact.insert(db)
+            XCTAssertEqual(try LegacyContact.fetchAll(db), [LegacyContact(id: 1, displayName: "Ann")])
+        }
+    }
+
     func testWriteSQL() throws {
         XCTAssertEqual(try User.insertSQL(.abort), #"INSERT INTO "user" ("id", "email", "name", "visits") VALUES (?, ?, ?, ?)"#)
         XCTAssertEqual(

@@ -61,7 +61,8 @@ extension TableRecord {
 ///     var name: String
 /// }
 /// ```
-/// Column names are the property names; non-optional properties are `NOT NULL`.
+/// Column names are the property names, or the raw values of a `CodingKeys` enum the type declares
+/// (a property its `CodingKeys` leave out is no column). Non-optional properties are `NOT NULL`.
 @attached(member, names: named(Columns), named(columns), named(tableName), named(columnDefinitions), named(didInsert))
 @attached(extension, conformances: TableRecord)
 public macro Table(_ name: String? = nil) = #externalMacro(module: "CofferMacros", type: "TableMacro")
