@@ -36,7 +36,14 @@ final class CompileFailTests: XCTestCase {
     func testControlSnippetCompiles() throws {
         let result = try typecheck(
             """
+            @Table public struct Published: Codable {
+                @Column(primaryKey: true) public var id: Int?
+                @Column(unique: true, default: "none") public var slug: String
+            }
+
             func control(_ db: Connection) throws {
+                var published = Published(id: nil, slug: "a")
+                try published.upsert(db) { [$0.slug] }
                 _ = try Message.filter { $0.conversationID == 42 && $0.body.contains("x") }
                     .order { $0.score.desc }.fetchAll(db)
                 _ = try Message.filter { $0.score > 1 }.updateAll(db) { [$0.score.set(to: $0.score + 1)] }
