@@ -61,6 +61,7 @@ let package = Package(
         .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferCLITests", dependencies: ["coffer", "Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferRepairTests", dependencies: ["CofferRepair", "Coffer"]),
+        .testTarget(name: "CofferKeyValueTests", dependencies: ["Coffer", "CofferTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
