@@ -80,6 +80,7 @@ extension KeyValueStore {
     ///     try batch.delete(["stale-1", "stale-2"])
     /// }
     /// ```
+    @discardableResult
     public func batch<T>(_ body: (KeyValueBatch) throws -> T) throws -> T {
         try writeTransaction { db, context in
             try body(KeyValueBatch(store: self, connection: db, context: context))
@@ -87,6 +88,7 @@ extension KeyValueStore {
     }
 
     /// Async ``batch(_:)``: queued on the writer without blocking the caller's thread.
+    @discardableResult
     public func batch<T: Sendable>(_ body: @escaping @Sendable (KeyValueBatch) throws -> T) async throws -> T {
         try await writeTransaction { db, context in
             try body(KeyValueBatch(store: self, connection: db, context: context))
