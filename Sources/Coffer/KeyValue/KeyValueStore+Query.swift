@@ -9,7 +9,8 @@ enum KeyValueAggregate: String {
 ///
 /// Items are aliased `i`; each indexed field the query mentions is joined once as `f0`, `f1`… from the
 /// index table (an inner join: items without the field do not match). Everything is bound; only the
-/// quoted table names and fixed SQL fragments are spliced.
+/// quoted table names and fixed SQL fragments are spliced. A field used only for sorting is joined as
+/// well: items without it are left out, from counts too.
 struct CompiledQuery {
     private(set) var joins = ""
     private(set) var joinArguments: StatementArguments = []
@@ -40,6 +41,8 @@ struct CompiledQuery {
             conditions.append(condition.sql)
             conditionArguments += condition.arguments
         }
+        // Sorting on a field joins it too, so counts agree with the items a sorted query returns.
+        for field in query.orderings.compactMap(\.field) { _ = alias(for: field) }
     }
 
     /// The alias of the joined index rows for `field`, joining them on first use.
