@@ -46,6 +46,7 @@ public struct KeyValueError: Error, Sendable, CustomStringConvertible {
         self.detail = detail
     }
 
+    /// The reason, the key, its bucket and store, and the detail.
     public var description: String {
         "\(reason.rawValue) for key \(key.debugDescription) in bucket \(bucket.debugDescription) of store \(store.debugDescription): \(detail)"
     }

@@ -3,7 +3,7 @@ import Foundation
 /// The `async` twins of every store call.
 ///
 /// Writes are queued on the database's writer without blocking the caller's thread (the same path as
-/// ``Database/write(_:)-async``). Reads run on a background thread exactly as ``Database/read(_:)-async``
+/// `Database.write` async). Reads run on a background thread exactly as `Database.read` async
 /// does; a cached `value` returns without leaving the caller's task.
 extension KeyValueStore {
     /// Runs a synchronous read off the caller's thread.
@@ -36,13 +36,13 @@ extension KeyValueStore {
         try await writeTransaction { db, context in try self.save(pending, in: db, context: context) }
     }
 
-    /// Async ``delete(_:in:)-(String,_)``.
+    /// Async `delete(_:in:)` of one key.
     @discardableResult
     public func delete(_ key: String, in bucket: String = KeyValueStore.defaultBucket) async throws -> Bool {
         try await writeTransaction { db, context in try self.delete(keys: [key], bucket: bucket, in: db, context: context) } > 0
     }
 
-    /// Async ``delete(_:in:)-([String],_)``.
+    /// Async `delete(_:in:)` of a key list.
     @discardableResult
     public func delete(_ keys: [String], in bucket: String = KeyValueStore.defaultBucket) async throws -> Int {
         try await writeTransaction { db, context in try self.delete(keys: keys, bucket: bucket, in: db, context: context) }

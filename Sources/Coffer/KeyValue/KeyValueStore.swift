@@ -35,6 +35,9 @@ public final class KeyValueStore: Sendable {
 
     /// Opens the store called `name` in `database`, creating its tables if needed.
     ///
+    /// - Throws: ``CofferError/invalidConfiguration`` when two index fields share a name, or the
+    ///   ``CofferError`` that prevented creating the tables.
+    ///
     /// ```swift
     /// let cache = try KeyValueStore(database: .temporary(), name: "images",
     ///                               configuration: .init(maxByteCount: 50 << 20, evictionPolicy: .leastRecentlyUsed))
@@ -46,8 +49,15 @@ public final class KeyValueStore: Sendable {
         self.schema = KeyValueSchema(storeName: name)
         self.cache = DecodedObjectCache(costLimit: configuration.cacheCostLimit)
         self.state = KeyValueStoreState()
-        let script = schema.createScript
-        try database.write { db in try db.executeScript(script) }
+        let names = configuration.indexes.map(\.name)
+        if let duplicate = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
+            throw CofferError(code: .invalidConfiguration, message: "store \(name.debugDescription) declares index field \(duplicate.debugDescription) twice")
+        }
+        // A read-only database cannot create tables; its stores must exist already.
+        if !database.configuration.readOnly {
+            let script = schema.createScript
+            try database.write { db in try db.executeScript(script) }
+        }
     }
 
     /// Drops every cached decoded value (for example after changing the store's tables with raw SQL).
