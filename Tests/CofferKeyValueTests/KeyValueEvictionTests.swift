@@ -66,8 +66,8 @@ final class KeyValueEvictionTests: XCTestCase {
         let clock = TestClock()
         let store = try KeyValueStore(
             database: try Database.temporary(), name: "expired-first",
-            configuration: .init(maxItemCount: 2, purgeInterval: nil, now: clock.function))
-        try store.put(1, for: "old-live")
+            configuration: .init(maxItemCount: 2, purgeInterval: 3600, now: clock.function))
+        try store.put(1, for: "old-live")   // also starts the purge interval, which never comes due here
         clock.advance(by: 1)
         try store.put(2, for: "young-expiring", expiry: .after(1))
         clock.advance(by: 1)

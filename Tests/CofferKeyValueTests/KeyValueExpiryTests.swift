@@ -65,6 +65,29 @@ final class KeyValueExpiryTests: XCTestCase {
         XCTAssertEqual(try store.keys(), ["b", "c"])
     }
 
+    func testPurgesDrivenByATickSequence() async throws {
+        let clock = TestClock()
+        let database = try Database.temporary()
+        let store = try KeyValueStore(
+            database: database, name: "ticks", configuration: .init(purgeInterval: nil, now: clock.function))
+        try await store.put(1, for: "a", expiry: .after(1))
+        try await store.put(2, for: "b")
+        clock.advance(by: 1)
+        let (ticks, tick) = AsyncStream.makeStream(of: Void.self)
+        tick.yield()
+        tick.finish()
+        await store.purgeExpired(on: ticks)   // returns once every tick has been handled
+        let remaining = try await database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM \"kv:ticks\"") }
+        XCTAssertEqual(remaining, 1)
+    }
+
+    func testBackgroundPurgingStopsWhenCancelled() async throws {
+        let store = try KeyValueStore(database: try Database.temporary(), name: "background")
+        let task = store.startPurgingExpired(every: 3600)
+        task.cancel()
+        await task.value   // ends promptly: cancellation interrupts the wait
+    }
+
     func testAsyncPurge() async throws {
         let clock = TestClock()
         let store = try KeyValueStore(

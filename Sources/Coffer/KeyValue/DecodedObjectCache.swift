@@ -19,13 +19,33 @@ final class DecodedObjectCache: @unchecked Sendable {
         let key: String
 
         static func == (lhs: Key, rhs: Key) -> Bool {
-            lhs.bucket.utf8.elementsEqual(rhs.bucket.utf8) && lhs.key.utf8.elementsEqual(rhs.key.utf8)
+            sameBytes(lhs.key, rhs.key) && sameBytes(lhs.bucket, rhs.bucket)
         }
 
         func hash(into hasher: inout Hasher) {
             hasher.combine(bucket.utf8.count)
-            for byte in bucket.utf8 { hasher.combine(byte) }
-            for byte in key.utf8 { hasher.combine(byte) }
+            Self.combine(bucket, into: &hasher)
+            Self.combine(key, into: &hasher)
+        }
+
+        // Native strings store contiguous UTF-8: hash and compare it in bulk, byte by byte only for
+        // bridged strings. (A cache hit is dominated by these two calls.)
+        private static func combine(_ string: String, into hasher: inout Hasher) {
+            let hashed: Void? = string.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+            if hashed == nil {
+                for byte in string.utf8 { hasher.combine(byte) }
+            }
+        }
+
+        private static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+            guard lhs.utf8.count == rhs.utf8.count else { return false }
+            let compared = lhs.utf8.withContiguousStorageIfAvailable { left in
+                rhs.utf8.withContiguousStorageIfAvailable { right in
+                    guard let leftBase = left.baseAddress, let rightBase = right.baseAddress else { return left.isEmpty }
+                    return memcmp(leftBase, rightBase, left.count) == 0
+                }
+            }
+            return (compared ?? nil) ?? lhs.utf8.elementsEqual(rhs.utf8)
         }
     }
 

@@ -59,8 +59,8 @@ extension KeyValueStore {
         /// The decoded-object cache's budget, in stored bytes of the cached items; 0 turns it off.
         public var cacheCostLimit: Int
         /// Expired items are deleted by the first write at least this long after the previous purge
-        /// (they are invisible to reads at once in any case). Nil: only ``KeyValueStore/purgeExpired()``
-        /// deletes them.
+        /// (they are invisible to reads at once in any case; a capped store purges on every write). Nil:
+        /// only ``KeyValueStore/purgeExpired()`` and ``KeyValueStore/startPurgingExpired(every:)`` delete them.
         public var purgeInterval: TimeInterval?
         /// The secondary indexes kept in step with the items, by field name.
         public var indexes: [any KeyValueIndexDefinition]

@@ -16,6 +16,48 @@ extension KeyValueStore {
         try await writeTransaction { db, context in try self.purgeExpired(in: db, context: context) }
     }
 
+    /// Purges expired items in the background every `interval` seconds until the returned task is
+    /// cancelled or the store is released.
+    ///
+    /// ```swift
+    /// let purging = store.startPurgingExpired(every: 300)
+    /// // …
+    /// purging.cancel()
+    /// ```
+    ///
+    /// Failures (a busy or closed database) are ignored: the next tick, the next write or
+    /// ``purgeExpired()`` catches up, and expired items are invisible to reads meanwhile.
+    @discardableResult
+    public func startPurgingExpired(every interval: TimeInterval) -> Task<Void, Never> {
+        let nanoseconds = UInt64(max(0.001, interval) * 1_000_000_000)
+        return Task.detached(priority: .background) { [weak self] in
+            while !Task.isCancelled {
+                do { try await Task.sleep(nanoseconds: nanoseconds) } catch { return }
+                guard let self else { return }
+                _ = try? await self.purgeExpired()
+            }
+        }
+    }
+
+    /// Purges expired items each time `ticks` produces an element, until it ends or the task is
+    /// cancelled: drive purges from your own schedule (app backgrounding, a timer, a test).
+    ///
+    /// ```swift
+    /// let (ticks, tick) = AsyncStream.makeStream(of: Void.self)
+    /// Task { await store.purgeExpired(on: ticks) }
+    /// tick.yield()   // purge now
+    /// ```
+    public func purgeExpired<Ticks: AsyncSequence>(on ticks: Ticks) async {
+        do {
+            for try await _ in ticks {
+                if Task.isCancelled { return }
+                _ = try? await purgeExpired()
+            }
+        } catch {
+            return
+        }
+    }
+
     /// The number of unexpired items and the bytes of their values and metadata, over all buckets.
     public func usage() throws -> (items: Int, bytes: Int) {
         let now = configuration.now()
@@ -36,12 +78,13 @@ extension KeyValueStore {
                 try db.execute(sql: schema.touch, arguments: [date, key.bucket, key.key])
             }
         }
-        if let interval = configuration.purgeInterval, state.purgeIsDue(now: context.now, interval: interval) {
-            _ = try purgeExpired(in: db, context: context)
-        }
         if capped {
-            if configuration.purgeInterval == nil { _ = try purgeExpired(in: db, context: context) }
+            // Expired items must not push live ones out, so a capped store purges on every write (the
+            // partial index on expires_at makes that a short range scan).
+            _ = try purgeExpired(in: db, context: context)
             try enforceCaps(in: db, context: context)
+        } else if let interval = configuration.purgeInterval, state.purgeIsDue(now: context.now, interval: interval) {
+            _ = try purgeExpired(in: db, context: context)
         }
     }
 
