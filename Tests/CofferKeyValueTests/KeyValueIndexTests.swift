@@ -116,3 +116,27 @@ final class KeyValueIndexTests: XCTestCase {
         XCTAssertEqual(try store.count(of: Post.likes, matching: KeyValueQuery(bucket: "feed")), 50)
     }
 }
+
+final class KeyValueReindexTests: XCTestCase {
+    func testAddingAnIndexFieldToAnExistingStore() async throws {
+        let database = try Database.temporary()
+        let before = try KeyValueStore(database: database, name: "grow", configuration: .init(indexes: [Post.author]))
+        let start = Date(timeIntervalSince1970: 0)
+        try await before.batch { batch in
+            for index in 0..<10 {
+                try batch.put(Post(id: "\(index)", publishedAt: start, likes: index, author: "a"), for: "\(index)")
+            }
+            try batch.put("not a post", for: "text")
+        }
+        let after = try KeyValueStore(database: database, name: "grow", configuration: .init(indexes: [Post.author, Post.likes]))
+        let popular = KeyValueQuery().filter(Post.likes >= 5)
+        let beforeRebuild = try await after.count(matching: popular)
+        XCTAssertEqual(beforeRebuild, 0, "old items have no rows for the new field yet")
+        let rebuilt = try await after.rebuildIndexes(decodingAs: Post.self)
+        XCTAssertEqual(rebuilt, 10, "the string item is skipped")
+        let afterRebuild = try await after.count(matching: popular)
+        XCTAssertEqual(afterRebuild, 5)
+        let authors = try await after.count(matching: KeyValueQuery().filter(Post.author == "a"))
+        XCTAssertEqual(authors, 10, "existing fields are rewritten, not duplicated")
+    }
+}

@@ -25,7 +25,8 @@ public protocol KeyValueIndexDefinition: Sendable {
 /// ```
 ///
 /// Values of other types than `Root` get no row for the field, and a query that filters or sorts on
-/// the field skips them. Fields added to an existing store apply to items written from then on.
+/// the field skips them. Fields added to an existing store apply to items written from then on, and to
+/// older ones after ``KeyValueStore/rebuildIndexes(decodingAs:in:)``.
 public struct KeyValueIndexField<Root, Field: DatabaseValueConvertible>: KeyValueIndexDefinition {
     /// The field's name.
     public let name: String
