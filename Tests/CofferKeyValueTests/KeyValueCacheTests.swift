@@ -136,3 +136,22 @@ final class KeyValueCacheTests: XCTestCase {
         XCTAssertLessThan(fast * 5, slow, "cached \(fast)s vs database \(slow)s for \(reads) reads")
     }
 }
+
+final class KeyValueSharedCacheTests: XCTestCase {
+    func testInstancesOfOneStoreShareTheirCache() throws {
+        let database = try Database.temporary()
+        let first = try KeyValueStore(database: database, name: "shared")
+        let second = try KeyValueStore(database: database, name: "shared")
+        let other = try KeyValueStore(database: database, name: "other")
+        try first.put(1, for: "k")
+        XCTAssertEqual(try first.value(Int.self, for: "k"), 1)   // cached
+        try second.put(2, for: "k")
+        XCTAssertEqual(try first.value(Int.self, for: "k"), 2, "a write through the second instance invalidated the first's cache")
+        try other.put(3, for: "k")
+        XCTAssertEqual(try first.value(Int.self, for: "k"), 2)
+        XCTAssertTrue(first.cache === second.cache)
+        XCTAssertFalse(first.cache === other.cache)
+        XCTAssertFalse(first.cache === (try KeyValueStore(database: try Database.temporary(), name: "shared")).cache,
+                       "another database has its own")
+    }
+}

@@ -17,8 +17,9 @@ import Foundation
 /// - The store's tables are created by the initializer if they do not exist yet ("on first use").
 /// - Every write is one transaction on the database's writer; ``batch(_:)`` groups many. Reads run on
 ///   reader connections and never block writes. Every call has an `async` twin.
-/// - Open each named store once per database and share the instance: its cache only sees writes made
-///   through it (call ``invalidateCache()`` after writing its tables by other means).
+/// - Instances of the same named store on the same database share one decoded-object cache, so a write
+///   through any of them invalidates it; after writing the tables by other means (raw SQL, another
+///   process), call ``invalidateCache()``.
 public final class KeyValueStore: Sendable {
     /// The bucket used when a call names none.
     public static let defaultBucket = "default"
@@ -47,8 +48,8 @@ public final class KeyValueStore: Sendable {
         self.database = database
         self.configuration = configuration
         self.schema = KeyValueSchema(storeName: name)
-        self.cache = DecodedObjectCache(costLimit: configuration.cacheCostLimit)
-        self.state = KeyValueStoreState()
+        (self.cache, self.state) = KeyValueStoreRegistry.shared.resources(
+            database: database, name: name, costLimit: configuration.cacheCostLimit)
         let names = configuration.indexes.map(\.name)
         if let duplicate = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
             throw CofferError(code: .invalidConfiguration, message: "store \(name.debugDescription) declares index field \(duplicate.debugDescription) twice")
