@@ -95,7 +95,7 @@ final class KeyValueBasicTests: XCTestCase {
     func testStoresAreCreatedOnFirstUseAndIsolated() throws {
         let database = try Database.temporary()
         let a = try KeyValueStore(database: database, name: "a")
-        let b = try KeyValueStore(database: database, name: "a_index")   // cannot collide with a's tables
+        let b = try KeyValueStore(database: database, name: "a_index")  // cannot collide with a's tables
         let weird = try KeyValueStore(database: database, name: "we\"ird'; DROP TABLE x; --")
         try a.put(1, for: "k")
         try b.put(2, for: "k")
@@ -109,12 +109,14 @@ final class KeyValueBasicTests: XCTestCase {
 
     func testArbitraryUnicodeKeysAndBucketsAreBoundNotSpliced() throws {
         let store = try KeyValueStore(database: try Database.temporary(), name: "unicode")
-        let keys = ["", " ", "'", "\"", "'); DROP TABLE \"kv:unicode\"; --", "a\u{0}b", "%", "_", "\\",
-                    "é", "e\u{301}", "🇫🇷", "日本語", String(repeating: "x", count: 10_000)]
+        let keys = [
+            "", " ", "'", "\"", "'); DROP TABLE \"kv:unicode\"; --", "a\u{0}b", "%", "_", "\\",
+            "é", "e\u{301}", "🇫🇷", "日本語", String(repeating: "x", count: 10_000),
+        ]
         for (offset, key) in keys.enumerated() {
             try store.put(offset, for: key, in: key)
         }
-        for _ in 0..<2 {   // the second pass is served by the cache, which must not merge é and e + ◌́
+        for _ in 0..<2 {  // the second pass is served by the cache, which must not merge é and e + ◌́
             for (offset, key) in keys.enumerated() {
                 XCTAssertEqual(try store.value(Int.self, for: key, in: key), offset, "key \(key.debugDescription)")
             }

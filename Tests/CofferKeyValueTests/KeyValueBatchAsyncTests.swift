@@ -12,7 +12,7 @@ final class KeyValueBatchAsyncTests: XCTestCase {
         let removed = try store.batch { batch -> Int in
             try batch.put("meta", for: "info", in: "meta", metadata: Download(etag: "e", downloadedAt: Date()))
             let listed = try batch.delete(["0", "1", "2"])
-            let prefixed = try batch.delete(keysWithPrefix: "99")   // 99, 990…999
+            let prefixed = try batch.delete(keysWithPrefix: "99")  // 99, 990…999
             XCTAssertTrue(try batch.delete("500"))
             return listed + prefixed
         }
@@ -24,13 +24,16 @@ final class KeyValueBatchAsyncTests: XCTestCase {
     }
 
     func testAnEncodingFailureRollsBackTheWholeBatch() throws {
-        let store = try KeyValueStore(database: try Database.temporary(), name: "atomic", configuration: .init(coder: FailingCoder()))
+        let store = try KeyValueStore(
+            database: try Database.temporary(), name: "atomic", configuration: .init(coder: FailingCoder()))
         try store.put(User(id: 0, name: "kept"), for: "existing")
-        XCTAssertThrowsError(try store.batch { batch in
-            try batch.put(User(id: 1, name: "fine"), for: "new")
-            try batch.delete("existing")
-            try batch.put(User(id: 2, name: "unencodable"), for: "bad")
-        }) { error in
+        XCTAssertThrowsError(
+            try store.batch { batch in
+                try batch.put(User(id: 1, name: "fine"), for: "new")
+                try batch.delete("existing")
+                try batch.put(User(id: 2, name: "unencodable"), for: "bad")
+            }
+        ) { error in
             XCTAssertEqual((error as? KeyValueError)?.key, "bad")
         }
         XCTAssertEqual(try store.keys(), ["existing"])

@@ -1,6 +1,7 @@
-@testable import Coffer
 import Foundation
 import XCTest
+
+@testable import Coffer
 
 final class KeyValueCacheTests: XCTestCase {
     /// Changes a stored value behind the store's back, so a read shows whether it came from the cache.
@@ -57,10 +58,11 @@ final class KeyValueCacheTests: XCTestCase {
         try store.put(1, for: "k")
         XCTAssertEqual(try store.value(Int.self, for: "k"), 1)
         struct Abort: Error {}
-        XCTAssertThrowsError(try store.batch { batch in
-            try batch.put(2, for: "k")
-            throw Abort()
-        })
+        XCTAssertThrowsError(
+            try store.batch { batch in
+                try batch.put(2, for: "k")
+                throw Abort()
+            })
         XCTAssertEqual(try store.value(Int.self, for: "k"), 1)
     }
 
@@ -71,7 +73,7 @@ final class KeyValueCacheTests: XCTestCase {
         for name in ["a", "b", "c"] {
             cache.insert(name, cost: 30, expiresAt: nil, for: key(name), ifGeneration: cache.generation)
         }
-        XCTAssertEqual(cache.value(for: key("a"), now: now) as? String, "a")   // a becomes most recent
+        XCTAssertEqual(cache.value(for: key("a"), now: now) as? String, "a")  // a becomes most recent
         cache.insert("d", cost: 30, expiresAt: nil, for: key("d"), ifGeneration: cache.generation)
         XCTAssertEqual(cache.count, 3)
         XCTAssertNil(cache.value(for: key("b"), now: now), "b was least recently used")
@@ -84,8 +86,8 @@ final class KeyValueCacheTests: XCTestCase {
     func testAnInsertFromBeforeAWriteIsRefused() {
         let cache = DecodedObjectCache(costLimit: 100)
         let key = DecodedObjectCache.Key(bucket: "b", key: "k")
-        let generation = cache.generation        // a reader starts its snapshot…
-        cache.invalidate(CacheInvalidation(keys: [key]))   // …a write commits…
+        let generation = cache.generation  // a reader starts its snapshot…
+        cache.invalidate(CacheInvalidation(keys: [key]))  // …a write commits…
         cache.insert("stale", cost: 1, expiresAt: nil, for: key, ifGeneration: generation)
         XCTAssertNil(cache.value(for: key, now: Date()), "…and the reader's old value is not cached")
     }
@@ -144,14 +146,16 @@ final class KeyValueSharedCacheTests: XCTestCase {
         let second = try KeyValueStore(database: database, name: "shared")
         let other = try KeyValueStore(database: database, name: "other")
         try first.put(1, for: "k")
-        XCTAssertEqual(try first.value(Int.self, for: "k"), 1)   // cached
+        XCTAssertEqual(try first.value(Int.self, for: "k"), 1)  // cached
         try second.put(2, for: "k")
-        XCTAssertEqual(try first.value(Int.self, for: "k"), 2, "a write through the second instance invalidated the first's cache")
+        XCTAssertEqual(
+            try first.value(Int.self, for: "k"), 2, "a write through the second instance invalidated the first's cache")
         try other.put(3, for: "k")
         XCTAssertEqual(try first.value(Int.self, for: "k"), 2)
         XCTAssertTrue(first.cache === second.cache)
         XCTAssertFalse(first.cache === other.cache)
-        XCTAssertFalse(first.cache === (try KeyValueStore(database: try Database.temporary(), name: "shared")).cache,
-                       "another database has its own")
+        XCTAssertFalse(
+            first.cache === (try KeyValueStore(database: try Database.temporary(), name: "shared")).cache,
+            "another database has its own")
     }
 }

@@ -56,7 +56,8 @@ final class KeyValueCoderTests: XCTestCase {
     }
 
     func testEncodingFailureNamesStoreAndKeyAndWritesNothing() throws {
-        let store = try KeyValueStore(database: try Database.temporary(), name: "strict", configuration: .init(coder: FailingCoder()))
+        let store = try KeyValueStore(
+            database: try Database.temporary(), name: "strict", configuration: .init(coder: FailingCoder()))
         try store.put(User(id: 1, name: "fine"), for: "other")
         try store.put(User(id: 2, name: "before"), for: "victim", in: "b")
         XCTAssertThrowsError(try store.put(User(id: 2, name: "unencodable"), for: "victim", in: "b")) { error in

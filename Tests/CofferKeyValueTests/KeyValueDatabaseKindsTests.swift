@@ -36,8 +36,10 @@ final class KeyValueDatabaseKindsTests: XCTestCase {
 
     func testDuplicateIndexFieldNamesAreRejected() throws {
         let again = KeyValueIndexField<Post, Int>("likes") { $0.likes * 2 }
-        XCTAssertThrowsError(try KeyValueStore(
-            database: try Database.temporary(), name: "dup", configuration: .init(indexes: [Post.likes, again]))) { error in
+        XCTAssertThrowsError(
+            try KeyValueStore(
+                database: try Database.temporary(), name: "dup", configuration: .init(indexes: [Post.likes, again]))
+        ) { error in
             guard case CofferError.invalidConfiguration = error else { return XCTFail("\(error)") }
         }
     }

@@ -16,8 +16,10 @@ final class KeyValueDeleteListingTests: XCTestCase {
 
     func testPrefixDeleteTreatsWildcardsAndBackslashLiterally() throws {
         let store = try KeyValueStore(database: try Database.temporary(), name: "prefix")
-        let keys = ["100%", "100%/a", "1000", "a_b", "a_b/c", "axb", "a\\b", "a\\b\\c", "a\\\\b",
-                    "User/1", "user/2", "user", "user/", "usex", "日本/1", "日本/2", "日本人", "\u{10FFFF}a", "\u{10FFFF}"]
+        let keys = [
+            "100%", "100%/a", "1000", "a_b", "a_b/c", "axb", "a\\b", "a\\b\\c", "a\\\\b",
+            "User/1", "user/2", "user", "user/", "usex", "日本/1", "日本/2", "日本人", "\u{10FFFF}a", "\u{10FFFF}",
+        ]
         for key in keys { try store.put(1, for: key) }
 
         XCTAssertEqual(try store.delete(keysWithPrefix: "100%"), 2, "% is not a wildcard")
@@ -63,7 +65,8 @@ final class KeyValueDeleteListingTests: XCTestCase {
         XCTAssertEqual(secondPage.map(\.value), Array(10..<20))
         XCTAssertEqual(try store.count(in: "list"), 26)
         XCTAssertEqual(try store.count(matching: KeyValueQuery(bucket: "list").keys(withPrefix: "item-")), 25)
-        XCTAssertEqual(try store.keys(matching: KeyValueQuery(bucket: "list").order(by: .keyDescending).limit(2)),
-                       ["other", "item-24"])
+        XCTAssertEqual(
+            try store.keys(matching: KeyValueQuery(bucket: "list").order(by: .keyDescending).limit(2)),
+            ["other", "item-24"])
     }
 }

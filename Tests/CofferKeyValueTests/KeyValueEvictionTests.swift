@@ -12,8 +12,8 @@ final class KeyValueEvictionTests: XCTestCase {
             try store.put(key, for: key)
             clock.advance(by: 1)
         }
-        _ = try store.value(String.self, for: "a")   // reads do not matter for FIFO
-        try store.put("a2", for: "a")                 // rewriting makes "a" the newest
+        _ = try store.value(String.self, for: "a")  // reads do not matter for FIFO
+        try store.put("a2", for: "a")  // rewriting makes "a" the newest
         clock.advance(by: 1)
         try store.put("d", for: "d")
         XCTAssertEqual(try store.keys(), ["a", "c", "d"], "b was the least recently written")
@@ -33,11 +33,11 @@ final class KeyValueEvictionTests: XCTestCase {
             try store.put(key, for: key)
             clock.advance(by: 1)
         }
-        XCTAssertEqual(try store.value(String.self, for: "a"), "a")   // from the database
+        XCTAssertEqual(try store.value(String.self, for: "a"), "a")  // from the database
         clock.advance(by: 1)
         XCTAssertEqual(try store.value(String.self, for: "b"), "b")
         clock.advance(by: 1)
-        XCTAssertEqual(try store.value(String.self, for: "a"), "a")   // from the cache: still an access
+        XCTAssertEqual(try store.value(String.self, for: "a"), "a")  // from the cache: still an access
         clock.advance(by: 1)
         try store.put("d", for: "d")
         XCTAssertEqual(try store.keys(), ["a", "b", "d"], "c was used least recently")
@@ -67,7 +67,7 @@ final class KeyValueEvictionTests: XCTestCase {
         let store = try KeyValueStore(
             database: try Database.temporary(), name: "expired-first",
             configuration: .init(maxItemCount: 2, purgeInterval: 3600, now: clock.function))
-        try store.put(1, for: "old-live")   // also starts the purge interval, which never comes due here
+        try store.put(1, for: "old-live")  // also starts the purge interval, which never comes due here
         clock.advance(by: 1)
         try store.put(2, for: "young-expiring", expiry: .after(1))
         clock.advance(by: 1)

@@ -11,7 +11,7 @@ final class KeyValueExpiryTests: XCTestCase {
         try store.put(User(id: 2, name: "dated"), for: "dated", expiry: .at(clock.now + 20))
         try store.put(User(id: 3, name: "forever"), for: "forever")
 
-        XCTAssertEqual(try store.value(User.self, for: "short")?.name, "short")   // now cached
+        XCTAssertEqual(try store.value(User.self, for: "short")?.name, "short")  // now cached
         XCTAssertEqual(try store.item(User.self, for: "dated")?.expiresAt, clock.now + 20)
         clock.advance(by: 10)
         XCTAssertNil(try store.value(User.self, for: "short"), "expired exactly at its deadline, even from the cache")
@@ -44,7 +44,7 @@ final class KeyValueExpiryTests: XCTestCase {
         XCTAssertNil(try store.value(Int.self, for: "default"))
         XCTAssertEqual(try store.value(Int.self, for: "never"), 2)
         XCTAssertEqual(try store.value(Int.self, for: "longer"), 3)
-        try store.put(4, for: "default")   // re-put restarts the lifetime
+        try store.put(4, for: "default")  // re-put restarts the lifetime
         clock.advance(by: 59)
         XCTAssertEqual(try store.value(Int.self, for: "default"), 4)
     }
@@ -55,7 +55,7 @@ final class KeyValueExpiryTests: XCTestCase {
         let store = try KeyValueStore(
             database: database, name: "auto-purge", configuration: .init(purgeInterval: 100, now: clock.function))
         let rawCount = { try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM \"kv:auto-purge\"") } }
-        try store.put(1, for: "a", expiry: .after(5))   // first write: purges (nothing) and starts the interval
+        try store.put(1, for: "a", expiry: .after(5))  // first write: purges (nothing) and starts the interval
         clock.advance(by: 10)
         try store.put(2, for: "b")
         XCTAssertEqual(try rawCount(), 2, "within the interval, no purge")
@@ -76,7 +76,7 @@ final class KeyValueExpiryTests: XCTestCase {
         let (ticks, tick) = AsyncStream.makeStream(of: Void.self)
         tick.yield()
         tick.finish()
-        await store.purgeExpired(on: ticks)   // returns once every tick has been handled
+        await store.purgeExpired(on: ticks)  // returns once every tick has been handled
         let remaining = try await database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM \"kv:ticks\"") }
         XCTAssertEqual(remaining, 1)
     }
@@ -85,13 +85,14 @@ final class KeyValueExpiryTests: XCTestCase {
         let store = try KeyValueStore(database: try Database.temporary(), name: "background")
         let task = store.startPurgingExpired(every: 3600)
         task.cancel()
-        await task.value   // ends promptly: cancellation interrupts the wait
+        await task.value  // ends promptly: cancellation interrupts the wait
     }
 
     func testAsyncPurge() async throws {
         let clock = TestClock()
         let store = try KeyValueStore(
-            database: try Database.temporary(), name: "async-purge", configuration: .init(purgeInterval: nil, now: clock.function))
+            database: try Database.temporary(), name: "async-purge", configuration: .init(purgeInterval: nil, now: clock.function)
+        )
         try await store.put(1, for: "a", expiry: .after(1))
         clock.advance(by: 1)
         let purged = try await store.purgeExpired()

@@ -11,8 +11,9 @@ final class KeyValueIndexTests: XCTestCase {
             configuration: .init(indexes: [Post.publishedAt, Post.likes, Post.author], now: clock.function))
         try store.batch { batch in
             for index in 0..<50 {
-                let post = Post(id: "p\(index)", publishedAt: start + Double(index) * 60, likes: index % 10,
-                                author: index.isMultiple(of: 2) ? "ada" : "bob")
+                let post = Post(
+                    id: "p\(index)", publishedAt: start + Double(index) * 60, likes: index % 10,
+                    author: index.isMultiple(of: 2) ? "ada" : "bob")
                 try batch.put(post, for: post.id, in: "feed")
             }
             try batch.put(Post(id: "x", publishedAt: start, likes: 1000, author: "ada"), for: "x", in: "drafts")
@@ -22,7 +23,7 @@ final class KeyValueIndexTests: XCTestCase {
 
     func testTheTwentyNewestBeforeATime() throws {
         let store = try makeFeed()
-        let cutoff = start + 30 * 60   // p30's time: strictly before it means p29 downwards
+        let cutoff = start + 30 * 60  // p30's time: strictly before it means p29 downwards
         let query = KeyValueQuery(bucket: "feed")
             .filter(Post.publishedAt < cutoff)
             .order(by: Post.publishedAt.descending)
@@ -31,8 +32,9 @@ final class KeyValueIndexTests: XCTestCase {
         XCTAssertEqual(page.map(\.key), (10...29).reversed().map { "p\($0)" })
         // The next page starts before the last item of this one (keyset paging).
         let last = try XCTUnwrap(page.last?.value.publishedAt)
-        let next = try store.keys(matching: KeyValueQuery(bucket: "feed")
-            .filter(Post.publishedAt < last).order(by: Post.publishedAt.descending).limit(20))
+        let next = try store.keys(
+            matching: KeyValueQuery(bucket: "feed")
+                .filter(Post.publishedAt < last).order(by: Post.publishedAt.descending).limit(20))
         XCTAssertEqual(next, (0...9).reversed().map { "p\($0)" })
         XCTAssertEqual(try store.count(matching: query), 30, "count ignores the page")
     }
@@ -46,8 +48,10 @@ final class KeyValueIndexTests: XCTestCase {
             .order(by: Post.publishedAt.ascending)
         let keys = try store.keys(matching: query)
         XCTAssertEqual(keys, ["p9", "p19", "p29", "p39", "p49", "p7", "p17", "p27", "p37", "p47"])
-        XCTAssertEqual(try store.keys(matching: KeyValueQuery(bucket: "feed").filter(Post.likes.isIn([0])).order(by: Post.publishedAt.ascending)),
-                       ["p0", "p10", "p20", "p30", "p40"])
+        XCTAssertEqual(
+            try store.keys(
+                matching: KeyValueQuery(bucket: "feed").filter(Post.likes.isIn([0])).order(by: Post.publishedAt.ascending)),
+            ["p0", "p10", "p20", "p30", "p40"])
         XCTAssertEqual(try store.count(matching: KeyValueQuery(bucket: "feed").filter(Post.likes.isBetween(2, and: 3))), 10)
         XCTAssertEqual(try store.count(matching: KeyValueQuery(bucket: "feed").filter(Post.author != "ada")), 25)
         XCTAssertEqual(try store.count(matching: KeyValueQuery(bucket: "feed").filter(Post.likes.isIn([]))), 0)
@@ -57,7 +61,7 @@ final class KeyValueIndexTests: XCTestCase {
     func testAggregatesOverAnIndexedField() throws {
         let store = try makeFeed()
         let feed = KeyValueQuery(bucket: "feed")
-        XCTAssertEqual(try store.sum(of: Post.likes, matching: feed), 225)          // 5 × (0+…+9)
+        XCTAssertEqual(try store.sum(of: Post.likes, matching: feed), 225)  // 5 × (0+…+9)
         XCTAssertEqual(try store.average(of: Post.likes, matching: feed), 4.5)
         XCTAssertEqual(try store.minimum(of: Post.publishedAt, matching: feed), start)
         XCTAssertEqual(try store.maximum(of: Post.publishedAt, matching: feed), start + 49 * 60)
@@ -85,7 +89,7 @@ final class KeyValueIndexTests: XCTestCase {
         XCTAssertEqual(try store.keys(matching: popular), [], "expired items never match")
         XCTAssertEqual(try store.purgeExpired(), 1)
 
-        XCTAssertEqual(try store.delete(keysWithPrefix: "p4", in: "feed"), 11)   // p4, p40…p49
+        XCTAssertEqual(try store.delete(keysWithPrefix: "p4", in: "feed"), 11)  // p4, p40…p49
         XCTAssertEqual(try store.count(of: Post.likes, matching: KeyValueQuery(bucket: "feed")), 39)
         try store.clearAll()
         let orphans = try store.database.read { db in
@@ -100,18 +104,20 @@ final class KeyValueIndexTests: XCTestCase {
         try store.put(User(id: 1, name: "ada"), for: "u", in: "feed")
         XCTAssertEqual(try store.count(in: "feed"), 52)
         XCTAssertEqual(try store.count(matching: KeyValueQuery(bucket: "feed").filter(Post.author == "ada")), 25)
-        XCTAssertEqual(try store.count(matching: KeyValueQuery(bucket: "feed").order(by: Post.likes.ascending)), 50,
-                       "sorting on a field skips items without it")
+        XCTAssertEqual(
+            try store.count(matching: KeyValueQuery(bucket: "feed").order(by: Post.likes.ascending)), 50,
+            "sorting on a field skips items without it")
     }
 
     func testAFailedBatchLeavesTheIndexUntouched() throws {
         let store = try makeFeed()
         struct Abort: Error {}
-        XCTAssertThrowsError(try store.batch { batch in
-            try batch.put(Post(id: "p0", publishedAt: start, likes: 999, author: "z"), for: "p0", in: "feed")
-            try batch.delete("p1", in: "feed")
-            throw Abort()
-        })
+        XCTAssertThrowsError(
+            try store.batch { batch in
+                try batch.put(Post(id: "p0", publishedAt: start, likes: 999, author: "z"), for: "p0", in: "feed")
+                try batch.delete("p1", in: "feed")
+                throw Abort()
+            })
         XCTAssertEqual(try store.count(matching: KeyValueQuery(bucket: "feed").filter(Post.author == "z")), 0)
         XCTAssertEqual(try store.count(of: Post.likes, matching: KeyValueQuery(bucket: "feed")), 50)
     }

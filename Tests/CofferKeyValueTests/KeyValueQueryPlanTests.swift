@@ -1,6 +1,7 @@
-@testable import Coffer
 import Foundation
 import XCTest
+
+@testable import Coffer
 
 /// The SQL a query compiles to, and how SQLite runs it: paging a feed must not scan the store.
 final class KeyValueQueryPlanTests: XCTestCase {
@@ -9,9 +10,12 @@ final class KeyValueQueryPlanTests: XCTestCase {
         let store = try KeyValueStore(database: database, name: "plan", configuration: .init(indexes: [Post.publishedAt]))
         let now = Date(timeIntervalSince1970: 1_000)
         let cutoff = Date(timeIntervalSince1970: 500)
-        let query = KeyValueQuery(bucket: "feed").filter(Post.publishedAt < cutoff).order(by: Post.publishedAt.descending).limit(20)
+        let query = KeyValueQuery(bucket: "feed").filter(Post.publishedAt < cutoff).order(by: Post.publishedAt.descending).limit(
+            20)
         let statement = store.itemsStatement(query, now: now)
-        XCTAssertEqual(statement.sql, """
+        XCTAssertEqual(
+            statement.sql,
+            """
             SELECT i.id, i.bucket, i.key, i.value, i.metadata, i.created_at, i.updated_at, i.expires_at, i.size \
             FROM "kv:plan" AS i JOIN "kv-index:plan" AS f0 ON f0.item_id = i.id AND f0.field = ? AND f0.bucket = ? \
             WHERE (i.expires_at IS NULL OR i.expires_at > ?) AND i.bucket = ? AND f0.value < ? \

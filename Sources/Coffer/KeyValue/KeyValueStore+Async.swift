@@ -155,22 +155,29 @@ extension KeyValueStore {
     }
 
     /// Async ``sum(of:matching:)``.
-    public func sum<Root, Field>(of field: KeyValueIndexField<Root, Field>, matching query: KeyValueQuery) async throws -> Double {
+    public func sum<Root, Field>(of field: KeyValueIndexField<Root, Field>, matching query: KeyValueQuery) async throws -> Double
+    {
         try await offThread { try self.sum(of: field, matching: query) }
     }
 
     /// Async ``average(of:matching:)``.
-    public func average<Root, Field>(of field: KeyValueIndexField<Root, Field>, matching query: KeyValueQuery) async throws -> Double? {
+    public func average<Root, Field>(of field: KeyValueIndexField<Root, Field>, matching query: KeyValueQuery) async throws
+        -> Double?
+    {
         try await offThread { try self.average(of: field, matching: query) }
     }
 
     /// Async ``minimum(of:matching:)``.
-    public func minimum<Root, Field>(of field: KeyValueIndexField<Root, Field>, matching query: KeyValueQuery) async throws -> Field? {
+    public func minimum<Root, Field>(of field: KeyValueIndexField<Root, Field>, matching query: KeyValueQuery) async throws
+        -> Field?
+    {
         try await offThread { try self.minimum(of: field, matching: query) }
     }
 
     /// Async ``maximum(of:matching:)``.
-    public func maximum<Root, Field>(of field: KeyValueIndexField<Root, Field>, matching query: KeyValueQuery) async throws -> Field? {
+    public func maximum<Root, Field>(of field: KeyValueIndexField<Root, Field>, matching query: KeyValueQuery) async throws
+        -> Field?
+    {
         try await offThread { try self.maximum(of: field, matching: query) }
     }
 

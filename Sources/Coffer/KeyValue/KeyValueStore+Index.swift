@@ -22,18 +22,23 @@ extension KeyValueStore {
 
     /// Async ``rebuildIndexes(decodingAs:in:)``.
     @discardableResult
-    public func rebuildIndexes<Value: Decodable & Sendable>(decodingAs type: Value.Type, in bucket: String? = nil) async throws -> Int {
+    public func rebuildIndexes<Value: Decodable & Sendable>(decodingAs type: Value.Type, in bucket: String? = nil) async throws
+        -> Int
+    {
         try await writeTransaction { db, _ in try self.rebuildIndexes(Value.self, bucket: bucket, in: db) }
     }
 
-    private func rebuildIndexes<Value: Decodable & Sendable>(_ type: Value.Type, bucket: String?, in db: Connection) throws -> Int {
+    private func rebuildIndexes<Value: Decodable & Sendable>(_ type: Value.Type, bucket: String?, in db: Connection) throws -> Int
+    {
         let condition = KeyValueSchema.bucketCondition(bucket)
         var items: [(id: Int64, bucket: String, value: Value)] = []
         let sql = "SELECT id, bucket, key, value FROM \(schema.items) WHERE \(condition.sql)"
         try db.forEachRow(sql: sql, arguments: condition.arguments) { row in
             let location = location(row.string(at: 1), row.string(at: 2))
             // Values of other types are not this call's business: skip what does not decode.
-            if let value = try? StoredValueCoding.decode(Value.self, from: row.value(at: 3), coder: configuration.coder, at: location) {
+            if let value = try? StoredValueCoding.decode(
+                Value.self, from: row.value(at: 3), coder: configuration.coder, at: location)
+            {
                 items.append((row.int64(at: 0), location.bucket, value))
             }
         }

@@ -2,7 +2,11 @@ import Foundation
 
 /// An aggregate over an indexed field.
 enum KeyValueAggregate: String {
-    case count, sum = "total", average = "avg", minimum = "min", maximum = "max"
+    case count
+    case sum = "total"
+    case average = "avg"
+    case minimum = "min"
+    case maximum = "max"
 }
 
 /// A ``KeyValueQuery`` turned into SQL over a store's tables.
@@ -61,8 +65,10 @@ struct CompiledQuery {
 
     /// `SELECT <columns> FROM … WHERE …` and its arguments.
     func select(_ columns: String) -> (sql: String, arguments: StatementArguments) {
-        ("SELECT \(columns) FROM \(items) AS i\(joins) WHERE \(conditions.joined(separator: " AND "))",
-         joinArguments + conditionArguments)
+        (
+            "SELECT \(columns) FROM \(items) AS i\(joins) WHERE \(conditions.joined(separator: " AND "))",
+            joinArguments + conditionArguments
+        )
     }
 
     /// The ORDER BY / LIMIT tail for `query`.
@@ -74,8 +80,10 @@ struct CompiledQuery {
         }
         terms.append("i.key")
         terms.append("i.bucket")
-        return (" ORDER BY \(terms.joined(separator: ", ")) LIMIT ? OFFSET ?",
-                [query.limit ?? -1, max(0, query.offset)])
+        return (
+            " ORDER BY \(terms.joined(separator: ", ")) LIMIT ? OFFSET ?",
+            [query.limit ?? -1, max(0, query.offset)]
+        )
     }
 }
 
@@ -158,7 +166,8 @@ extension KeyValueStore {
     }
 
     func aggregateStatement(_ function: KeyValueAggregate, of field: String, matching query: KeyValueQuery, now: Date)
-        -> (sql: String, arguments: StatementArguments) {
+        -> (sql: String, arguments: StatementArguments)
+    {
         var compiled = CompiledQuery(query, schema: schema, now: now)
         let alias = compiled.alias(for: field)
         return compiled.select("\(function.rawValue)(\(alias).value)")

@@ -68,20 +68,26 @@ extension KeyValueStore {
         if let existing = try db.fetchValue(Int64.self, sql: schema.selectID, arguments: [item.bucket, item.key]) {
             try db.execute(
                 sql: schema.update,
-                arguments: StatementArguments([item.value, item.metadata, now.databaseValue, now.databaseValue,
-                                               expiresAt.databaseValue, .integer(Int64(item.size)), .integer(existing)]))
+                arguments: StatementArguments([
+                    item.value, item.metadata, now.databaseValue, now.databaseValue,
+                    expiresAt.databaseValue, .integer(Int64(item.size)), .integer(existing),
+                ]))
             try db.execute(sql: schema.deleteIndexRows, arguments: [existing])
             id = existing
         } else {
             try db.execute(
                 sql: schema.insert,
-                arguments: StatementArguments([.text(item.bucket), .text(item.key), item.value, item.metadata,
-                                               now.databaseValue, now.databaseValue, now.databaseValue,
-                                               expiresAt.databaseValue, .integer(Int64(item.size))]))
+                arguments: StatementArguments([
+                    .text(item.bucket), .text(item.key), item.value, item.metadata,
+                    now.databaseValue, now.databaseValue, now.databaseValue,
+                    expiresAt.databaseValue, .integer(Int64(item.size)),
+                ]))
             id = db.lastInsertedRowID
         }
         for (field, value) in item.indexValues {
-            try db.execute(sql: schema.insertIndexRow, arguments: StatementArguments([.integer(id), .text(field), .text(item.bucket), value]))
+            try db.execute(
+                sql: schema.insertIndexRow,
+                arguments: StatementArguments([.integer(id), .text(field), .text(item.bucket), value]))
         }
         context.touched(item.bucket, item.key)
     }
@@ -100,7 +106,8 @@ extension KeyValueStore {
     /// Deletes items whose key starts with `prefix`, as a key range (see ``KeyPrefixRange``).
     func delete(prefix: String, bucket: String, in db: Connection, context: WriteContext) throws -> Int {
         let range = KeyPrefixRange.condition(prefix)
-        try db.execute(sql: "DELETE FROM \(schema.items) WHERE bucket = ? AND \(range.sql)", arguments: [bucket] + range.arguments)
+        try db.execute(
+            sql: "DELETE FROM \(schema.items) WHERE bucket = ? AND \(range.sql)", arguments: [bucket] + range.arguments)
         context.touchedEverything()
         return db.changesCount
     }

@@ -52,7 +52,9 @@ public final class KeyValueStore: Sendable {
             database: database, name: name, costLimit: configuration.cacheCostLimit)
         let names = configuration.indexes.map(\.name)
         if let duplicate = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
-            throw CofferError(code: .invalidConfiguration, message: "store \(name.debugDescription) declares index field \(duplicate.debugDescription) twice")
+            throw CofferError(
+                code: .invalidConfiguration,
+                message: "store \(name.debugDescription) declares index field \(duplicate.debugDescription) twice")
         }
         // A read-only database cannot create tables; its stores must exist already.
         if !database.configuration.readOnly {
@@ -149,7 +151,11 @@ public final class KeyValueStore: Sendable {
         }
         let generation = cache.generation
         let selectByKey = schema.selectByKey
-        guard let stored = try database.read({ db in try Self.fetchItem(sql: selectByKey, bucket: bucket, key: key, now: now, in: db) }) else {
+        guard
+            let stored = try database.read({ db in
+                try Self.fetchItem(sql: selectByKey, bucket: bucket, key: key, now: now, in: db)
+            })
+        else {
             return nil
         }
         return try decodeAndCache(Value.self, stored, generation: generation, now: now)
@@ -161,7 +167,11 @@ public final class KeyValueStore: Sendable {
     ) throws -> KeyValueItem<Value>? {
         let now = configuration.now()
         let selectByKey = schema.selectByKey
-        guard let stored = try database.read({ db in try Self.fetchItem(sql: selectByKey, bucket: bucket, key: key, now: now, in: db) }) else {
+        guard
+            let stored = try database.read({ db in
+                try Self.fetchItem(sql: selectByKey, bucket: bucket, key: key, now: now, in: db)
+            })
+        else {
             return nil
         }
         noteAccess(DecodedObjectCache.Key(bucket: bucket, key: key), at: now)
@@ -222,7 +232,7 @@ public final class KeyValueStore: Sendable {
     /// Records a read for LRU eviction; the next write saves it.
     func noteAccess(_ key: DecodedObjectCache.Key, at date: Date) {
         guard configuration.evictionPolicy == .leastRecentlyUsed,
-              configuration.maxItemCount != nil || configuration.maxByteCount != nil
+            configuration.maxItemCount != nil || configuration.maxByteCount != nil
         else { return }
         state.noteAccess(key, at: date)
     }
