@@ -124,3 +124,27 @@ final class KeyValueBasicTests: XCTestCase {
         XCTAssertEqual(try store.totalCount(), keys.count, "é precomposed and decomposed are distinct keys")
     }
 }
+
+/// The README's port of YTKKeyValueStore's example, kept compiling and passing.
+final class KeyValueReadmeExampleTests: XCTestCase {
+    struct ReadmeUser: Codable, Equatable, Sendable {
+        var id: Int
+        var name: String
+        var age: Int
+    }
+
+    func testYTKKeyValueStoreExamplePort() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("test.db")
+        let passphrase = "correct horse battery staple"
+
+        let database = try Database(path: path, configuration: .init(encryption: .passphrase(passphrase)))
+        let store = try KeyValueStore(database: database, name: "user_table")
+        try store.put(ReadmeUser(id: 1, name: "tangqiao", age: 30), for: "1")
+        let user = try store.value(ReadmeUser.self, for: "1")
+
+        XCTAssertEqual(user, ReadmeUser(id: 1, name: "tangqiao", age: 30))
+        try store.put(["id": "2", "name": "Ada"], for: "2")   // a plain dictionary works too
+        XCTAssertEqual(try store.value([String: String].self, for: "2")?["name"], "Ada")
+    }
+}
