@@ -81,6 +81,7 @@ let package = Package(
             dependencies: ["Coffer", "CofferTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "CofferRepairTests", dependencies: ["CofferRepair", "Coffer"]),
+        .testTarget(name: "CofferKeyValueTests", dependencies: ["Coffer", "CofferTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -38,14 +38,19 @@ public final class Statement {
 
     init(connection: Connection, sql: String) throws {
         var statement: OpaquePointer?
-        var tail: UnsafePointer<CChar>?
-        let code = sqlite3_prepare_v2(connection.handle, sql, -1, &statement, &tail)
+        // `tail` points into the C string given to prepare, so it is only read while that string lives:
+        // an implicitly bridged `sql` argument may be a temporary copy freed when the call returns.
+        let (code, hasTrailingSQL) = sql.withCString { cString -> (Int32, Bool) in
+            var tail: UnsafePointer<CChar>?
+            let code = sqlite3_prepare_v2(connection.handle, cString, -1, &statement, &tail)
+            return (code, tail.map { !Statement.isBlank($0) } ?? false)
+        }
         guard code == SQLITE_OK, let statement else {
             throw connection.failure(code: code, sql: sql)
         }
         // One statement per call: trailing SQL (other than whitespace and comments) is refused, so a
         // hand-written statement can never carry a second one.
-        if let tail, !Statement.isBlank(tail) {
+        if hasTrailingSQL {
             sqlite3_finalize(statement)
             throw CofferError(code: .misuse, message: "only one SQL statement is allowed", sql: sql)
         }

@@ -1,0 +1,181 @@
+import Foundation
+
+/// An in-memory, cost-bounded LRU cache of decoded values, one per ``KeyValueStore``.
+///
+/// A hit is one lock, one hash lookup and a relink of a list node: no SQLite, no decoding.
+///
+/// Staleness under concurrency. A reader that misses reads the database and then inserts what it
+/// decoded. If a write commits in between, the reader's snapshot may predate it, and inserting would
+/// resurrect the old value. So every write bumps ``generation`` *after* it commits (and removes the keys
+/// it touched); a reader notes the generation *before* opening its snapshot and inserts only if it is
+/// unchanged. A reader whose snapshot predates a commit therefore always sees a newer generation.
+final class DecodedObjectCache: @unchecked Sendable {
+    /// A cache key: the item's bucket and key, compared byte for byte like SQLite does.
+    ///
+    /// Swift's `String` equality is canonical equivalence ("é" == "e\u{301}"), but the table holds two
+    /// distinct items for those keys; comparing UTF-8 bytes keeps the cache from mixing them up.
+    struct Key: Hashable, Sendable {
+        let bucket: String
+        let key: String
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            sameBytes(lhs.key, rhs.key) && sameBytes(lhs.bucket, rhs.bucket)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(bucket.utf8.count)
+            Self.combine(bucket, into: &hasher)
+            Self.combine(key, into: &hasher)
+        }
+
+        // Native strings store contiguous UTF-8: hash and compare it in bulk, byte by byte only for
+        // bridged strings. (A cache hit is dominated by these two calls.)
+        private static func combine(_ string: String, into hasher: inout Hasher) {
+            let hashed: Void? = string.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+            if hashed == nil {
+                for byte in string.utf8 { hasher.combine(byte) }
+            }
+        }
+
+        private static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+            guard lhs.utf8.count == rhs.utf8.count else { return false }
+            let compared = lhs.utf8.withContiguousStorageIfAvailable { left in
+                rhs.utf8.withContiguousStorageIfAvailable { right in
+                    guard let leftBase = left.baseAddress, let rightBase = right.baseAddress else { return left.isEmpty }
+                    return memcmp(leftBase, rightBase, left.count) == 0
+                }
+            }
+            return (compared ?? nil) ?? lhs.utf8.elementsEqual(rhs.utf8)
+        }
+    }
+
+    private final class Node {
+        let key: Key
+        let value: any Sendable
+        let cost: Int
+        let expiresAt: Date?
+        weak var previous: Node?
+        var next: Node?
+
+        init(key: Key, value: any Sendable, cost: Int, expiresAt: Date?) {
+            self.key = key
+            self.value = value
+            self.cost = cost
+            self.expiresAt = expiresAt
+        }
+    }
+
+    /// The total cost the cache keeps; 0 disables it.
+    let costLimit: Int
+    private let lock = NSLock()
+    private var nodes: [Key: Node] = [:]
+    /// Most recently used.
+    private var head: Node?
+    /// Least recently used.
+    private var tail: Node?
+    private var totalCost = 0
+    private var currentGeneration: UInt64 = 0
+
+    init(costLimit: Int) {
+        self.costLimit = max(0, costLimit)
+    }
+
+    /// The write generation; see the type's discussion.
+    var generation: UInt64 { lock.withLock { currentGeneration } }
+
+    /// The number of cached values.
+    var count: Int { lock.withLock { nodes.count } }
+
+    /// The cached value for `key` unless it expired by `now`; marks it most recently used.
+    func value(for key: Key, now: Date) -> (any Sendable)? {
+        guard costLimit > 0 else { return nil }
+        return lock.withLock {
+            guard let node = nodes[key] else { return nil }
+            if let expiresAt = node.expiresAt, expiresAt <= now {
+                remove(node)
+                return nil
+            }
+            moveToFront(node)
+            return node.value
+        }
+    }
+
+    /// Caches `value` unless a write happened since `generation` was read, or it costs more than the limit.
+    func insert(_ value: any Sendable, cost: Int, expiresAt: Date?, for key: Key, ifGeneration generation: UInt64) {
+        let cost = max(1, cost)
+        guard costLimit > 0, cost <= costLimit else { return }
+        lock.withLock {
+            guard generation == currentGeneration else { return }
+            if let old = nodes[key] { remove(old) }
+            let node = Node(key: key, value: value, cost: cost, expiresAt: expiresAt)
+            nodes[key] = node
+            totalCost += cost
+            linkAtFront(node)
+            while totalCost > costLimit, let last = tail { remove(last) }
+        }
+    }
+
+    /// Forgets `keys` (or everything) and starts a new generation. Call after a write commits or fails.
+    func invalidate(_ invalidation: CacheInvalidation) {
+        lock.withLock {
+            currentGeneration &+= 1
+            if invalidation.all {
+                // Unlink every node so the list's strong `next` references are released.
+                var node = head
+                while let current = node {
+                    node = current.next
+                    current.next = nil
+                }
+                nodes.removeAll()
+                head = nil
+                tail = nil
+                totalCost = 0
+            } else {
+                for key in invalidation.keys {
+                    if let node = nodes[key] { remove(node) }
+                }
+            }
+        }
+    }
+
+    // MARK: List maintenance (lock held)
+
+    private func linkAtFront(_ node: Node) {
+        node.previous = nil
+        node.next = head
+        head?.previous = node
+        head = node
+        if tail == nil { tail = node }
+    }
+
+    private func unlink(_ node: Node) {
+        let previous = node.previous
+        let next = node.next
+        previous?.next = next
+        next?.previous = previous
+        if head === node { head = next }
+        if tail === node { tail = previous }
+        node.previous = nil
+        node.next = nil
+    }
+
+    private func moveToFront(_ node: Node) {
+        guard head !== node else { return }
+        unlink(node)
+        linkAtFront(node)
+    }
+
+    private func remove(_ node: Node) {
+        unlink(node)
+        nodes[node.key] = nil
+        totalCost -= node.cost
+    }
+}
+
+/// What a write changed, for the cache: some keys, or possibly anything.
+struct CacheInvalidation: Sendable {
+    var keys: Set<DecodedObjectCache.Key> = []
+    var all = false
+
+    static let everything = CacheInvalidation(keys: [], all: true)
+}
