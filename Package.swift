@@ -50,6 +50,7 @@ let package = Package(
         .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferCLITests", dependencies: ["coffer", "Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferRepairTests", dependencies: ["CofferRepair", "Coffer"]),
+        .testTarget(name: "CofferBackupTests", dependencies: ["Coffer", "CofferTestSupport", "coffer"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,12 +5,12 @@ import XCTest
 final class InfoCommandTests: XCTestCase {
     private func makeShellDatabase(_ dir: TemporaryDirectory) throws -> String {
         let path = dir.path("shell.db")
-        let made = try Shell.sqlcipher(path, passphrase: "shell pw", """
+        let made = try Shell.sqlcipher(path, passphrase: "shell pw", #"""
             CREATE TABLE alpha(id INTEGER PRIMARY KEY, v TEXT);
             CREATE TABLE "odd ""name"""(x);
             INSERT INTO alpha(v) VALUES ('a'), ('b'), ('c');
             INSERT INTO "odd ""name""" VALUES (1), (2);
-            """)
+            """#)
         XCTAssertEqual(made.status, 0, made.stderr)
         try "shell pw\n".write(toFile: dir.path("pw"), atomically: true, encoding: .utf8)
         return path
