@@ -61,7 +61,7 @@ extension Database {
         } else {
             generation = try fullBackup(store: store, id: id, pagesPerStep: max(pagesPerStep, 1))
         }
-        configuration.logger.info("backup written", metadata: [
+        configuration.logger.debug("backup written", metadata: [
             "generation": "\(generation.id)", "kind": "\(generation.kind.rawValue)", "bytes": "\(generation.byteCount)",
         ])
         return generation
