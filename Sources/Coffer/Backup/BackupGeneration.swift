@@ -106,7 +106,13 @@ public struct BackupDirectory: Sendable {
         }
     }
 
-    func nextID() throws -> Int { (try generations().last?.id ?? 0) + 1 }
+    /// Removes `.tmp-*` files a crash left mid-backup (one directory belongs to one database).
+    func removeTemporaryFiles() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+        for name in names where name.hasPrefix(".tmp-") {
+            try? FileManager.default.removeItem(at: url.appendingPathComponent(name))
+        }
+    }
 
     static func manifestName(_ id: Int) -> String { String(format: "%06d.manifest.json", id) }
     static func fullName(_ id: Int) -> String { String(format: "%06d.full.db", id) }

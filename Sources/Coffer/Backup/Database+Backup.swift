@@ -47,6 +47,7 @@ extension Database {
         defer { tracker.backupLock.unlock() }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let store = BackupDirectory(url: directory)
+        store.removeTemporaryFiles()
         let latest = try store.generations().last
         let id = (latest?.id ?? 0) + 1
         let anchor = latest.map { ChangedPageTracker.Anchor(directory: directory.standardizedFileURL.path, generationID: $0.id) }
