@@ -47,10 +47,12 @@ let package = Package(
             ]
         ),
         .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport"),
+        // The power-loss tests' crash VFS: C, against SQLCipher's header and library only.
+        .target(name: "CofferTestVFS", dependencies: ["CSQLCipher"], linkerSettings: [.linkedLibrary("sqlcipher")]),
         .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferCLITests", dependencies: ["coffer", "Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferRepairTests", dependencies: ["CofferRepair", "Coffer"]),
-        .testTarget(name: "CofferBackupTests", dependencies: ["Coffer", "CofferTestSupport", "coffer"]),
+        .testTarget(name: "CofferBackupTests", dependencies: ["Coffer", "CofferTestSupport", "CofferTestVFS", "coffer"]),
     ],
     swiftLanguageModes: [.v6]
 )
