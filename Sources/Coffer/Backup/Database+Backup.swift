@@ -116,7 +116,7 @@ extension Database {
                 dataFile: final.lastPathComponent, encrypted: factory.key != nil)
             try store.commit(generation)
             if tracks { tracker.setAnchor(.init(directory: store.url.standardizedFileURL.path, generationID: id)) }
-            writeRepairMaterial(store: store, generation: generation, file: final.path, salt: salt, snapshot: snapshot)
+            refreshRepairMaterial(store: store, generation: generation.id, salt: salt)
             return generation
         } catch {
             tracker.invalidate()
@@ -247,23 +247,32 @@ extension Database {
     }
 
     /// On the writer's queue: copies the whole WAL into the main file, then takes the changed-page set.
-    /// Retries briefly while a reader's old snapshot keeps part of the WAL from being copied.
     private func captureChanges(anchor: ChangedPageTracker.Anchor) throws -> (pages: Set<UInt32>, pageCount: Int, snapshot: SchemaSnapshot) {
         let tracker = changeTracker
+        return try checkpointCompletely { connection in
+            let snapshot = try SchemaSnapshot(connection: connection)
+            guard let pages = tracker.reset(expecting: anchor) else {
+                throw CofferError(code: .apiMisuse, message: "changed pages were not tracked since generation \(anchor.generationID): take a full backup")
+            }
+            return (pages, snapshot.pageCount, snapshot)
+        }
+    }
+
+    /// Copies the whole WAL into the main file with a PASSIVE checkpoint on the writer's queue, then runs
+    /// `body` there, before any further commit. The caller holds the checkpoint gate, so the main file
+    /// then stays exactly at that commit until it lets go. Retries briefly while a reader's old snapshot
+    /// keeps part of the WAL from being copied.
+    func checkpointCompletely<R>(_ body: @escaping (Connection) throws -> R) throws -> R {
         for attempt in 0..<100 {
-            let result = try writer.sync { connection -> (Set<UInt32>, Int, SchemaSnapshot)? in
+            let result = try writer.sync { connection -> R? in
                 var logFrames: Int32 = 0
                 var copiedFrames: Int32 = 0
                 let code = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &copiedFrames)
                 guard code == SQLITE_OK else { throw connection.failure(code: code, sql: "PRAGMA wal_checkpoint(PASSIVE)") }
                 guard logFrames == copiedFrames else { return nil }
-                let snapshot = try SchemaSnapshot(connection: connection)
-                guard let pages = tracker.reset(expecting: anchor) else {
-                    throw CofferError(code: .apiMisuse, message: "changed pages were not tracked since generation \(anchor.generationID): take a full backup")
-                }
-                return (pages, snapshot.pageCount, snapshot)
+                return try body(connection)
             }
-            if let result { return (result.0, result.1, result.2) }
+            if let result { return result }
             if attempt < 99 { usleep(2000) }
         }
         throw CofferError(code: .busy, message: "a reader keeps an old snapshot: the WAL could not be copied completely; retry later")

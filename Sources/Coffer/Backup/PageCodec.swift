@@ -30,22 +30,36 @@ struct PageCodec {
     /// True when `page` (exactly `pageSize` bytes) authenticates as page number `pageNumber`.
     func verify(_ page: UnsafeRawBufferPointer, pageNumber: UInt32) -> Bool {
         guard page.count == pageSize else { return false }
-        if page.allSatisfy({ $0 == 0 }) { return true }
         let start = pageNumber == 1 ? DatabaseKey.saltSize : 0
         var mac = HMAC<Insecure.SHA1>(key: hmacKey)
         mac.update(data: UnsafeRawBufferPointer(rebasing: page[start..<(pageSize - 32)]))
         withUnsafeBytes(of: pageNumber.littleEndian) { mac.update(data: $0) }
         let expected = mac.finalize()
         let stored = UnsafeRawBufferPointer(rebasing: page[(pageSize - 32)..<(pageSize - 12)])
-        return expected.withUnsafeBytes { computed in computed.elementsEqual(stored) }
+        if expected.withUnsafeBytes({ computed in computed.elementsEqual(stored) }) { return true }
+        return page.allSatisfy { $0 == 0 }
+    }
+
+    /// The plaintext byte at `offset` of an authenticated page, decrypting only its CBC block (plaintext
+    /// block i is D(ciphertext block i) XOR ciphertext block i−1, the IV before the first).
+    func decryptByte(_ page: [UInt8], pageNumber: UInt32, at offset: Int) -> UInt8? {
+        guard page.count == pageSize, page.withUnsafeBytes({ verify($0, pageNumber: pageNumber) }) else { return nil }
+        let start = pageNumber == 1 ? DatabaseKey.saltSize : 0
+        let end = pageSize - Self.reserve
+        guard offset >= start, offset < end else { return nil }
+        let block = (offset - start) / 16
+        let blockStart = start + block * 16
+        let prior = block == 0 ? Array(page[end..<(end + 16)]) : Array(page[(blockStart - 16)..<blockStart])
+        guard let plain = try? AES._CBC.decrypt(
+            page[blockStart..<(blockStart + 16)], using: pageKey, iv: AES._CBC.IV(ivBytes: prior), noPadding: true)
+        else { return nil }
+        return Array(plain)[offset - blockStart]
     }
 
     /// Checks and decrypts a page. Page 1 gets SQLite's magic string back in its first 16 bytes; the
     /// result is `pageSize - 48` bytes (the usable size). Nil when the HMAC fails.
     func decrypt(_ page: [UInt8], pageNumber: UInt32) -> [UInt8]? {
-        guard page.count == pageSize else { return nil }
-        if page.allSatisfy({ $0 == 0 }) { return [UInt8](repeating: 0, count: pageSize - Self.reserve) }
-        guard page.withUnsafeBytes({ verify($0, pageNumber: pageNumber) }) else { return nil }
+        guard page.count == pageSize, page.withUnsafeBytes({ verify($0, pageNumber: pageNumber) }) else { return nil }
         let start = pageNumber == 1 ? DatabaseKey.saltSize : 0
         let end = pageSize - Self.reserve
         let iv = Array(page[end..<(end + 16)])
@@ -55,7 +69,7 @@ struct PageCodec {
         return pageNumber == 1 ? Array("SQLite format 3\0".utf8) + Array(plain) : Array(plain)
     }
 
-    /// The HMAC-SHA1 of the raw page bytes' authenticated part, as a short checksum (first 8 bytes).
+    /// A short checksum: the first 8 bytes of SHA-256, hex.
     static func checksum(_ bytes: [UInt8]) -> String {
         let digest = SHA256.hash(data: bytes)
         return digest.prefix(8).map { String(format: "%02x", $0) }.joined()

@@ -54,12 +54,14 @@ public struct RepairMaterial: Codable, Sendable, Hashable {
         public var hmacPageNumber: String
     }
 
-    /// A leaf page and the checksum of its decrypted contents.
+    /// A leaf page and the checksum of its image in the database file.
     public struct LeafPage: Codable, Sendable, Hashable {
         /// The page number.
         public var pageNumber: Int
-        /// First 8 bytes of SHA-256, hex, over the decrypted page (`pageSize − reservedBytes` bytes;
-        /// on page 1 with `SQLite format 3\0` in its first 16 bytes).
+        /// First 8 bytes of SHA-256, hex, over the page's `pageSize` bytes exactly as stored in the
+        /// database file (ciphertext, IV, HMAC, trailing bytes). SQLCipher writes a fresh IV on every
+        /// write, so a page with this checksum is the very image the material describes, and any
+        /// rewrite of the page since shows as a mismatch.
         public var checksum: String
     }
 
@@ -115,11 +117,16 @@ public struct RepairMaterial: Codable, Sendable, Hashable {
 }
 
 extension Database {
-    /// Writes repair material describing `file` (the full backup just taken) beside the backups.
+    /// Writes repair material beside the backups, describing the live main file: its checksums are
+    /// of the page images a repair engine will find there. The main file is frozen at the latest
+    /// commit (checkpoint gate held, whole WAL copied in) during the walk; writers keep committing.
     /// Failures are logged: the backup itself stands.
-    func writeRepairMaterial(store: BackupDirectory, generation: BackupGeneration, file: String, salt: [UInt8]?, snapshot: SchemaSnapshot) {
+    func refreshRepairMaterial(store: BackupDirectory, generation: Int, salt: [UInt8]?) {
         do {
-            let material = try buildRepairMaterial(file: file, generation: generation.id, salt: salt, snapshot: snapshot)
+            let material = try changeTracker.checkpointGate.withLock { () throws -> RepairMaterial in
+                let snapshot = try checkpointCompletely { try SchemaSnapshot(connection: $0) }
+                return try buildRepairMaterial(file: path, generation: generation, salt: salt, snapshot: snapshot)
+            }
             try RepairMaterialStore(directory: store.url).write(material, encryption: configuration.encryption, iterations: configuration.cipher.kdfIterations)
         } catch {
             configuration.logger.warning("repair material not written", metadata: ["error": "\(error)"])
@@ -174,19 +181,24 @@ struct BTreeWalker {
         var stack = [root]
         while let page = stack.popLast() {
             guard (1...max(pageCount, 1)).contains(page), visited.insert(page).inserted else { continue }
-            guard let content = read(page) else {
-                unreadable.append(page)
-                continue
-            }
             let header = page == 1 ? 100 : 0
-            guard content.count > header + 12 else {
+            guard let stored = try? file.read(count: pageSize, at: (page - 1) * pageSize), stored.count == pageSize,
+                  let type = pageType(stored, page: page, header: header)
+            else {
                 unreadable.append(page)
                 continue
             }
-            switch content[header] {
+            switch type {
             case 0x0a, 0x0d:
-                leaves.append(.init(pageNumber: page, checksum: PageCodec.checksum(content)))
+                leaves.append(.init(pageNumber: page, checksum: PageCodec.checksum(stored)))
             case 0x02, 0x05:
+                // Interior pages are few (about 1 in 100): only they are decrypted whole.
+                guard let content = codec.map({ $0.decrypt(stored, pageNumber: UInt32(page)) }) ?? stored,
+                      content.count > header + 12
+                else {
+                    unreadable.append(page)
+                    continue
+                }
                 interior.append(page)
                 let cells = Int(content[header + 3]) << 8 | Int(content[header + 4])
                 var children: [Int] = []
@@ -207,9 +219,10 @@ struct BTreeWalker {
         return (leaves, interior, unreadable)
     }
 
-    private func read(_ page: Int) -> [UInt8]? {
-        guard let bytes = try? file.read(count: pageSize, at: (page - 1) * pageSize), bytes.count == pageSize else { return nil }
-        guard let codec else { return bytes }
-        return codec.decrypt(bytes, pageNumber: UInt32(page))
+    /// The B-tree page type byte, from an authenticated page: only the one cipher block that holds it
+    /// is decrypted (whole-page CBC decryption is what makes a walk slow).
+    private func pageType(_ stored: [UInt8], page: Int, header: Int) -> UInt8? {
+        guard let codec else { return stored.count > header ? stored[header] : nil }
+        return codec.decryptByte(stored, pageNumber: UInt32(page), at: header)
     }
 }
