@@ -45,7 +45,11 @@ extension Database {
         let tracker = changeTracker
         tracker.backupLock.lock()
         defer { tracker.backupLock.unlock() }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw CofferError(code: .cantOpen, message: "cannot create the backup directory \(directory.path): \(error.localizedDescription)")
+        }
         let store = BackupDirectory(url: directory)
         store.removeTemporaryFiles()
         let latest = try store.generations().last

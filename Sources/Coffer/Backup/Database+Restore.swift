@@ -51,7 +51,11 @@ extension Database {
         let destinationURL = URL(fileURLWithPath: destination)
         let temporary = BackupFiles.temporaryURL(for: destinationURL)
         defer { for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: temporary.path + suffix) } }
-        try FileManager.default.copyItem(at: directory.appendingPathComponent(base.dataFile), to: temporary)
+        do {
+            try FileManager.default.copyItem(at: directory.appendingPathComponent(base.dataFile), to: temporary)
+        } catch {
+            throw CofferError(code: .cantOpen, message: "cannot copy the base generation to \(temporary.path): \(error.localizedDescription)")
+        }
 
         var codec: PageCodec?
         if configuration.encryption.isEncrypted {
