@@ -68,7 +68,12 @@ public struct BackupDirectory: Sendable {
     /// ``isRestorable(_:)``.
     public func generations() throws -> [BackupGeneration] {
         guard FileManager.default.fileExists(atPath: url.path) else { return [] }
-        let names = try FileManager.default.contentsOfDirectory(atPath: url.path)
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: url.path)
+        } catch {
+            throw CofferError(code: .cantOpen, message: "cannot list the backup directory \(url.path): \(error.localizedDescription)")
+        }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return names.filter { $0.hasSuffix(".manifest.json") && !$0.hasPrefix(".") }
