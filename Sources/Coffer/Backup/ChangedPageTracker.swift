@@ -53,7 +53,9 @@ final class ChangedPageTracker: @unchecked Sendable {
         lock.withLock {
             defer { lastFrame = walFrames }
             guard tracking else { return }
-            guard let header = Self.readWALHeader(walPath) else {
+            let descriptor = open(walPath, O_RDONLY)
+            defer { if descriptor >= 0 { close(descriptor) } }
+            guard descriptor >= 0, let header = Self.readWALHeader(descriptor: descriptor) else {
                 // A WAL we cannot read: the set would be incomplete, so the next backup must be full.
                 stopTracking()
                 return
@@ -64,7 +66,7 @@ final class ChangedPageTracker: @unchecked Sendable {
             }
             walSalts = header.salts
             guard first <= walFrames else { return }
-            guard let pages = Self.readFramePages(walPath, header: header, frames: first...walFrames) else {
+            guard let pages = Self.readFramePages(descriptor: descriptor, header: header, frames: first...walFrames) else {
                 stopTracking()
                 return
             }
@@ -129,6 +131,10 @@ final class ChangedPageTracker: @unchecked Sendable {
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
+        return readWALHeader(descriptor: descriptor)
+    }
+
+    static func readWALHeader(descriptor: Int32) -> WALHeader? {
         var bytes = [UInt8](repeating: 0, count: 32)
         guard pread(descriptor, &bytes, 32, 0) == 32 else { return nil }
         let magic = bigEndian(bytes, 0)
@@ -139,10 +145,7 @@ final class ChangedPageTracker: @unchecked Sendable {
     }
 
     /// The page numbers of `frames` (1-based); nil when a frame is unreadable or carries other salts.
-    static func readFramePages(_ path: String, header: WALHeader, frames: ClosedRange<Int32>) -> [UInt32]? {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
+    static func readFramePages(descriptor: Int32, header: WALHeader, frames: ClosedRange<Int32>) -> [UInt32]? {
         var pages: [UInt32] = []
         pages.reserveCapacity(frames.count)
         var frameHeader = [UInt8](repeating: 0, count: 24)

@@ -251,6 +251,7 @@ extension Database {
     }
 
     /// On the writer's queue: copies the whole WAL into the main file, then takes the changed-page set.
+    /// The caller holds the checkpoint gate.
     private func captureChanges(anchor: ChangedPageTracker.Anchor) throws -> (pages: Set<UInt32>, pageCount: Int, snapshot: SchemaSnapshot) {
         let tracker = changeTracker
         return try checkpointCompletely { connection in
@@ -266,7 +267,13 @@ extension Database {
     /// `body` there, before any further commit. The caller holds the checkpoint gate, so the main file
     /// then stays exactly at that commit until it lets go. Retries briefly while a reader's old snapshot
     /// keeps part of the WAL from being copied.
-    func checkpointCompletely<R>(_ body: @escaping (Connection) throws -> R) throws -> R {
+    func checkpointCompletely<R>(_ body: (Connection) throws -> R) throws -> R {
+        // The bulk of the WAL is copied first from a connection of our own, so that the writer is held
+        // only for the frames committed meanwhile (a long full backup can leave thousands behind).
+        if let bulk = try? factory.open(.checkpointer) {
+            sqlite3_wal_checkpoint_v2(bulk.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            bulk.close()
+        }
         for attempt in 0..<100 {
             let result = try writer.sync { connection -> R? in
                 var logFrames: Int32 = 0
