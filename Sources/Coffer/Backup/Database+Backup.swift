@@ -310,3 +310,15 @@ struct SchemaSnapshot: Sendable {
         }
     }
 }
+
+extension Database {
+    /// Async ``backup(to:kind:pagesPerStep:)``: runs on a background thread, never blocking the caller's.
+    @discardableResult
+    public func backup(to directory: URL, kind: BackupKind = .automatic, pagesPerStep: Int = 256) async throws -> BackupGeneration {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global(qos: .utility).async {
+                continuation.resume(with: Result { try self.backup(to: directory, kind: kind, pagesPerStep: pagesPerStep) })
+            }
+        }
+    }
+}
