@@ -67,3 +67,67 @@ final class ChangeTrackingTests: XCTestCase {
         XCTAssertEqual(try BackupFixture.dump(path: restored), expected)
     }
 }
+
+/// The changed-page set survives a clean close, and only an untouched file.
+final class ChangeTrackingPersistenceTests: XCTestCase {
+    func testFirstBackupAfterReopenIsIncrementalWhenTheFileIsUntouched() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("app.db")
+        let backups = directory.url.appendingPathComponent("backups")
+        do {
+            let database = try Database(path: path, configuration: BackupFixture.configuration())
+            try BackupFixture.populate(database, rows: 2000)
+            try database.backup(to: backups)
+            try database.write { db in try db.execute(sql: "UPDATE item SET n = -n WHERE id < 100") }
+            try database.close()
+        }
+        let database = try Database(path: path, configuration: BackupFixture.configuration())
+        defer { try? database.close() }
+        let increment = try database.backup(to: backups)
+        XCTAssertEqual(increment.kind, .incremental)
+        try database.write { db in try db.execute(sql: "DELETE FROM item WHERE id > 1900") }
+        XCTAssertEqual(try database.backup(to: backups).kind, .incremental)
+        let expected = try BackupFixture.dump(database)
+        let restored = directory.path("restored.db")
+        try Database.restore(from: backups, to: restored, configuration: BackupFixture.configuration())
+        XCTAssertEqual(try BackupFixture.dump(path: restored), expected)
+    }
+
+    func testAWriteByAnotherProcessWhileClosedForcesAFullBackup() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("app.db")
+        let backups = directory.url.appendingPathComponent("backups")
+        do {
+            let database = try Database(path: path, configuration: BackupFixture.configuration())
+            try BackupFixture.populate(database, rows: 500)
+            try database.backup(to: backups)
+            try database.close()
+        }
+        let shell = try Shell.sqlcipher(
+            path, passphrase: BackupFixture.passphrase, "PRAGMA kdf_iter = 2; UPDATE item SET n = 7 WHERE id = 3;")
+        XCTAssertEqual(shell.status, 0, shell.stderr)
+        let database = try Database(path: path, configuration: BackupFixture.configuration())
+        defer { try? database.close() }
+        XCTAssertEqual(try database.backup(to: backups).kind, .full)
+        let expected = try BackupFixture.dump(database)
+        let restored = directory.path("restored.db")
+        try Database.restore(from: backups, to: restored, configuration: BackupFixture.configuration())
+        XCTAssertEqual(try BackupFixture.dump(path: restored), expected)
+    }
+
+    func testACommitBeforeTheFirstBackupForcesAFullBackup() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("app.db")
+        let backups = directory.url.appendingPathComponent("backups")
+        do {
+            let database = try Database(path: path, configuration: BackupFixture.configuration())
+            try BackupFixture.populate(database, rows: 500)
+            try database.backup(to: backups)
+            try database.close()
+        }
+        let database = try Database(path: path, configuration: BackupFixture.configuration())
+        defer { try? database.close() }
+        try database.write { db in try db.execute(sql: "UPDATE item SET n = 7 WHERE id = 3") }
+        XCTAssertEqual(try database.backup(to: backups).kind, .full)
+    }
+}

@@ -101,6 +101,21 @@ final class ChangedPageTracker: @unchecked Sendable {
         }
     }
 
+    /// The anchored set, for saving at a clean close.
+    func snapshotForPersistence() -> (Anchor, Set<UInt32>)? {
+        lock.withLock { tracking ? anchor.map { ($0, changed) } : nil }
+    }
+
+    /// Takes back a set saved at a clean close (on the writer's queue, with the WAL empty).
+    func resume(pages: Set<UInt32>, anchor: Anchor) {
+        lock.withLock {
+            changed = pages
+            tracking = true
+            self.anchor = anchor
+            walSalts = nil
+        }
+    }
+
     /// Forgets everything: the next backup is a full one (after a rekey, or when a backup failed).
     func invalidate() {
         lock.withLock { stopTracking() }

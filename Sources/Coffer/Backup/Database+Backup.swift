@@ -53,6 +53,12 @@ extension Database {
         let store = BackupDirectory(url: directory)
         store.removeTemporaryFiles()
         let latest = try store.generations().last
+        if checkpointer != nil {
+            let databasePath = path
+            try writer.sync { _ in
+                tracker.resumeIfUnchanged(directory: directory, latestGenerationID: latest?.id, databasePath: databasePath)
+            }
+        }
         let id = (latest?.id ?? 0) + 1
         let anchor = latest.map { ChangedPageTracker.Anchor(directory: directory.standardizedFileURL.path, generationID: $0.id) }
         let canIncrement = checkpointer != nil && anchor != nil && tracker.currentAnchor == anchor

@@ -180,15 +180,18 @@ public final class Database: Sendable {
         checkpointer?.suspend()
         let readOnly = configuration.readOnly
         let checkpointer = self.checkpointer
-        try changeTracker.checkpointGate.withLock {
-            try writer.sync { connection in
+        let emptied = try changeTracker.checkpointGate.withLock {
+            try writer.sync { connection -> Bool in
                 checkpointer?.uninstall(from: connection)
                 if !readOnly && path != ":memory:" {
-                    sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+                    return sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil) == SQLITE_OK
                 }
+                return false
             }
         }
         writer.queue.sync { writer.replaceConnection(nil) }
+        // The WAL is in the main file: the changed-page set can outlive this process (see Backup).
+        if emptied { changeTracker.persistAfterClose(databasePath: path) }
         if let directory = state.directoryToRemove {
             try? FileManager.default.removeItem(at: directory)
         }
