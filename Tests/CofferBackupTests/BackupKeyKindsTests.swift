@@ -29,6 +29,10 @@ final class BackupKeyKindsTests: XCTestCase {
         try await roundTrip(Configuration(encryption: .rawKey(key)))
     }
 
+    func testDatabaseWithoutPageHMACs() async throws {
+        try await roundTrip(Configuration(encryption: .passphrase("no hmac"), cipher: CipherOptions(kdfIterations: 2, usesHMAC: false)))
+    }
+
     func testPlaintextDatabase() async throws {
         try await roundTrip(Configuration())
     }

@@ -201,7 +201,7 @@ extension Database {
         defer { try? FileManager.default.removeItem(at: temporary) }
         let tracker = changeTracker
         let salt = try databaseSalt()
-        let codec = try factory.key.map { key in try PageCodec(key: key.key, salt: salt ?? [], pageSize: previous.pageSize) }
+        let codec = try factory.key.map { key in try PageCodec(key: key.key, salt: salt ?? [], pageSize: previous.pageSize, usesHMAC: configuration.cipher.usesHMAC) }
         let writerOut = try IncrementalPageFile.Writer(path: temporary.path, pageSize: previous.pageSize)
         var captured = Set<UInt32>()
         var snapshot: SchemaSnapshot?

@@ -62,7 +62,7 @@ extension Database {
             guard let key = try DatabaseKey.make(for: configuration.encryption, path: temporary.path, options: configuration.cipher) else {
                 throw CofferError(code: .invalidConfiguration, message: "no key")
             }
-            let candidate = try key.pageCodec(path: temporary.path, pageSize: base.pageSize)
+            let candidate = try key.pageCodec(path: temporary.path, pageSize: base.pageSize, usesHMAC: configuration.cipher.usesHMAC)
             let first = try PageFile(path: temporary.path, writable: false).read(count: base.pageSize, at: 0)
             guard first.withUnsafeBytes({ candidate.verify($0, pageNumber: 1) }) else {
                 throw CofferError(code: .wrongPassphrase, message: "the backup does not decrypt with this passphrase or key")

@@ -36,9 +36,9 @@ extension Database {
         let pageCount = file.size / pageSize
         if configuration.encryption.isEncrypted, pageCount > 0,
            let key = try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher) {
-            let codec = try key.pageCodec(path: path, pageSize: pageSize)
+            let codec = try key.pageCodec(path: path, pageSize: pageSize, usesHMAC: configuration.cipher.usesHMAC)
             damaged = try damagedPages(in: file, codec: codec)
-            if damaged.count == pageCount {
+            if codec.usesHMAC && damaged.count == pageCount {
                 throw CofferError(code: .wrongPassphrase, message: "no page of \(path) authenticates: wrong passphrase or key (or a destroyed salt)")
             }
         }

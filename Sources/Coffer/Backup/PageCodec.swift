@@ -12,13 +12,19 @@ import _CryptoExtras
 struct PageCodec {
     /// The page size in bytes.
     let pageSize: Int
-    /// Bytes at the end of every page that hold IV and HMAC.
+    /// Bytes at the end of every page that hold IV and HMAC (with HMAC).
     static let reserve = 48
+    /// Whether pages carry an HMAC; without one (`cipher_use_hmac = OFF`) the reserve is the 16-byte IV
+    /// alone and nothing can be authenticated.
+    let usesHMAC: Bool
+    /// The reserve of this codec's pages.
+    var reserve: Int { usesHMAC ? Self.reserve : 16 }
     private let pageKey: SymmetricKey
     private let hmacKey: SymmetricKey
 
-    init(key: SecureBytes, salt: [UInt8], pageSize: Int) throws {
+    init(key: SecureBytes, salt: [UInt8], pageSize: Int, usesHMAC: Bool = true) throws {
         self.pageSize = pageSize
+        self.usesHMAC = usesHMAC
         let keyBytes = key.withUnsafeBytes { Array($0) }
         pageKey = SymmetricKey(data: keyBytes)
         let mask = salt.map { $0 ^ 0x3a }
@@ -30,6 +36,7 @@ struct PageCodec {
     /// True when `page` (exactly `pageSize` bytes) authenticates as page number `pageNumber`.
     func verify(_ page: UnsafeRawBufferPointer, pageNumber: UInt32) -> Bool {
         guard page.count == pageSize else { return false }
+        guard usesHMAC else { return true }
         let start = pageNumber == 1 ? DatabaseKey.saltSize : 0
         var mac = HMAC<Insecure.SHA1>(key: hmacKey)
         mac.update(data: UnsafeRawBufferPointer(rebasing: page[start..<(pageSize - 32)]))
@@ -45,7 +52,7 @@ struct PageCodec {
     func decryptByte(_ page: [UInt8], pageNumber: UInt32, at offset: Int) -> UInt8? {
         guard page.count == pageSize, page.withUnsafeBytes({ verify($0, pageNumber: pageNumber) }) else { return nil }
         let start = pageNumber == 1 ? DatabaseKey.saltSize : 0
-        let end = pageSize - Self.reserve
+        let end = pageSize - reserve
         guard offset >= start, offset < end else { return nil }
         let block = (offset - start) / 16
         let blockStart = start + block * 16
@@ -61,7 +68,7 @@ struct PageCodec {
     func decrypt(_ page: [UInt8], pageNumber: UInt32) -> [UInt8]? {
         guard page.count == pageSize, page.withUnsafeBytes({ verify($0, pageNumber: pageNumber) }) else { return nil }
         let start = pageNumber == 1 ? DatabaseKey.saltSize : 0
-        let end = pageSize - Self.reserve
+        let end = pageSize - reserve
         let iv = Array(page[end..<(end + 16)])
         guard let plain = try? AES._CBC.decrypt(
             page[start..<end], using: pageKey, iv: AES._CBC.IV(ivBytes: iv), noPadding: true)
@@ -78,9 +85,9 @@ struct PageCodec {
 
 extension DatabaseKey {
     /// The codec for a database file: the salt comes from `salt` when known, else the file's first bytes.
-    func pageCodec(path: String, pageSize: Int) throws -> PageCodec {
+    func pageCodec(path: String, pageSize: Int, usesHMAC: Bool) throws -> PageCodec {
         let salt = try self.salt ?? DatabaseKey.readSalt(path: path)
         guard let salt else { throw CofferError(code: .fileNotFound, message: "no database at \(path)") }
-        return try PageCodec(key: key, salt: salt, pageSize: pageSize)
+        return try PageCodec(key: key, salt: salt, pageSize: pageSize, usesHMAC: usesHMAC)
     }
 }

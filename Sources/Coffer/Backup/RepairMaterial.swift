@@ -135,7 +135,7 @@ extension Database {
 
     /// Walks every B-tree of `file` (a backup, or the main file while the checkpoint gate is held).
     func buildRepairMaterial(file: String, generation: Int, salt: [UInt8]?, snapshot: SchemaSnapshot) throws -> RepairMaterial {
-        let codec = try factory.key.map { try PageCodec(key: $0.key, salt: salt ?? [], pageSize: snapshot.pageSize) }
+        let codec = try factory.key.map { try PageCodec(key: $0.key, salt: salt ?? [], pageSize: snapshot.pageSize, usesHMAC: configuration.cipher.usesHMAC) }
         let pageFile = try PageFile(path: file, writable: false)
         var roots = [(name: "sqlite_master", type: "table", root: 1)]
         roots += snapshot.entries.filter { $0.rootPage > 0 }.map { ($0.name, $0.type, $0.rootPage) }
