@@ -134,3 +134,51 @@ final class BackupRestoreTests: XCTestCase {
         XCTAssertFalse(report.isClean)
     }
 }
+
+final class VerifyWALTests: XCTestCase {
+    /// Committed frames still in the WAL are checked too; a torn tail past the last commit is not damage.
+    /// (Each check runs on a fresh copy: integrity_check's connection, the last to close, checkpoints.)
+    func testVerifyChecksCommittedWALFramesOnly() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("app.db")
+        var configuration = BackupFixture.configuration()
+        configuration.checkpointThreshold = 1_000_000
+        configuration.idleCheckpointDelay = 3600
+        let database = try Database(path: path, configuration: configuration)
+        defer { try? database.close() }
+        try BackupFixture.populate(database, rows: 50)
+        try database.checkpoint(.truncate)
+        try database.write { db in try db.execute(sql: "UPDATE item SET n = 1 WHERE id = 1") }
+        try database.write { db in try db.execute(sql: "UPDATE item SET n = 2 WHERE id = 2") }
+
+        func verifyCopy(_ damage: (String) throws -> Void) throws -> VerificationReport {
+            let copy = directory.path("copy-\(UUID().uuidString.prefix(6)).db")
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            try FileManager.default.copyItem(atPath: path + "-wal", toPath: copy + "-wal")
+            try damage(copy + "-wal")
+            return try Database.verify(path: copy, configuration: configuration)
+        }
+        XCTAssertTrue(try verifyCopy { _ in }.isClean)
+
+        // Garbage appended past the last commit: not part of the database.
+        XCTAssertTrue(try verifyCopy { wal in
+            let tail = try XCTUnwrap(FileHandle(forUpdatingAtPath: wal))
+            try tail.seekToEnd()
+            tail.write(Data(repeating: 0x5a, count: 4096 + 24))
+            try tail.close()
+        }.isClean)
+
+        // The last commit's frame with a bad page but a recomputed-looking header cannot be forged here;
+        // instead, damage the HMAC region of the first frame's page (bytes P−32…P−12 are covered by the
+        // WAL checksum too), which ends the log at that frame: SQLite then sees neither commit, and the
+        // database is still consistent — so verify must not report WAL damage.
+        let report = try verifyCopy { wal in
+            let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: wal))
+            try handle.seek(toOffset: UInt64(32 + 24 + 4096 - 30))
+            handle.write(Data([0xff, 0x00, 0xff]))
+            try handle.close()
+        }
+        XCTAssertEqual(report.damagedWALPages, [])
+        XCTAssertTrue(report.integrityErrors.isEmpty)
+    }
+}

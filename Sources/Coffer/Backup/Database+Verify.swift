@@ -6,18 +6,24 @@ public struct VerificationReport: Codable, Sendable, Hashable {
     public var pageSize: Int
     /// Pages in the main file.
     public var pageCount: Int
-    /// Pages whose HMAC fails (empty for plaintext databases, which have none).
+    /// Pages whose HMAC fails in the main file (empty for plaintext databases, which have none).
     public var damagedPages: [Int]
+    /// Page numbers of committed WAL frames whose HMAC fails (frames past the last commit — torn or
+    /// rolled back — are not part of the database and are not checked).
+    public var damagedWALPages: [Int]
     /// What `PRAGMA integrity_check` reported (empty when it said `ok`), or the error that stopped it.
     public var integrityErrors: [String]
 
     /// True when no page is damaged and the integrity check passed.
-    public var isClean: Bool { damagedPages.isEmpty && integrityErrors.isEmpty }
+    public var isClean: Bool { damagedPages.isEmpty && damagedWALPages.isEmpty && integrityErrors.isEmpty }
 }
 
 extension Database {
-    /// Checks a database file without changing it: every page's HMAC in the main file, then
-    /// `PRAGMA integrity_check` (which also reads committed pages still in the WAL).
+    /// Checks a database file: every page's HMAC in the main file and in the WAL's committed frames
+    /// (read directly, before anything else touches the file), then `PRAGMA integrity_check` through a
+    /// read-only ``Database``. That connection, when it is the last one to close, lets SQLite 3.15
+    /// checkpoint the WAL into the main file (it has no option to prevent it): copy the files first for
+    /// forensic work.
     ///
     /// ```swift
     /// let report = try Database.verify(path: "app.db", configuration: .init(encryption: .passphrase("pw")))
@@ -32,6 +38,7 @@ extension Database {
         }
         let pageSize = configuration.encryption.isEncrypted ? configuration.cipher.pageSize : 4096
         var damaged: [Int] = []
+        var damagedInWAL: [Int] = []
         let file = try PageFile(path: path, writable: false)
         let pageCount = file.size / pageSize
         if configuration.encryption.isEncrypted, pageCount > 0,
@@ -41,11 +48,14 @@ extension Database {
             if codec.usesHMAC && damaged.count == pageCount {
                 throw CofferError(code: .wrongPassphrase, message: "no page of \(path) authenticates: wrong passphrase or key (or a destroyed salt)")
             }
+            damagedInWAL = try WALScan.committedFrames(path: path + "-wal")
+                .filter { frame in !frame.page.withUnsafeBytes { codec.verify($0, pageNumber: frame.pageNumber) } }
+                .map { Int($0.pageNumber) }
         }
         var readOnly = configuration
         readOnly.readOnly = true
         return VerificationReport(
-            pageSize: pageSize, pageCount: pageCount, damagedPages: damaged,
+            pageSize: pageSize, pageCount: pageCount, damagedPages: damaged, damagedWALPages: damagedInWAL,
             integrityErrors: integrityProblems(path: path, configuration: readOnly))
     }
 }
