@@ -74,6 +74,8 @@ let package = Package(
             path: "Tools/coffer-bench"
         ),
         .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport"),
+        // The power-loss tests' crash VFS: C, against SQLCipher's header and library only.
+        .target(name: "CofferTestVFS", dependencies: ["CSQLCipher"], linkerSettings: [.linkedLibrary("sqlcipher")]),
         .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferCLITests", dependencies: ["coffer", "Coffer", "CofferTestSupport"]),
         .testTarget(
@@ -82,6 +84,7 @@ let package = Package(
         ),
         .testTarget(name: "CofferRepairTests", dependencies: ["CofferRepair", "Coffer"]),
         .testTarget(name: "CofferKeyValueTests", dependencies: ["Coffer", "CofferTestSupport"]),
+        .testTarget(name: "CofferBackupTests", dependencies: ["Coffer", "CofferTestSupport", "CofferTestVFS", "coffer"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -20,11 +20,16 @@ extension Database {
         }
         readers?.suspendAndDrain()
         checkpointer?.suspend()
+        // Every page is re-encrypted: no earlier backup generation can take increments any more.
+        changeTracker.invalidate()
         defer {
             checkpointer?.resume()
             readers?.resume()
         }
         let path = self.path, cipher = configuration.cipher, factory = self.factory
+        // The gate keeps a running incremental backup's page reads and the rekey's rewrite apart.
+        changeTracker.checkpointGate.lock()
+        defer { changeTracker.checkpointGate.unlock() }
         try writer.sync { connection in
             try connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;")
             defer { try? connection.executeScript("PRAGMA journal_mode = WAL;") }

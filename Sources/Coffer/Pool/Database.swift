@@ -31,6 +31,8 @@ public final class Database: Sendable {
     let writer: SerializedConnection
     let readers: ReaderPool?
     let checkpointer: Checkpointer?
+    /// Pages committed since the last backup generation, and the gate backups hold against checkpoints.
+    let changeTracker: ChangedPageTracker
     private let state: CloseState
 
     /// Opens (creating if needed) the database at `path`.
@@ -60,6 +62,8 @@ public final class Database: Sendable {
         self.factory = factory
         self.writer = writer
         self.state = CloseState(removingOnClose: directory)
+        let tracker = ChangedPageTracker(databasePath: path)
+        self.changeTracker = tracker
         let pooled = !isMemory && configuration.readerCount > 0
         self.readers = pooled ? ReaderPool(capacity: configuration.readerCount) { try factory.open(.reader) } : nil
         if isMemory || configuration.readOnly {
@@ -67,7 +71,7 @@ public final class Database: Sendable {
         } else {
             let checkpointer = Checkpointer(
                 writer: writer, threshold: configuration.checkpointThreshold,
-                idleDelay: configuration.idleCheckpointDelay) { try factory.open(.checkpointer) }
+                idleDelay: configuration.idleCheckpointDelay, tracker: tracker) { try factory.open(.checkpointer) }
             self.checkpointer = checkpointer
             try writer.sync { checkpointer.install(on: $0) }
         }
@@ -162,9 +166,12 @@ public final class Database: Sendable {
 
     /// Runs a checkpoint now on the writer.
     public func checkpoint(_ mode: CheckpointMode = .passive) throws {
-        try writer.sync { connection in
-            let code = sqlite3_wal_checkpoint_v2(connection.handle, nil, mode.rawValue, nil, nil)
-            guard code == SQLITE_OK else { throw connection.failure(code: code, sql: "PRAGMA wal_checkpoint") }
+        // Gate before writer, always: an incremental backup holds the gate and then waits for the writer.
+        try changeTracker.checkpointGate.withLock {
+            try writer.sync { connection in
+                let code = sqlite3_wal_checkpoint_v2(connection.handle, nil, mode.rawValue, nil, nil)
+                guard code == SQLITE_OK else { throw connection.failure(code: code, sql: "PRAGMA wal_checkpoint") }
+            }
         }
     }
 
@@ -176,13 +183,18 @@ public final class Database: Sendable {
         checkpointer?.suspend()
         let readOnly = configuration.readOnly
         let checkpointer = self.checkpointer
-        try writer.sync { connection in
-            checkpointer?.uninstall(from: connection)
-            if !readOnly && path != ":memory:" {
-                sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        let emptied = try changeTracker.checkpointGate.withLock {
+            try writer.sync { connection -> Bool in
+                checkpointer?.uninstall(from: connection)
+                if !readOnly && path != ":memory:" {
+                    return sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil) == SQLITE_OK
+                }
+                return false
             }
         }
         writer.queue.sync { writer.replaceConnection(nil) }
+        // The WAL is in the main file: the changed-page set can outlive this process (see Backup).
+        if emptied { changeTracker.persistAfterClose(databasePath: path) }
         if let directory = state.directoryToRemove {
             try? FileManager.default.removeItem(at: directory)
         }

@@ -1,0 +1,61 @@
+import Foundation
+
+/// What ``Database/verify(path:configuration:)`` found.
+public struct VerificationReport: Codable, Sendable, Hashable {
+    /// The page size used for the scan.
+    public var pageSize: Int
+    /// Pages in the main file.
+    public var pageCount: Int
+    /// Pages whose HMAC fails in the main file (empty for plaintext databases, which have none).
+    public var damagedPages: [Int]
+    /// Page numbers of committed WAL frames whose HMAC fails (frames past the last commit — torn or
+    /// rolled back — are not part of the database and are not checked).
+    public var damagedWALPages: [Int]
+    /// What `PRAGMA integrity_check` reported (empty when it said `ok`), or the error that stopped it.
+    public var integrityErrors: [String]
+
+    /// True when no page is damaged and the integrity check passed.
+    public var isClean: Bool { damagedPages.isEmpty && damagedWALPages.isEmpty && integrityErrors.isEmpty }
+}
+
+extension Database {
+    /// Checks a database file: every page's HMAC in the main file and in the WAL's committed frames
+    /// (read directly, before anything else touches the file), then `PRAGMA integrity_check` through a
+    /// read-only ``Database``. That connection, when it is the last one to close, lets SQLite 3.15
+    /// checkpoint the WAL into the main file (it has no option to prevent it): copy the files first for
+    /// forensic work.
+    ///
+    /// ```swift
+    /// let report = try Database.verify(path: "app.db", configuration: .init(encryption: .passphrase("pw")))
+    /// if !report.isClean { print("damaged pages:", report.damagedPages) }
+    /// ```
+    ///
+    /// - Throws: ``CofferError/fileNotFound``, or ``CofferError/wrongPassphrase`` when no page at all
+    ///   authenticates (a wrong key — or a destroyed salt, which only repair material can get past).
+    public static func verify(path: String, configuration: Configuration) throws -> VerificationReport {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw CofferError(code: .fileNotFound, message: "no database at \(path)")
+        }
+        let pageSize = configuration.encryption.isEncrypted ? configuration.cipher.pageSize : 4096
+        var damaged: [Int] = []
+        var damagedInWAL: [Int] = []
+        let file = try PageFile(path: path, writable: false)
+        let pageCount = file.size / pageSize
+        if configuration.encryption.isEncrypted, pageCount > 0,
+           let key = try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher) {
+            let codec = try key.pageCodec(path: path, pageSize: pageSize, usesHMAC: configuration.cipher.usesHMAC)
+            damaged = try damagedPages(in: file, codec: codec)
+            if codec.usesHMAC && damaged.count == pageCount {
+                throw CofferError(code: .wrongPassphrase, message: "no page of \(path) authenticates: wrong passphrase or key (or a destroyed salt)")
+            }
+            damagedInWAL = try WALScan.committedFrames(path: path + "-wal")
+                .filter { frame in !frame.page.withUnsafeBytes { codec.verify($0, pageNumber: frame.pageNumber) } }
+                .map { Int($0.pageNumber) }
+        }
+        var readOnly = configuration
+        readOnly.readOnly = true
+        return VerificationReport(
+            pageSize: pageSize, pageCount: pageCount, damagedPages: damaged, damagedWALPages: damagedInWAL,
+            integrityErrors: integrityProblems(path: path, configuration: readOnly))
+    }
+}

@@ -1,0 +1,228 @@
+import Foundation
+
+/// What a repair engine needs to salvage a database whose own metadata is damaged, kept beside its
+/// backups: the schema with root pages, the page layout and cipher settings, the file's salt, and the
+/// leaf pages of every B-tree with a checksum each.
+///
+/// Coffer refreshes it with every full backup and with every incremental backup that follows a schema
+/// change. It is stored encrypted (see ``RepairMaterialStore`` for the file format) under a key derived
+/// from the database's passphrase or raw key with a salt of its own, so it opens even when the
+/// database's salt — its first 16 bytes — is destroyed.
+///
+/// ```swift
+/// let material = try RepairMaterial.load(directory: backups, encryption: .passphrase("secret"))
+/// for tree in material.trees where tree.type == "table" {
+///     print(tree.name, tree.leafPages.count)
+/// }
+/// ```
+///
+/// JSON field reference (format version 1): `formatVersion`, `createdAt` (ISO 8601), `generationID`,
+/// `pageSize`, `pageCount`, `reservedBytes` (48 with HMAC, 16 without, 0 plaintext), `schemaVersion`,
+/// `userVersion`, `databaseSalt` (base64 of the 16 clear bytes, absent for plaintext), `cipher`,
+/// `schema` (the `sqlite_master` rows), `trees` (one per root page, `sqlite_master` included, with
+/// `leafPages` and `interiorPages`), `unreadablePages` (pages the walk could not decrypt or parse).
+public struct RepairMaterial: Codable, Sendable, Hashable {
+    /// One `sqlite_master` row.
+    public struct SchemaEntry: Codable, Sendable, Hashable {
+        /// `table`, `index`, `view` or `trigger`.
+        public var type: String
+        /// The object's name.
+        public var name: String
+        /// The table it belongs to.
+        public var tableName: String
+        /// Its root page (0 for views and triggers).
+        public var rootPage: Int
+        /// Its `CREATE` statement (nil for automatic indexes).
+        public var sql: String?
+    }
+
+    /// SQLCipher 3 settings, spelled out so a reader needs no defaults of its own.
+    public struct Cipher: Codable, Sendable, Hashable {
+        /// `aes-256-cbc`.
+        public var algorithm: String
+        /// `pbkdf2-hmac-sha1` (for passphrases; raw keys skip it).
+        public var kdfAlgorithm: String
+        /// PBKDF2 iterations for the page key.
+        public var kdfIterations: Int
+        /// `hmac-sha1`, or `none`.
+        public var hmacAlgorithm: String
+        /// Rounds of PBKDF2-HMAC-SHA1 that derive the HMAC key from the page key and the salt XOR 0x3a.
+        public var hmacKeyIterations: Int
+        /// Byte XORed into the salt for the HMAC key (0x3a).
+        public var hmacSaltMask: Int
+        /// How the page number enters the HMAC: `le` (4 bytes little-endian after ciphertext ‖ IV).
+        public var hmacPageNumber: String
+    }
+
+    /// A leaf page and the checksum of its image in the database file.
+    public struct LeafPage: Codable, Sendable, Hashable {
+        /// The page number.
+        public var pageNumber: Int
+        /// First 8 bytes of SHA-256, hex, over the page's `pageSize` bytes exactly as stored in the
+        /// database file (ciphertext, IV, HMAC, trailing bytes). SQLCipher writes a fresh IV on every
+        /// write, so a page with this checksum is the very image the material describes, and any
+        /// rewrite of the page since shows as a mismatch.
+        public var checksum: String
+    }
+
+    /// One B-tree (a table, an index, or `sqlite_master`).
+    public struct Tree: Codable, Sendable, Hashable {
+        /// The table or index name.
+        public var name: String
+        /// `table` or `index`.
+        public var type: String
+        /// The root page.
+        public var rootPage: Int
+        /// Its leaf pages in key order.
+        public var leafPages: [LeafPage]
+        /// Its interior pages.
+        public var interiorPages: [Int]
+    }
+
+    /// Version of this format (1).
+    public var formatVersion: Int
+    /// When the material was taken.
+    public var createdAt: Date
+    /// The backup generation it describes.
+    public var generationID: Int
+    /// The page size.
+    public var pageSize: Int
+    /// The database size in pages.
+    public var pageCount: Int
+    /// Bytes reserved at the end of each page.
+    public var reservedBytes: Int
+    /// `PRAGMA schema_version` at the snapshot.
+    public var schemaVersion: Int
+    /// `PRAGMA user_version` at the snapshot.
+    public var userVersion: Int
+    /// The database file's 16-byte salt (nil for plaintext).
+    public var databaseSalt: Data?
+    /// Cipher settings (nil for plaintext).
+    public var cipher: Cipher?
+    /// `sqlite_master`.
+    public var schema: [SchemaEntry]
+    /// Every B-tree's pages.
+    public var trees: [Tree]
+    /// Pages the walk could not read.
+    public var unreadablePages: [Int]
+
+    /// Loads the newest intact material in `directory`, decrypting it with the database's passphrase
+    /// or raw key.
+    ///
+    /// - Throws: ``CofferError/fileNotFound`` when there is none, ``CofferError/wrongPassphrase`` when
+    ///   no copy decrypts with `encryption`, ``CofferError/corrupt`` when every copy is damaged.
+    public static func load(directory: URL, encryption: Encryption) throws -> RepairMaterial {
+        try RepairMaterialStore(directory: directory).load(encryption: encryption)
+    }
+}
+
+extension Database {
+    /// Writes repair material beside the backups, describing the live main file: its checksums are
+    /// of the page images a repair engine will find there. The main file is frozen at the latest
+    /// commit (checkpoint gate held, whole WAL copied in) during the walk; writers keep committing.
+    /// Failures are logged: the backup itself stands.
+    func refreshRepairMaterial(store: BackupDirectory, generation: Int, salt: [UInt8]?) {
+        do {
+            let material = try changeTracker.checkpointGate.withLock { () throws -> RepairMaterial in
+                let snapshot = try checkpointCompletely { try SchemaSnapshot(connection: $0) }
+                return try buildRepairMaterial(file: path, generation: generation, salt: salt, snapshot: snapshot)
+            }
+            try RepairMaterialStore(directory: store.url).write(material, encryption: configuration.encryption, iterations: configuration.cipher.kdfIterations)
+        } catch {
+            configuration.logger.warning("repair material not written", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Walks every B-tree of `file` (a backup, or the main file while the checkpoint gate is held).
+    func buildRepairMaterial(file: String, generation: Int, salt: [UInt8]?, snapshot: SchemaSnapshot) throws -> RepairMaterial {
+        let codec = try factory.key.map { try PageCodec(key: $0.key, salt: salt ?? [], pageSize: snapshot.pageSize, usesHMAC: configuration.cipher.usesHMAC) }
+        let pageFile = try PageFile(path: file, writable: false)
+        var roots = [(name: "sqlite_master", type: "table", root: 1)]
+        roots += snapshot.entries.filter { $0.rootPage > 0 }.map { ($0.name, $0.type, $0.rootPage) }
+        let walk = BTreeWalker(file: pageFile, codec: codec, pageSize: snapshot.pageSize, pageCount: snapshot.pageCount)
+        var unreadable = Set<Int>()
+        let trees = roots.map { root -> RepairMaterial.Tree in
+            let pages = walk.walk(root: root.root)
+            unreadable.formUnion(pages.unreadable)
+            return RepairMaterial.Tree(
+                name: root.name, type: root.type, rootPage: root.root, leafPages: pages.leaves, interiorPages: pages.interior)
+        }
+        let cipher = factory.key.map { _ in
+            RepairMaterial.Cipher(
+                algorithm: "aes-256-cbc", kdfAlgorithm: "pbkdf2-hmac-sha1", kdfIterations: configuration.cipher.kdfIterations,
+                hmacAlgorithm: configuration.cipher.usesHMAC ? "hmac-sha1" : "none", hmacKeyIterations: 2, hmacSaltMask: 0x3a,
+                hmacPageNumber: "le")
+        }
+        let reserved = factory.key == nil ? 0 : (configuration.cipher.usesHMAC ? PageCodec.reserve : 16)
+        return RepairMaterial(
+            formatVersion: 1, createdAt: Date(), generationID: generation, pageSize: snapshot.pageSize,
+            pageCount: snapshot.pageCount, reservedBytes: reserved, schemaVersion: snapshot.schemaVersion,
+            userVersion: snapshot.userVersion, databaseSalt: salt.map { Data($0) }, cipher: cipher,
+            schema: snapshot.entries, trees: trees, unreadablePages: unreadable.sorted())
+    }
+}
+
+/// Walks one B-tree from its root over raw (decrypted) pages, collecting leaf and interior pages.
+///
+/// B-tree page header at offset 100 on page 1, 0 elsewhere: type (0x02 index interior, 0x05 table
+/// interior, 0x0a index leaf, 0x0d table leaf), first freeblock (2), cell count (2), content start (2),
+/// fragmented bytes (1), right-most child (4, interior only), then 2-byte cell pointers. An interior
+/// cell starts with its 4-byte left child. Pages out of range, seen twice, or of another type are
+/// not followed: a damaged tree yields what is reachable.
+struct BTreeWalker {
+    let file: PageFile
+    let codec: PageCodec?
+    let pageSize: Int
+    let pageCount: Int
+
+    func walk(root: Int) -> (leaves: [RepairMaterial.LeafPage], interior: [Int], unreadable: [Int]) {
+        var leaves: [RepairMaterial.LeafPage] = [], interior: [Int] = [], unreadable: [Int] = []
+        var visited = Set<Int>()
+        var stack = [root]
+        while let page = stack.popLast() {
+            guard (1...max(pageCount, 1)).contains(page), visited.insert(page).inserted else { continue }
+            let header = page == 1 ? 100 : 0
+            guard let stored = try? file.read(count: pageSize, at: (page - 1) * pageSize), stored.count == pageSize,
+                  let type = pageType(stored, page: page, header: header)
+            else {
+                unreadable.append(page)
+                continue
+            }
+            switch type {
+            case 0x0a, 0x0d:
+                leaves.append(.init(pageNumber: page, checksum: PageCodec.checksum(stored)))
+            case 0x02, 0x05:
+                // Interior pages are few (about 1 in 100): only they are decrypted whole.
+                guard let content = codec.map({ $0.decrypt(stored, pageNumber: UInt32(page)) }) ?? stored,
+                      content.count > header + 12
+                else {
+                    unreadable.append(page)
+                    continue
+                }
+                interior.append(page)
+                let cells = Int(content[header + 3]) << 8 | Int(content[header + 4])
+                var children: [Int] = []
+                for index in 0..<cells {
+                    let slot = header + 12 + 2 * index
+                    guard slot + 1 < content.count else { break }
+                    let offset = Int(content[slot]) << 8 | Int(content[slot + 1])
+                    guard offset + 4 <= content.count else { continue }
+                    children.append(Int(ChangedPageTracker.bigEndian(content, offset)))
+                }
+                children.append(Int(ChangedPageTracker.bigEndian(content, header + 8)))
+                // Depth-first, leftmost child first, so leaves come out in key order.
+                stack.append(contentsOf: children.reversed())
+            default:
+                unreadable.append(page)
+            }
+        }
+        return (leaves, interior, unreadable)
+    }
+
+    /// The B-tree page type byte, from an authenticated page: only the one cipher block that holds it
+    /// is decrypted (whole-page CBC decryption is what makes a walk slow).
+    private func pageType(_ stored: [UInt8], page: Int, header: Int) -> UInt8? {
+        guard let codec else { return stored.count > header ? stored[header] : nil }
+        return codec.decryptByte(stored, pageNumber: UInt32(page), at: header)
+    }
+}

@@ -1,0 +1,62 @@
+import ArgumentParser
+import Coffer
+import Foundation
+
+/// `coffer _torture DB`: the crash tests' child process (hidden). Writes numbered transactions and
+/// prints `ack N` after each commit, until killed or `--count` is reached.
+///
+/// Transaction N inserts `txn(N, rows)` and `rows` = 1 + (N·7919 mod 13) rows into `entry`, so a reader
+/// can tell a whole transaction from a partial one. With `--backup-dir`, a ``BackupScheduler`` writes
+/// generations continuously meanwhile; `--checkpoint-threshold` makes checkpoints frequent.
+struct TortureCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "_torture", shouldDisplay: false)
+
+    @Argument var database: String
+    @Option var count = Int.max
+    @Option(name: .customLong("checkpoint-threshold")) var checkpointThreshold = 1000
+    @Option(name: .customLong("backup-dir")) var backupDirectory: String?
+    @Option(name: .customLong("backup-pages")) var backupPages = 16
+    @Flag var full = false
+    @OptionGroup var key: KeyOptions
+
+    static func rows(for transaction: Int) -> Int { 1 + (transaction * 7919) % 13 }
+
+    func run() throws {
+        var configuration = try key.configuration()
+        configuration.checkpointThreshold = checkpointThreshold
+        configuration.idleCheckpointDelay = 0.05
+        configuration.synchronous = full ? .full : .normal
+        let database = try Database(path: self.database, configuration: configuration)
+        try database.write { db in
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS txn(id INTEGER PRIMARY KEY, rows INTEGER NOT NULL)")
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS entry(txn INTEGER NOT NULL, seq INTEGER NOT NULL, payload BLOB, PRIMARY KEY(txn, seq))")
+        }
+        var scheduler: BackupScheduler?
+        if let backupDirectory {
+            var backups = BackupConfiguration(directory: URL(fileURLWithPath: backupDirectory))
+            backups.interval = nil
+            backups.changedPagesThreshold = backupPages
+            backups.pollInterval = 0.01
+            backups.incrementsPerChain = 5
+            scheduler = BackupScheduler(database: database, configuration: backups)
+            scheduler?.start()
+        }
+        let first = (try database.read { try $0.fetchValue(Int.self, sql: "SELECT max(id) FROM txn") } ?? 0) + 1
+        var transaction = first
+        while transaction - first < count {
+            let id = transaction
+            try database.write { db in
+                let rows = Self.rows(for: id)
+                try db.execute(sql: "INSERT INTO txn(id, rows) VALUES (?, ?)", arguments: [id, rows])
+                for seq in 0..<rows {
+                    let payload = Data((0..<(200 + seq * 37)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ id) })
+                    try db.execute(sql: "INSERT INTO entry(txn, seq, payload) VALUES (?, ?, ?)", arguments: [id, seq, payload])
+                }
+            }
+            FileHandle.standardOutput.write(Data("ack \(id)\n".utf8))
+            transaction += 1
+        }
+        scheduler?.stop()
+        try database.close()
+    }
+}
