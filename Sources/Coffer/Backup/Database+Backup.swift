@@ -244,7 +244,7 @@ extension Database {
             if let material {
                 do {
                     try RepairMaterialStore(directory: store.url).write(
-                        material, encryption: configuration.encryption, iterations: configuration.cipher.kdfIterations)
+                        material, encryption: secretEncryption, iterations: configuration.cipher.kdfIterations)
                 } catch {
                     configuration.logger.warning("repair material not written", metadata: ["error": "\(error)"])
                 }

@@ -101,6 +101,8 @@ extension Database {
     /// ```
     @discardableResult
     public func restore(fromLatestBackup directory: URL) throws -> BackupGeneration {
+        var configuration = self.configuration
+        configuration.encryption = secretEncryption
         try? close()
         return try Self.restore(from: directory, to: path, configuration: configuration, replacingExisting: true)
     }

@@ -127,7 +127,7 @@ extension Database {
                 let snapshot = try checkpointCompletely { try SchemaSnapshot(connection: $0) }
                 return try buildRepairMaterial(file: path, generation: generation, salt: salt, snapshot: snapshot)
             }
-            try RepairMaterialStore(directory: store.url).write(material, encryption: configuration.encryption, iterations: configuration.cipher.kdfIterations)
+            try RepairMaterialStore(directory: store.url).write(material, encryption: secretEncryption, iterations: configuration.cipher.kdfIterations)
         } catch {
             configuration.logger.warning("repair material not written", metadata: ["error": "\(error)"])
         }

@@ -15,6 +15,18 @@ struct DatabaseKey: Sendable {
     let key: SecureBytes
     /// The salt, when Coffer chose or read it.
     let salt: [UInt8]?
+    /// The passphrase or raw key itself, kept wipeable for what must not depend on the file's salt: the
+    /// backup's repair material is keyed from it so that it still opens when the salt is destroyed.
+    let secret: SecureBytes
+    /// Whether `secret` is a passphrase (stretched with PBKDF2) or a raw key.
+    let secretIsRawKey: Bool
+
+    /// The encryption this key was made from, rebuilt from the wipeable copy for the duration of a call
+    /// (the database's public configuration holds no secret).
+    var encryption: Encryption {
+        let bytes = secret.withUnsafeBytes { Data($0) }
+        return secretIsRawKey ? .rawKey(bytes) : .passphraseData(bytes)
+    }
 
     /// Size of SQLCipher's salt, stored in clear at the start of the file.
     static let saltSize = 16
@@ -30,12 +42,14 @@ struct DatabaseKey: Sendable {
                 throw CofferError(code: .invalidConfiguration, message: "a raw key must be \(keySize) bytes, not \(secret.count)")
             }
             // SQLCipher chooses the salt of a new file itself when given a raw key alone.
-            return DatabaseKey(keySpec: SecureBytes.rawKeySpec(key: secret, salt: nil), key: secret, salt: existingSalt)
+            return DatabaseKey(
+                keySpec: SecureBytes.rawKeySpec(key: secret, salt: nil), key: secret, salt: existingSalt,
+                secret: secret, secretIsRawKey: true)
         }
         let salt = existingSalt ?? randomSalt()
         let key = try derive(secret: secret, salt: salt, iterations: options.kdfIterations)
         let spec = SecureBytes.rawKeySpec(key: key, salt: existingSalt == nil ? salt : nil)
-        return DatabaseKey(keySpec: spec, key: key, salt: salt)
+        return DatabaseKey(keySpec: spec, key: key, salt: salt, secret: secret, secretIsRawKey: false)
     }
 
     /// The key specification for connections opened after the file exists (no salt part).

@@ -100,6 +100,10 @@ public final class Database: Sendable {
 
     deinit { try? close() }
 
+    /// The encryption with its secret, for calls that need the passphrase itself (repair material,
+    /// restore); ``configuration`` holds the redacted form.
+    var secretEncryption: Encryption { factory.key?.encryption ?? .none }
+
     // MARK: Reading and writing
 
     /// Runs `body` in a read transaction on a reader connection: it sees one consistent snapshot.
