@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Coffer", targets: ["Coffer"]),
         .library(name: "CofferRepair", targets: ["CofferRepair"]),
         .executable(name: "coffer", targets: ["coffer"]),
+        .executable(name: "coffer-corrupt", targets: ["coffer-corrupt"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -46,10 +47,25 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(name: "CofferCorruption", dependencies: ["CofferRepair"]),
+        .executableTarget(
+            name: "coffer-corrupt",
+            dependencies: [
+                "CofferCorruption",
+                "CofferRepair",
+                "Coffer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/coffer-corrupt"
+        ),
         .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport"),
         .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferCLITests", dependencies: ["coffer", "Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferRepairTests", dependencies: ["CofferRepair", "Coffer"]),
+        .testTarget(
+            name: "CofferCorruptionTests",
+            dependencies: ["CofferCorruption", "CofferRepair", "Coffer", "CSQLCipher", "CofferTestSupport", "coffer-corrupt"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,140 @@
+// The corruption-injection corpus: every damage kind, a few seeds each, on chat-shaped databases
+// (encrypted 4096 and 1024, plaintext 4096), repaired by the same code path as `coffer repair`.
+//
+// Per case: the physical bound (rows whose cell page and overflow pages are all intact) must come back
+// (≥ 99%, aiming for 100%), and nothing wrong may: no junk, no altered row, no deleted row or pre-update
+// version resurrected. In plaintext a flipped or random byte inside a live cell cannot be detected (there
+// is no HMAC), so for flip-bytes, garbage-run and damage-overflow altered/junk rows from *touched* pages are
+// reported but not failed; an altered row from an intact page always fails. On plaintext, repair must also
+// get at least as many rows right as `sqlite3 .recover` per kind.
+//
+// `COFFER_CORPUS_SEEDS=N` runs seeds 1…N (default 2). The recall table is printed at the end of each test.
+
+import CofferCorruption
+import CofferRepair
+import CofferTestSupport
+import Foundation
+import XCTest
+
+final class CorpusRecallTests: XCTestCase {
+    static var seeds: [UInt64] {
+        let count = Int(ProcessInfo.processInfo.environment["COFFER_CORPUS_SEEDS"] ?? "") ?? 2
+        return (1...max(1, count)).map(UInt64.init)
+    }
+
+    /// Plaintext kinds that write arbitrary bytes into live cells: wrong rows from touched pages are
+    /// undetectable without authentication.
+    static let undetectableInPlaintext: Set<DamageKind> = [.flipBytes, .garbageRun, .damageOverflow]
+
+    /// Known repair defects: "flavor/kind" → description. The property they break is reported in the table
+    /// but not asserted here; each has its own test in KnownRepairIssueTests.
+    static let knownIssues: [String: String] = [:]
+
+    func testEncrypted4096Corpus() throws {
+        try runCorpus(passphrase: "corpus passphrase", pageSize: 4096, compareWithRecover: false)
+    }
+
+    func testEncrypted1024Corpus() throws {
+        try runCorpus(passphrase: "corpus passphrase", pageSize: 1024, compareWithRecover: false)
+    }
+
+    func testPlaintext4096Corpus() throws {
+        try runCorpus(passphrase: nil, pageSize: 4096, compareWithRecover: true)
+    }
+
+    private func runCorpus(passphrase: String?, pageSize: Int, compareWithRecover: Bool) throws {
+        let directory = try TemporaryDirectory("coffer-corpus")
+        let fixture = try ChatFixture.make(in: directory, passphrase: passphrase, pageSize: pageSize)
+        let truth = try CorpusTruth.load(fixture)
+        try assertPlacementMatchesLibrary(truth)
+        var table = RecallTable(flavor: fixture.flavor, totalRows: truth.placed.count)
+        for kind in DamageKind.allCases {
+            var line = RecallTable.Line(kind: kind)
+            if compareWithRecover { (line.recoverCorrect, line.recoverWrong) = (0, 0) }
+            for seed in Self.seeds {
+                try runCase(kind: kind, seed: seed, fixture: fixture, truth: truth, directory: directory,
+                            compareWithRecover: compareWithRecover, line: &line)
+            }
+            if let recoverCorrect = line.recoverCorrect {
+                XCTAssertGreaterThanOrEqual(line.correct, recoverCorrect, "\(fixture.flavor) \(kind.rawValue): repair vs .recover")
+            }
+            table.lines.append(line)
+        }
+        print(table.render())
+    }
+
+    private func runCase(
+        kind: DamageKind, seed: UInt64, fixture: ChatFixture, truth: CorpusTruth, directory: TemporaryDirectory,
+        compareWithRecover: Bool, line: inout RecallTable.Line
+    ) throws {
+        let name = "\(fixture.flavor)-\(kind.rawValue)-\(seed)"
+        let damaged = directory.path("\(name).db")
+        guard let damage = try Self.inject(kind: kind, seed: seed, fixture: fixture, output: damaged) else {
+            line.notApplicable += 1
+            return
+        }
+        let context = "\(name) touched \(damage.pages.map { "\($0.page):\($0.role)" })"
+        let bound = RowPlacement.physicalBound(truth.placed, damage: damage)
+        let known = Self.knownIssues["\(fixture.flavor)/\(kind.rawValue)"]
+
+        switch try RepairRun.repair(damaged, output: directory.path("\(name)-repaired.db"), passphrase: fixture.passphrase) {
+        case .refused(let error):
+            line.refused += 1
+            line.cases += 1
+            XCTAssertTrue(bound.isEmpty, "\(context): refused (\(error)) with \(bound.count) rows in the bound")
+            if damage.saltDamaged {
+                XCTAssertTrue([DatabaseFileError.saltDamagedOrWrongKey, .wrongKey].contains(error), "\(context): \(error)")
+            }
+        case .repaired:
+            let score = try CorpusScore.score(
+                directory.path("\(name)-repaired.db"), key: fixture.passphrase, pageSize: 4096, truth: truth, bound: bound,
+                damage: damage)
+            line.add(score)
+            let lenient = fixture.passphrase == nil && Self.undetectableInPlaintext.contains(kind)
+            if known == nil {
+                XCTAssertGreaterThanOrEqual(
+                    Double(score.recoveredInBound), 0.99 * Double(score.bound), "\(context): recall \(score)")
+                XCTAssertEqual(score.resurrected, 0, "\(context): resurrected \(score)")
+                XCTAssertEqual(score.alteredFromIntactPages, 0, "\(context): altered intact rows \(score)")
+                if !lenient {
+                    XCTAssertEqual(score.junk, 0, "\(context): junk \(score)")
+                    XCTAssertEqual(score.altered, 0, "\(context): altered \(score)")
+                }
+            }
+        }
+        if compareWithRecover {
+            let recovered = directory.path("\(name)-recover.db")
+            if try RepairRun.recover(damaged, output: recovered) {
+                let score = try CorpusScore.score(recovered, key: nil, pageSize: 4096, truth: truth, bound: bound, damage: damage)
+                line.recoverCorrect? += score.correct
+                line.recoverWrong? += score.junk + score.altered + score.resurrected
+            }
+        }
+    }
+
+    /// The damage report, or nil when the file has no page of the role `kind` needs.
+    private static func inject(kind: DamageKind, seed: UInt64, fixture: ChatFixture, output: String) throws -> DamageReport? {
+        let result = Result { () throws(CorruptionError) -> DamageReport in
+            try CorruptionInjector.inject(
+                input: fixture.path, output: output, key: fixture.passphrase.map { .passphrase($0) }, kind: kind, seed: seed)
+        }
+        switch result {
+        case .success(let report): return report
+        case .failure(.noTarget): return nil
+        case .failure(let error): throw error
+        }
+    }
+
+    /// The placement walk and the library agree on every key of every table: the bound is computed from
+    /// the same rows the library sees.
+    private func assertPlacementMatchesLibrary(_ truth: CorpusTruth) throws {
+        XCTAssertEqual(Set(truth.tables.map(\.name)), ["conversations", "messages", "receipts"])
+        for table in truth.tables {
+            let placedKeys = truth.placed.filter { $0.table == table.name }.map(\.key)
+            XCTAssertEqual(placedKeys.count, Set(placedKeys).count, "\(table.name): a row placed twice")
+            XCTAssertEqual(Set(placedKeys), Set(truth.rows[table.name]?.keys.map { $0 } ?? []), table.name)
+        }
+        XCTAssertGreaterThan(truth.placed.filter { $0.pages.count > 1 }.count, 20, "rows with overflow chains")
+        XCTAssertGreaterThan(truth.placed.count, 4000)
+    }
+}

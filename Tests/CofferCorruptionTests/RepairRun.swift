@@ -1,0 +1,41 @@
+// RepairRun — runs the repair engine exactly as `coffer repair` does (Salvager into a RepairWriter, which
+// writes a new Coffer database), and the SQLite shell's `.recover` as the baseline for plaintext files.
+
+import Coffer
+import CofferRepair
+import CofferTestSupport
+import Foundation
+
+enum RepairRun {
+    /// What happened to one repair.
+    enum Outcome {
+        /// The output was written.
+        case repaired(RepairReport, RepairWriter.Outcome)
+        /// The damaged file could not be opened at all (e.g. the salt is gone).
+        case refused(DatabaseFileError)
+    }
+
+    /// Salvages `damaged` into a new database at `output` (encrypted with `passphrase` when given).
+    static func repair(_ damaged: String, output: String, passphrase: String?) throws -> Outcome {
+        let salvager: Salvager
+        do {
+            salvager = try Salvager(path: damaged, key: passphrase.map { .passphrase($0) })
+        } catch let error as DatabaseFileError {
+            return .refused(error)
+        }
+        let writer = try RepairWriter(path: output, encryption: passphrase.map { .passphrase($0) } ?? .none)
+        var sink = writer
+        let report = try salvager.run(into: &sink)
+        try writer.database.close()
+        return .repaired(report, writer.outcome)
+    }
+
+    /// `sqlite3 damaged .recover | sqlite3 output` with the system sqlite3 (3.40). Returns false when the
+    /// pipeline produced no database.
+    @discardableResult
+    static func recover(_ damaged: String, output: String) throws -> Bool {
+        let command = "/usr/bin/sqlite3 '\(damaged)' .recover | /usr/bin/sqlite3 '\(output)'"
+        _ = try Shell.run("/bin/sh", ["-c", command])
+        return FileManager.default.fileExists(atPath: output)
+    }
+}
