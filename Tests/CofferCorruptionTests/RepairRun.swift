@@ -38,4 +38,13 @@ enum RepairRun {
         _ = try Shell.run("/bin/sh", ["-c", command])
         return FileManager.default.fileExists(atPath: output)
     }
+
+    /// Whether `.recover` gives back a pristine file's tables. Debian's sqlite3 3.40.1 is built without
+    /// SQLITE_ENABLE_DBPAGE_VTAB, so its `.recover` stops with "SQL logic error" after the header PRAGMAs.
+    static func recoverWorks(on pristine: String, directory: TemporaryDirectory) throws -> Bool {
+        let output = directory.path("recover-probe-\(UUID().uuidString).db")
+        guard try recover(pristine, output: output) else { return false }
+        let tables = (try? LibraryReader.tableNames(output, key: nil, pageSize: 4096)) ?? []
+        return !tables.isEmpty
+    }
 }
