@@ -98,6 +98,9 @@ final class CorpusRecallTests: XCTestCase {
             return
         }
         let context = "\(name) touched \(damage.pages.map { "\($0.page):\($0.role)" })"
+        if let passphrase = fixture.passphrase, !damage.saltDamaged {
+            try assertTouchedPagesAreExactlyTheUnauthenticOnes(damaged, passphrase: passphrase, damage: damage, context: context)
+        }
         let bound = RowPlacement.physicalBound(truth.placed, damage: damage)
         let known = Self.knownIssues["\(fixture.flavor)/\(kind.rawValue)"] ?? []
 
@@ -154,6 +157,23 @@ final class CorpusRecallTests: XCTestCase {
         case .success(let report): return report
         case .failure(.noTarget): return nil
         case .failure(let error): throw error
+        }
+    }
+
+    /// On an encrypted file the bound can be checked against the cipher: every page the injector reports
+    /// touched fails its HMAC (or is gone, or all zero), and every other page still authenticates.
+    private func assertTouchedPagesAreExactlyTheUnauthenticOnes(
+        _ damaged: String, passphrase: String, damage: DamageReport, context: String
+    ) throws {
+        let file = try DatabaseFile(path: damaged, key: .passphrase(passphrase))
+        for number in UInt32(1)...damage.pageCount {
+            let touched = !damage.isIntact(number)
+            switch file.page(number) {
+            case .success(let bytes):
+                XCTAssertTrue(!touched || bytes.allSatisfy { $0 == 0 }, "\(context): touched page \(number) authenticates")
+            case .failure:
+                XCTAssertTrue(touched, "\(context): untouched page \(number) fails authentication")
+            }
         }
     }
 
