@@ -56,7 +56,8 @@ let package = Package(
                 "Coffer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Tools/coffer-corrupt"
+            path: "Tools/coffer-corrupt",
+            exclude: ["README.md"]
         ),
         .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport"),
         .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport"]),
