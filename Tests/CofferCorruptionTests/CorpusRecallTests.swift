@@ -67,6 +67,7 @@ final class CorpusRecallTests: XCTestCase {
         let fixture = try ChatFixture.make(in: directory, passphrase: passphrase, pageSize: pageSize)
         let truth = try CorpusTruth.load(fixture)
         try assertPlacementMatchesLibrary(truth)
+        if passphrase == nil { try assertPlacementMatchesDBStat(truth, path: fixture.path) }
         var table = RecallTable(flavor: fixture.flavor, totalRows: truth.placed.count)
         let recoverWorks = try compareWithRecover && RepairRun.recoverWorks(on: fixture.path, directory: directory)
         if compareWithRecover && !recoverWorks {
@@ -174,6 +175,30 @@ final class CorpusRecallTests: XCTestCase {
             case .failure:
                 XCTAssertTrue(touched, "\(context): untouched page \(number) fails authentication")
             }
+        }
+    }
+
+    /// On plaintext files the page attribution is checked against SQLite's own `dbstat` (system sqlite3):
+    /// every page holding a row of T is a leaf (or, WITHOUT ROWID, interior) page of T, every leaf page of T
+    /// holds a row, and T's overflow pages are exactly the rows' overflow chains.
+    private func assertPlacementMatchesDBStat(_ truth: CorpusTruth, path: String) throws {
+        let result = try Shell.run("/usr/bin/sqlite3", ["-batch", path, "SELECT name, pageno, pagetype FROM dbstat"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        var pages: [String: [String: Set<UInt32>]] = [:]
+        for line in result.stdout.split(separator: "\n") {
+            let fields = line.split(separator: "|").map(String.init)
+            guard fields.count == 3, let page = UInt32(fields[1]) else { continue }
+            pages[fields[0], default: [:]][fields[2], default: []].insert(page)
+        }
+        for table in truth.tables {
+            let rows = truth.placed.filter { $0.table == table.name }
+            let cellPages = Set(rows.map { $0.pages[0] })
+            let stat = pages[table.name] ?? [:]
+            let leaves = stat["leaf"] ?? []
+            let interior = stat["internal"] ?? []
+            XCTAssertTrue(cellPages.isSubset(of: table.withoutRowid ? leaves.union(interior) : leaves), table.name)
+            XCTAssertTrue(leaves.isSubset(of: cellPages), "\(table.name): a leaf page without rows")
+            XCTAssertEqual(Set(rows.flatMap { $0.pages.dropFirst() }), stat["overflow"] ?? [], "\(table.name) overflow")
         }
     }
 
