@@ -31,11 +31,14 @@ struct RecallTable {
 
     let flavor: String
     let totalRows: Int
+    var baseline: RepairRun.Baseline?
     var lines: [Line] = []
 
     func render() -> String {
-        var text = "recall table — \(flavor) (\(totalRows) pristine rows per case)\n"
-        text += pad(["kind", "cases", "bound", "recovered", "recall", "correct", "junk", "altered", "resurr.", ".recover ok", ".recover bad"])
+        var text = "recall table — \(flavor) (\(totalRows) pristine rows per case)"
+        text += baseline.map { ", baseline sqlite3 \($0.rawValue)\n" } ?? "\n"
+        let name = baseline?.rawValue ?? "base"
+        text += pad(["kind", "cases", "bound", "recovered", "recall", "correct", "junk", "altered", "resurr.", "\(name) ok", "\(name) bad"])
         for line in lines {
             let recall = line.bound == 0 ? "-" : String(format: "%.2f%%", 100 * Double(line.recovered) / Double(line.bound))
             var cases = "\(line.cases)"

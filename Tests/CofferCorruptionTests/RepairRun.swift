@@ -30,11 +30,23 @@ enum RepairRun {
         return .repaired(report, writer.outcome)
     }
 
-    /// `sqlite3 damaged .recover | sqlite3 output` with the system sqlite3 (3.40). Returns false when the
+    /// A plaintext baseline: what SQLite's own shell gets back from a damaged file.
+    enum Baseline: String {
+        /// `sqlite3 damaged .recover | sqlite3 output` — the intended baseline.
+        case recover = ".recover"
+        /// `sqlite3 damaged .dump | sqlite3 output` — the fallback where `.recover` does not work: `.dump`
+        /// keeps going past corrupt pages (it retries tables in reverse rowid order) but reads no orphans.
+        /// On errors it ends its script with `ROLLBACK; -- due to errors`; like anyone salvaging by hand, the
+        /// pipeline turns that into COMMIT so the rows it did read count.
+        case dump = ".dump"
+    }
+
+    /// Runs `baseline` on `damaged` with the system sqlite3 (3.40) into `output`. Returns false when the
     /// pipeline produced no database.
     @discardableResult
-    static func recover(_ damaged: String, output: String) throws -> Bool {
-        let command = "/usr/bin/sqlite3 '\(damaged)' .recover | /usr/bin/sqlite3 '\(output)'"
+    static func run(_ baseline: Baseline, _ damaged: String, output: String) throws -> Bool {
+        let command = "/usr/bin/sqlite3 '\(damaged)' \(baseline.rawValue)"
+            + " | sed 's/^ROLLBACK; -- due to errors$/COMMIT;/' | /usr/bin/sqlite3 '\(output)'"
         _ = try Shell.run("/bin/sh", ["-c", command])
         return FileManager.default.fileExists(atPath: output)
     }
@@ -43,7 +55,7 @@ enum RepairRun {
     /// SQLITE_ENABLE_DBPAGE_VTAB, so its `.recover` stops with "SQL logic error" after the header PRAGMAs.
     static func recoverWorks(on pristine: String, directory: TemporaryDirectory) throws -> Bool {
         let output = directory.path("recover-probe-\(UUID().uuidString).db")
-        guard try recover(pristine, output: output) else { return false }
+        guard try run(.recover, pristine, output: output) else { return false }
         let tables = (try? LibraryReader.tableNames(output, key: nil, pageSize: 4096)) ?? []
         return !tables.isEmpty
     }
