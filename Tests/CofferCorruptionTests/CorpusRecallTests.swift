@@ -1,5 +1,5 @@
 // The corruption-injection corpus: every damage kind, a few seeds each, on chat-shaped databases
-// (encrypted 4096 and 1024, plaintext 4096), repaired by the same code path as `coffer repair`.
+// (encrypted and plaintext, 4096 and 1024), repaired by the same code path as `coffer repair`.
 //
 // Per case: the physical bound (rows whose cell page and overflow pages are all intact) must come back
 // (≥ 99%, aiming for 100%), and nothing wrong may: no junk, no altered row, no deleted row or pre-update
@@ -45,8 +45,14 @@ final class CorpusRecallTests: XCTestCase {
         "plain-4096/zero-page1": [.recall, .noResurrection, .noJunk],
         "plain-4096/overwrite-header": [.noResurrection, .noJunk],
         "plain-4096/damage-freelist-trunk": [.noResurrection, .noJunk],
+        "plain-1024/zero-page1": [.recall, .noResurrection, .noJunk],
+        "plain-1024/overwrite-header": [.recall, .noResurrection, .noJunk],
+        "plain-1024/damage-freelist-trunk": [.noResurrection, .noJunk],
+        // KnownRepairIssueTests.testPlaintextPageSizeSurvivesADamagedMagic (and the freelist issue above)
+        "plain-1024/flip-salt": [.recall, .noResurrection, .noJunk],
         // KnownRepairIssueTests.testInteriorPagesSurviveTruncation, testLeafKeepsItsOtherRowsWhenOneOverflowChainIsTruncated
         "plain-4096/truncate": [.recall],
+        "plain-1024/truncate": [.recall],
         "encrypted-4096/truncate": [.recall],
         "encrypted-1024/truncate": [.recall],
     ]
@@ -61,6 +67,10 @@ final class CorpusRecallTests: XCTestCase {
 
     func testPlaintext4096Corpus() throws {
         try runCorpus(passphrase: nil, pageSize: 4096, compareWithRecover: true)
+    }
+
+    func testPlaintext1024Corpus() throws {
+        try runCorpus(passphrase: nil, pageSize: 1024, compareWithRecover: true)
     }
 
     private func runCorpus(passphrase: String?, pageSize: Int, compareWithRecover: Bool) throws {
