@@ -29,7 +29,10 @@ final class KnownRepairIssueTests: XCTestCase {
     }
 
     /// When the freelist cannot be walked (trunk damaged, or header offset 32 lost with page 1), free pages
-    /// are scanned as orphans; with secure_delete off they still hold deleted rows, which come back.
+    /// are scanned as orphans; with secure_delete off they still hold deleted rows, which come back. In the
+    /// chat corpus the leaves of the dropped `drafts(id, conversation_id, body)` table are even adopted into
+    /// `messages` (a record shorter than the table fits, as after ALTER TABLE ADD COLUMN): drafts 23, 46, …,
+    /// 299 — ids of deleted messages — come back as messages rows (the "junk" column of the table).
     func testFreePagesAreNotAdoptedWhenTheFreelistIsLost() throws {
         try skipUnlessRequested("""
             Salvager adopts free pages when the freelist is lost (damaged trunk, damaged or zeroed page 1): \
