@@ -61,6 +61,27 @@ final class CorruptToolTests: XCTestCase {
         XCTAssertNotEqual(outputs[0], outputs[2])
     }
 
+    func testTruncationAndCountAreReported() throws {
+        let directory = try TemporaryDirectory("coffer-corrupt-cli")
+        let input = try makeDatabase(directory, passphrase: nil)
+        let inputSize = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: input)[.size] as? NSNumber).uint64Value
+        for seed in 1...4 {
+            let output = directory.path("cut\(seed).db")
+            let result = try Shell.run(tool, [input, "--output", output, "--kind", "truncate", "--seed", "\(seed)", "--json"])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            let report = try JSONDecoder().decode(DamageReport.self, from: Data(result.stdout.utf8))
+            let size = try XCTUnwrap(report.truncatedTo)
+            XCTAssertEqual(try XCTUnwrap(FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber).uint64Value, size)
+            XCTAssertLessThan(size, inputSize)
+            let firstCut = UInt32(size / UInt64(report.pageSize)) + 1
+            XCTAssertLessThanOrEqual(firstCut, report.pageCount)
+            XCTAssertEqual(report.pages.map(\.page), Array(firstCut..<(report.pageCount + 1)), "every cut page listed")
+        }
+        let flips = try Shell.run(tool, [input, "--output", directory.path("flip.db"), "--kind", "flip-bytes", "--seed", "3",
+                                         "--count", "5", "--json"])
+        XCTAssertEqual(try JSONDecoder().decode(DamageReport.self, from: Data(flips.stdout.utf8)).pages.count, 5)
+    }
+
     func testFailuresExitNonZeroWithAReason() throws {
         let directory = try TemporaryDirectory("coffer-corrupt-cli")
         let input = try makeDatabase(directory, passphrase: nil)
