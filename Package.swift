@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "Coffer", targets: ["Coffer"]),
         .library(name: "CofferRepair", targets: ["CofferRepair"]),
         .executable(name: "coffer", targets: ["coffer"]),
+        .executable(name: "coffer-corrupt", targets: ["coffer-corrupt"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -73,6 +74,18 @@ let package = Package(
             ],
             path: "Tools/coffer-bench"
         ),
+        .target(name: "CofferCorruption", dependencies: ["CofferRepair"]),
+        .executableTarget(
+            name: "coffer-corrupt",
+            dependencies: [
+                "CofferCorruption",
+                "CofferRepair",
+                "Coffer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/coffer-corrupt",
+            exclude: ["README.md"]
+        ),
         .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport"),
         // The power-loss tests' crash VFS: C, against SQLCipher's header and library only.
         .target(name: "CofferTestVFS", dependencies: ["CSQLCipher"], linkerSettings: [.linkedLibrary("sqlcipher")]),
@@ -85,6 +98,10 @@ let package = Package(
         .testTarget(name: "CofferRepairTests", dependencies: ["CofferRepair", "Coffer"]),
         .testTarget(name: "CofferKeyValueTests", dependencies: ["Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferBackupTests", dependencies: ["Coffer", "CofferTestSupport", "CofferTestVFS", "coffer"]),
+        .testTarget(
+            name: "CofferCorruptionTests",
+            dependencies: ["CofferCorruption", "CofferRepair", "Coffer", "CSQLCipher", "CofferTestSupport", "coffer-corrupt"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,169 @@
+// Repair defects the corpus found, each reduced to a small failing case. They are skipped by default
+// (the repair module belongs to another engineer, who is still working on it); run them with
+// COFFER_RUN_KNOWN_ISSUES=1 to see them fail, and remove the skip when fixed. The corpus leaves exactly
+// these guarantees unasserted for the affected kinds (CorpusRecallTests.knownIssues).
+
+import CofferCorruption
+import CofferRepair
+import CofferTestSupport
+import Foundation
+import XCTest
+
+final class KnownRepairIssueTests: XCTestCase {
+    private func skipUnlessRequested(_ description: String) throws {
+        if ProcessInfo.processInfo.environment["COFFER_RUN_KNOWN_ISSUES"] == nil {
+            throw XCTSkip("known: \(description)")
+        }
+    }
+
+    private func make(_ path: String, pageSize: Int, _ sql: String) throws {
+        let result = try Shell.sqlcipher(path, passphrase: nil, pageSize: pageSize,
+                                         ".bail on\nPRAGMA page_size=\(pageSize);\nPRAGMA secure_delete=OFF;\n" + sql)
+        XCTAssertEqual(result.status, 0, result.stderr)
+    }
+
+    private func salvageRows(_ path: String) throws -> [SalvagedRow] {
+        var sink = CollectingSink()
+        _ = try Salvager(path: path, key: nil).run(into: &sink)
+        return sink.rows.values.flatMap { $0 }
+    }
+
+    /// When the freelist cannot be walked (trunk damaged, or header offset 32 lost with page 1), free pages
+    /// are scanned as orphans; with secure_delete off they still hold deleted rows, which come back. In the
+    /// chat corpus the leaves of the dropped `drafts(id, conversation_id, body)` table are even adopted into
+    /// `messages` (a record shorter than the table fits, as after ALTER TABLE ADD COLUMN): drafts 23, 46, …,
+    /// 299 — ids of deleted messages — come back as messages rows (the "junk" column of the table).
+    func testFreePagesAreNotAdoptedWhenTheFreelistIsLost() throws {
+        try skipUnlessRequested("""
+            Salvager adopts free pages when the freelist is lost (damaged trunk, damaged or zeroed page 1): \
+            deleted rows are resurrected on plaintext files written with secure_delete off
+            """)
+        let directory = try TemporaryDirectory("coffer-known")
+        let path = directory.path("freelist.db")
+        try make(path, pageSize: 4096, """
+            CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 3000)
+            INSERT INTO t SELECT i, printf('body %d %s', i, hex(zeroblob(20))) FROM n;
+            DELETE FROM t WHERE id BETWEEN 1000 AND 2000;
+            """)
+        let damaged = directory.path("damaged.db")
+        let report = try CorruptionInjector.inject(input: path, output: damaged, key: nil, kind: .damageFreelistTrunk, seed: 1)
+        XCTAssertEqual(report.pages.map(\.role), ["freelistTrunk"])
+        let resurrected = try salvageRows(damaged).compactMap(\.rowid).filter { (1000...2000).contains($0) }
+        XCTAssertEqual(resurrected.count, 0, "deleted rows resurrected, e.g. \(resurrected.prefix(5))")
+    }
+
+    /// With sqlite_master gone, orphan table leaves go to inferred tables, but orphan index-format leaves
+    /// (the rows of WITHOUT ROWID tables) are only counted as `orphanPagesIgnored`: every row is lost although
+    /// every page holding one is intact.
+    func testWithoutRowidRowsSurviveLossOfPageOne() throws {
+        try skipUnlessRequested("""
+            Salvager drops every WITHOUT ROWID row when page 1 is lost: orphan index-format leaves are \
+            ignored instead of being inferred into a table
+            """)
+        let directory = try TemporaryDirectory("coffer-known")
+        let path = directory.path("wr.db")
+        try make(path, pageSize: 4096, """
+            CREATE TABLE kv(k TEXT PRIMARY KEY, v INTEGER) WITHOUT ROWID;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 2000)
+            INSERT INTO kv SELECT printf('key%05d', i), i FROM n;
+            """)
+        let damaged = directory.path("damaged.db")
+        _ = try CorruptionInjector.inject(input: path, output: damaged, key: nil, kind: .zeroPage1, seed: 1)
+        XCTAssertGreaterThanOrEqual(try salvageRows(damaged).count, 2000)
+    }
+
+    /// After truncation, an intact interior page whose child pointers reach past the new end of file is
+    /// rejected whole (BTreePage.cells checks every child against pageCount). WITHOUT ROWID rows stored in its
+    /// cells are lost, although the page is intact.
+    func testInteriorPagesSurviveTruncation() throws {
+        try skipUnlessRequested("""
+            an intact interior page with a child pointer past the end of a truncated file is rejected, \
+            losing the WITHOUT ROWID rows in its cells
+            """)
+        let directory = try TemporaryDirectory("coffer-known")
+        let path = directory.path("truncated.db")
+        try make(path, pageSize: 1024, """
+            CREATE TABLE kv(k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 3000)
+            INSERT INTO kv SELECT printf('key%05d', i), hex(zeroblob(10 + i % 20)) FROM n;
+            """)
+        let file = try DatabaseFile(path: path, key: nil)
+        let rows = RowPlacement.rows(in: file).rows
+        // Keep pages 1–2: kv's root (page 2, an interior page) stays intact; every child is cut off.
+        let damaged = directory.path("damaged.db")
+        try FileManager.default.copyItem(atPath: path, toPath: damaged)
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: damaged))
+        try handle.truncate(atOffset: 2 * 1024)
+        try handle.close()
+        let rootRows = rows.filter { $0.pages == [2] }
+        XCTAssertFalse(rootRows.isEmpty, "the root interior page holds rows")
+        let salvaged = Set(try salvageRows(damaged).map(\.values))
+        let lost = rootRows.filter { !salvaged.contains($0.record) }
+        XCTAssertEqual(lost.count, 0, "intact rows of the root lost: \(lost.prefix(3).map(\.key))")
+    }
+
+    /// After truncation, an intact leaf holding one cell whose first overflow page was cut off is rejected
+    /// whole (BTreePage.cells checks every overflow pointer against pageCount): its other rows, whose pages
+    /// are all intact, are lost too, instead of only the row whose chain is gone.
+    func testLeafKeepsItsOtherRowsWhenOneOverflowChainIsTruncated() throws {
+        try skipUnlessRequested("""
+            a leaf with one cell whose overflow pointer lies past the end of a truncated file is rejected \
+            whole, losing the leaf's intact rows
+            """)
+        let directory = try TemporaryDirectory("coffer-known")
+        let path = directory.path("overflow-cut.db")
+        try make(path, pageSize: 4096, """
+            CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT, data BLOB);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 20)
+            INSERT INTO t(id, body) SELECT i, printf('row %d', i) FROM n;
+            INSERT INTO t(id, body, data) VALUES (21, 'big', zeroblob(20000));
+            INSERT INTO t(id, body) VALUES (22, 'after');
+            """)
+        let file = try DatabaseFile(path: path, key: nil)
+        let placed = RowPlacement.rows(in: file).rows
+        let big = try XCTUnwrap(placed.first { $0.rowid == 21 })
+        XCTAssertEqual(big.pages.first, 2, "one leaf, the root")
+        XCTAssertEqual(big.pages.dropFirst().first, 3)
+        // Keep pages 1–2: the leaf is intact, the big row's overflow chain is cut off.
+        let damaged = directory.path("damaged.db")
+        try FileManager.default.copyItem(atPath: path, toPath: damaged)
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: damaged))
+        try handle.truncate(atOffset: 2 * 4096)
+        try handle.close()
+        let intact = placed.filter { $0.pages == [2] }
+        XCTAssertEqual(intact.count, 21)
+        let salvaged = Set(try salvageRows(damaged).compactMap(\.rowid))
+        let lost = intact.compactMap(\.rowid).filter { !salvaged.contains($0) }
+        XCTAssertEqual(lost, [], "intact rows lost")
+    }
+
+    /// A plaintext file whose first 16 bytes (the magic) are damaged goes to page-size scoring, although
+    /// header bytes 16–17 still say 1024. Scoring counts sampled pages whose B-tree header validates; a read
+    /// at twice the true size starts on a true page boundary and validates about as often, so 2048 can win:
+    /// it does on the plain-1024 chat fixture (824,320 bytes), and the corpus then recovers 23% of the rows
+    /// after flip-salt, overwrite-header or zero-page1.
+    func testPlaintextPageSizeSurvivesADamagedMagic() throws {
+        try skipUnlessRequested("""
+            plaintext page-size detection picks 2048 for the 1024-byte-page chat fixture when its magic is \
+            damaged (B-tree header scoring does not separate multiples of the page size; bytes 16–17 ignored)
+            """)
+        let directory = try TemporaryDirectory("coffer-known")
+        let fixture = try ChatFixture.make(in: directory, passphrase: nil, pageSize: 1024)
+        let damaged = directory.path("damaged.db")
+        let report = try CorruptionInjector.inject(input: fixture.path, output: damaged, key: nil, kind: .flipSalt, seed: 1)
+        XCTAssertEqual(report.pages.map(\.page), [1])
+        XCTAssertEqual(try DatabaseFile(path: damaged, key: nil).pageSize, 1024)
+    }
+
+    /// The plaintext baseline. Debian's sqlite3 3.40.1 has the `.recover` command but is built without
+    /// SQLITE_ENABLE_DBPAGE_VTAB, so `.recover` fails ("SQL logic error") on every file, even a pristine one.
+    func testRecoverBaselineIsAvailable() throws {
+        let directory = try TemporaryDirectory("coffer-known")
+        let path = directory.path("pristine.db")
+        try make(path, pageSize: 4096, "CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+        guard try RepairRun.recoverWorks(on: path, directory: directory) else {
+            throw XCTSkip("known: this sqlite3 has no sqlite_dbpage, so .recover cannot serve as a baseline here")
+        }
+    }
+}
