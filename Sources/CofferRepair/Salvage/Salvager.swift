@@ -131,6 +131,7 @@ public final class Salvager {
         claimed.insert(lockByte)
 
         // 5. Orphans.
+        for index in states.indices { states[index].reached.seal() }
         var summaries: [OrphanSummary] = []
         var orphanChains = Set<UInt32>()
         var unparseable: [UInt32] = []
