@@ -98,3 +98,35 @@ final class SalvageEdgeCaseTests: XCTestCase {
         XCTAssertNil(RecordDecoder.decode([0x09, 0x01]), "header longer than payload")
     }
 }
+
+final class SalvageDuplicateTests: XCTestCase {
+    func testTreeCopyWinsOverAnOrphanCopyOfTheSameRowids() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("dup.db")
+        try Shell.run("sqlite3", path, "PRAGMA page_size=4096;\n" + standardSchemaSQL)
+        let truth = Set(try GroundTruth.rows(path, key: nil, table: "msgs"))
+        let leaf = try XCTUnwrap(try pageRoles(path, key: nil).filter { $0.owner == "msgs" && $0.role == .tableLeaf }.dropFirst(3).first)
+        let rowids = try leafRowids(path, key: nil, page: leaf.pageNumber)
+        // Append a stale copy of that leaf as a new, unreferenced page, with its text altered ("message" →
+        // "MESSAGE"): if the orphan copy won, the altered rows would show up.
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path))
+        try handle.seek(toOffset: UInt64(leaf.pageNumber - 1) * 4096)
+        var copy = [UInt8](try XCTUnwrap(handle.read(upToCount: 4096)))
+        let needle = Array("message".utf8)
+        var index = 0
+        while index + needle.count <= copy.count {
+            if Array(copy[index..<(index + needle.count)]) == needle {
+                for offset in 0..<needle.count { copy[index + offset] -= 0x20 }
+            }
+            index += 1
+        }
+        try handle.seekToEnd()
+        handle.write(Data(copy))
+        try handle.close()
+
+        let (sink, report) = try salvage(path, key: nil)
+        XCTAssertEqual(sink.rowSet("msgs"), truth)
+        XCTAssertEqual(report.orphanLeavesAdopted, 1)
+        XCTAssertEqual(report.rowsDuplicate, rowids.count)
+    }
+}

@@ -18,6 +18,17 @@ final class SalvageThroughputTests: XCTestCase {
               SELECT 'user' || (i % 97), printf('message %d %s', i, hex(randomblob(60))), i * 0.5, randomblob(16) FROM n;
             """)
         let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64)
+        let file = try DatabaseFile(path: path, key: .passphrase("pw"))
+        var started = Date()
+        var decoded = 0
+        for page in 1...file.pageCount { if case .success = file.page(page) { decoded += 1 } }
+        let decodeSeconds = Date().timeIntervalSince(started)
+        started = Date()
+        let walker = TreeWalker(source: file)
+        var cells = 0
+        for page in 1...file.pageCount { if case .success(let parsed) = walker.parse(page) { cells += parsed.cells.count } }
+        print(String(format: "[throughput] decode only: %d pages in %.2f s; decode+parse: %d cells in %.2f s",
+                     decoded, decodeSeconds, cells, Date().timeIntervalSince(started)))
         for label in ["pristine", "interior pages zeroed"] {
             if label != "pristine" {
                 let roles = try pageRoles(path, key: "pw").filter { $0.role == .tableInterior && $0.owner == "msgs" }

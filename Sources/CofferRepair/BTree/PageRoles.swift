@@ -79,14 +79,18 @@ public enum PageRoles {
         var visited = Set<UInt32>()
         let walker = TreeWalker(source: source)
         let overflow = OverflowReader(source: source)
-        var roots: [(UInt32, String)] = [(1, "sqlite_master")]
+        var roots: [(UInt32, String, Bool?)] = [(1, "sqlite_master", true)]
         var schemaVisited = Set<UInt32>()
         let schema = Schema.read(from: source, visited: &schemaVisited)
-        roots += schema.entries.filter { $0.rootPage >= 2 }.map { ($0.rootPage, $0.name) }
+        let withoutRowid = Set(schema.tables.filter(\.withoutRowid).map(\.name))
+        roots += schema.entries.filter { $0.rootPage >= 2 }.map { entry in
+            let isTable: Bool? = entry.kind == .index ? false : (withoutRowid.contains(entry.name) ? false : true)
+            return (entry.rootPage, entry.name, isTable)
+        }
         var chainPages = Set<UInt32>()
-        for (root, owner) in roots {
+        for (root, owner, isTable) in roots {
             visited.formUnion(chainPages)
-            walker.walk(root: root, visited: &visited, onUnreadable: { set($0, .unreadable, owner) }) { page, cells in
+            walker.walk(root: root, visited: &visited, expectTable: isTable, onUnreadable: { set($0, .unreadable, owner) }) { page, cells in
                 set(page.pageNumber, page.pageNumber == 1 ? .header : PageRole(page.type), owner)
                 for cell in cells {
                     guard let first = cell.overflowPage,

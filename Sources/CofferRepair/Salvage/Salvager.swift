@@ -87,7 +87,7 @@ public final class Salvager {
         for index in states.indices {
             let table = states[index].table
             var chainPages: [UInt32] = []
-            try walker.walk(root: table.rootPage, visited: &claimed, onUnreadable: { badPages.insert($0) }) { page, cells in
+            try walker.walk(root: table.rootPage, visited: &claimed, expectTable: !table.withoutRowid, onUnreadable: { badPages.insert($0) }) { page, cells in
                 tick()
                 if !table.withoutRowid, page.type == .tableLeaf, let low = cells.first?.rowid, let high = cells.last?.rowid {
                     states[index].reached.add(page: page.pageNumber, low: low, high: high)
@@ -109,7 +109,7 @@ public final class Salvager {
         // 3. Real indexes: claim their pages and overflow chains.
         for entry in schema.indexes {
             var chainPages: [UInt32] = []
-            walker.walk(root: entry.rootPage, visited: &claimed, onUnreadable: { badPages.insert($0) }) { _, cells in
+            walker.walk(root: entry.rootPage, visited: &claimed, expectTable: false, onUnreadable: { badPages.insert($0) }) { _, cells in
                 tick()
                 for cell in cells {
                     guard let first = cell.overflowPage,
@@ -130,43 +130,50 @@ public final class Salvager {
         let lockByte = UInt32(clamping: (1 << 30) / source.pageSize + 1)
         claimed.insert(lockByte)
 
-        // 5. Orphans.
+        // 5. Orphans. Every table's tree has been walked, so scores are final when a page is met: an adopted
+        // page is emitted at once from the records already decoded (ascending page order, after all tree
+        // rows, which keeps duplicate resolution deterministic). Pages for inferred tables are re-read once
+        // all of them are grouped.
         for index in states.indices { states[index].reached.seal() }
-        var summaries: [OrphanSummary] = []
         var orphanChains = Set<UInt32>()
         var unparseable: [UInt32] = []
+        var grouping = InferredGrouping()
         for pageNumber in 1...max(1, source.pageCount) where source.pageCount >= 1 {
             if claimed.contains(pageNumber) || orphanChains.contains(pageNumber) { continue }
             tick()
-            switch source.page(pageNumber) {
-            case .failure:
+            guard case .success(let bytes) = source.page(pageNumber) else {
                 badPages.insert(pageNumber)
                 continue
-            case .success(let bytes):
-                if ByteView(bytes).isAllZero {
-                    report.pagesZero += 1
-                    continue
-                }
             }
-            guard case .success(let parsed) = walker.parse(pageNumber) else {
+            if ByteView(bytes).isAllZero {
+                report.pagesZero += 1
+                continue
+            }
+            guard case .success(let parsed) = walker.parse(bytes: bytes, pageNumber: pageNumber) else {
                 unparseable.append(pageNumber)
                 continue
             }
-            guard let summary = summarize(
+            guard let (summary, records) = summarize(
                 parsed.page, parsed.cells, overflow: overflow, chains: &orphanChains, checkText: checkText)
             else {
                 if parsed.page.type != .tableInterior, !parsed.cells.isEmpty { unparseable.append(pageNumber) }
                 continue
             }
-            summaries.append(summary)
-        }
-        report.pagesUnparseable = unparseable.filter { !orphanChains.contains($0) }.count
-        var grouping = InferredGrouping()
-        var assignments: [(page: UInt32, table: Int)] = []
-        for summary in summaries {
             if let winner = OrphanScorer.winner(summary.scores) {
-                assignments.append((summary.pageNumber, winner))
                 report.orphanLeavesAdopted += 1
+                let table = states[winner].table
+                for (rowid, fields) in records {
+                    guard let fields else {
+                        report.overflowChainsBroken += 1
+                        report.rowsDropped += 1
+                        continue
+                    }
+                    guard let row = RowFit.row(fields: fields, rowid: rowid, table: table, checkText: checkText) else {
+                        report.rowsDropped += 1
+                        continue
+                    }
+                    try emit(row, tableIndex: winner, sink: &sink)
+                }
             } else if summary.type == .tableLeaf {
                 grouping.add(summary)
                 report.orphanLeavesInferred += 1
@@ -174,6 +181,8 @@ public final class Salvager {
                 report.orphanPagesIgnored += 1
             }
         }
+        report.pagesUnparseable = unparseable.filter { !orphanChains.contains($0) }.count
+        var assignments: [(page: UInt32, table: Int)] = []
         for (index, group) in grouping.groups.enumerated() {
             var table = InferredGrouping.table(index: index, group: group)
             while states.contains(where: { $0.table.name.lowercased() == table.name.lowercased() }) {
@@ -244,29 +253,35 @@ public final class Salvager {
         report.rowsSalvaged += 1
     }
 
-    /// Summarises and scores an orphan leaf, or returns nil if it holds no cell or any record fails to
+    /// Summarises and scores an orphan leaf, returning also every cell's decoded fields (nil where the
+    /// overflow chain is broken), or returns nil if it holds no cell or any record fails to
     /// decode (then it is not trusted as a leaf at all). Overflow failures only drop their row (counted at
     /// emission). Each record is checked against every table of the page's kind (rowid tables for table
     /// leaves, WITHOUT ROWID tables for index pages); the records are discarded afterwards.
     private func summarize(
         _ page: BTreePage, _ cells: [BTreeCell], overflow: OverflowReader, chains: inout Set<UInt32>, checkText: Bool
-    ) -> OrphanSummary? {
+    ) -> (OrphanSummary, [(Int64?, [SalvagedValue]?)])? {
         guard page.type != .tableInterior, !cells.isEmpty else { return nil }
         var counts = Set<Int>()
         var classes: [Set<Character>] = []
         var records: [(Int64?, [SalvagedValue])] = []
+        var all: [(Int64?, [SalvagedValue]?)] = []
         for cell in cells {
             var pages: [UInt32] = []
             var payload = cell.localPayload
             if let first = cell.overflowPage {
                 guard case .success(let chain) = overflow.read(first: first, remaining: cell.payloadSize - payload.count)
-                else { continue }
+                else {
+                    all.append((cell.rowid, nil))
+                    continue
+                }
                 payload += chain.bytes
                 pages = chain.pages
             }
             guard let fields = RecordDecoder.decode(payload) else { return nil }
             chains.formUnion(pages)
             records.append((cell.rowid, fields))
+            all.append((cell.rowid, fields))
             counts.insert(fields.count)
             while classes.count < fields.count { classes.append([]) }
             for (index, value) in fields.enumerated() {
@@ -283,7 +298,7 @@ public final class Salvager {
             }
             if fitsAll { summary.scores[index] = OrphanScorer.score(summary: summary, table: state.table, reached: state.reached) }
         }
-        return summary
+        return (summary, all)
     }
 
     private func emitOrphan<Sink: SalvageSink>(

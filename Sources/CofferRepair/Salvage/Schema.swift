@@ -84,7 +84,7 @@ public struct Schema: Sendable, Codable {
         var rows: [[SalvagedValue]] = []
         var overflowPages: [UInt32] = []
         var unreadable: [UInt32] = []
-        let stats = walker.walk(root: 1, visited: &visited, onUnreadable: { unreadable.append($0) }) { page, cells in
+        let stats = walker.walk(root: 1, visited: &visited, expectTable: true, onUnreadable: { unreadable.append($0) }) { page, cells in
             guard page.type == .tableLeaf else { return }
             for cell in cells {
                 var payload = cell.localPayload
