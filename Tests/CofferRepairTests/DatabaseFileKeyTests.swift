@@ -44,6 +44,20 @@ final class DatabaseFileKeyTests: XCTestCase {
         }
     }
 
+    func testSaltKeptElsewhereRescuesAFileWhoseSaltIsDestroyed() throws {
+        let dir = try TemporaryDirectory()
+        let path = try makeFile(dir)
+        let truth = Set(try GroundTruth.rows(path, key: "pw", table: "t"))
+        let salt = try DatabaseFile(path: path, key: .passphrase("pw")).salt
+        try Damage.overwrite(path, at: 0, with: [UInt8](repeating: 0, count: 16))
+        let salvager = try Salvager(path: path, key: .passphrase("pw"), salt: salt)
+        var sink = CollectingSink()
+        let report = try salvager.run(into: &sink)
+        XCTAssertFalse(salvager.file.pageOneDamaged, "page 1's HMAC covers bytes 16…, not the salt")
+        XCTAssertEqual(sink.rowSet("t"), truth)
+        XCTAssertEqual(report.pagesBadHMAC, 0)
+    }
+
     func testRawKeyOpensTheFile() throws {
         let dir = try TemporaryDirectory()
         let path = try makeFile(dir)

@@ -38,6 +38,8 @@ public enum DatabaseFileError: Error, Sendable, Equatable {
     case wrongKey
     /// No page authenticates and page 1's salt looks damaged: the salt is damaged, or the key is wrong.
     case saltDamagedOrWrongKey
+    /// A salt given explicitly must be exactly 16 bytes.
+    case invalidSalt
     /// A key was required (the file is not plaintext SQLite) but none was given.
     case keyRequired
     /// The page size could not be determined.
@@ -85,10 +87,13 @@ public final class DatabaseFile: PageSource {
     private let handle: FileHandle
 
     /// Opens `path`. Pass `key: nil` for a plaintext file. With a key, `settings` selects the SQLCipher
-    /// profile (its `pageSize`, when set, skips detection).
+    /// profile (its `pageSize`, when set, skips detection). `salt` replaces the file's own salt (page 1
+    /// bytes 0–15) when it is known from elsewhere (backup material) and the file's copy is damaged.
     ///
     /// - Throws: ``DatabaseFileError``, notably `.wrongKey` vs `.saltDamagedOrWrongKey`.
-    public init(path: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3) throws(DatabaseFileError) {
+    public init(
+        path: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3, salt knownSalt: [UInt8]? = nil
+    ) throws(DatabaseFileError) {
         guard let handle = FileHandle(forReadingAtPath: path) else { throw .cannotOpen(path) }
         self.path = path
         self.handle = handle
@@ -100,7 +105,12 @@ public final class DatabaseFile: PageSource {
 
         if let key {
             guard settings.isEncrypted else { throw .keyRequired }
-            salt = Array(head.prefix(16))
+            if let knownSalt {
+                guard knownSalt.count == 16 else { throw .invalidSalt }
+                salt = knownSalt
+            } else {
+                salt = Array(head.prefix(16))
+            }
             let keys: DerivedKeys
             do { keys = try DerivedKeys(key: key, salt: salt, settings: settings) } catch {
                 if case .invalidRawKey? = error as? DatabaseFileError { throw .invalidRawKey }

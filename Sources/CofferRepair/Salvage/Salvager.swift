@@ -34,9 +34,13 @@ public final class Salvager {
     /// The WAL overlay, if a WAL was found.
     public let wal: WALOverlay?
 
-    /// Opens `path` (and `path-wal` when `useWAL` is true and it exists).
-    public init(path: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3, useWAL: Bool = true) throws {
-        file = try DatabaseFile(path: path, key: key, settings: settings)
+    /// Opens `path` (and `path-wal` when `useWAL` is true and it exists). `salt` overrides a damaged salt
+    /// (see ``DatabaseFile/init(path:key:settings:salt:)``).
+    public init(
+        path: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3, salt: [UInt8]? = nil,
+        useWAL: Bool = true
+    ) throws {
+        file = try DatabaseFile(path: path, key: key, settings: settings, salt: salt)
         if useWAL, FileManager.default.fileExists(atPath: path + "-wal"), let overlay = WALOverlay(file: file, walPath: path + "-wal") {
             wal = overlay
             source = overlay
