@@ -135,3 +135,31 @@ final class SalvageDamageTests: XCTestCase {
         XCTAssertEqual(report.orphanLeavesAdopted + report.orphanLeavesInferred, 0)
     }
 }
+
+final class SchemaRecoveryTests: XCTestCase {
+    func testMultiPageSchemaIsRecoveredFromItsLeavesWhenPageOneIsLost() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("schema.db")
+        var sql = "PRAGMA page_size=4096;\n"
+        for index in 1...40 {
+            sql += "CREATE TABLE table_\(index)(id INTEGER PRIMARY KEY, a_rather_long_column_name_\(index) TEXT NOT NULL DEFAULT 'x', another_long_column_\(index) REAL, yet_another_one_\(index) BLOB);\n"
+            sql += "CREATE INDEX index_\(index) ON table_\(index)(a_rather_long_column_name_\(index), another_long_column_\(index));\n"
+            sql += "INSERT INTO table_\(index) VALUES (\(index), 'row of \(index)', \(index).25, x'0102');\n"
+        }
+        try Shell.run("sqlite3", path, sql)
+        XCTAssertEqual(try pageRoles(path, key: nil).first?.role, .header)
+        try Damage.zeroPage(path, page: 1, pageSize: 4096)
+
+        let (sink, report) = try salvage(path, key: nil)
+        XCTAssertFalse(report.schemaReadable)
+        XCTAssertGreaterThan(report.schemaLeavesRecovered, 1, "sqlite_master spans several leaves")
+        XCTAssertEqual(report.orphanLeavesInferred, 0)
+        XCTAssertEqual(Set(sink.tables.map(\.name)), Set((1...40).map { "table_\($0)" }))
+        for index in 1...40 {
+            XCTAssertEqual(sink.rowSet("table_\(index)"), [[
+                .integer(Int64(index)), .integer(Int64(index)), .text(Array("row of \(index)".utf8)),
+                .real(Double(index) + 0.25), .blob([1, 2]),
+            ]])
+        }
+    }
+}

@@ -34,6 +34,8 @@ public struct RepairReport: Sendable, Codable, Equatable {
     public var walFramesBad = 0
     /// Whether sqlite_master was readable.
     public var schemaReadable = false
+    /// sqlite_master leaves recovered by scanning when page 1 was unreadable.
+    public var schemaLeavesRecovered = 0
     /// The detected page size.
     public var pageSize = 0
     /// The cipher profile name ("sqlcipher3", "plaintext", …).
@@ -51,6 +53,7 @@ public struct RepairReport: Sendable, Codable, Equatable {
         case orphanPagesIgnored = "orphan_pages_ignored", overflowChainsBroken = "overflow_chains_broken"
         case tables, rowsSalvaged = "rows_salvaged", rowsDropped = "rows_dropped", rowsDuplicate = "rows_duplicate"
         case walFramesUsed = "wal_frames_used", walFramesBad = "wal_frames_bad", schemaReadable = "schema_readable"
+        case schemaLeavesRecovered = "schema_leaves_recovered"
         case pageSize = "page_size", profile, seconds
     }
 }

@@ -82,6 +82,10 @@ public final class Salvager {
 
         var schema = Schema.read(from: source, visited: &claimed)
         report.schemaReadable = schema.isReadable
+        if !schema.isReadable {
+            schema.recoverOrphanLeaves(from: source, claimed: &claimed)
+            report.schemaLeavesRecovered = schema.recoveredLeaves.count
+        }
         var badPages = Set(schema.unreadablePages)
         states = schema.tables.map { TableState(table: $0) }
         for state in states { try sink.begin(table: state.table) }
