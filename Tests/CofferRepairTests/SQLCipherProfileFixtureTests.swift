@@ -41,6 +41,20 @@ final class SQLCipherProfileFixtureTests: XCTestCase {
         try assertSalvages("sqlcipher1.db", key: "pw1", settings: .sqlcipher1.with(pageSize: nil), pageSize: 1024)
     }
 
+    func testProfileIsDetectedWhenNotGiven() throws {
+        for (name, key, profile) in [("sqlcipher4.db", "pw4", "sqlcipher4"), ("sqlcipher2.db", "pw2", "sqlcipher2"),
+                                     ("sqlcipher1.db", "pw1", "sqlcipher1")] {
+            let file = try DatabaseFile.open(path: fixture(name), key: .passphrase(key))
+            XCTAssertEqual(file.settings.name, profile)
+            var sink = CollectingSink()
+            _ = try Salvager(file: file, useWAL: false).run(into: &sink)
+            XCTAssertEqual(sink.rowSet("t"), expected, name)
+        }
+        XCTAssertThrowsError(try DatabaseFile.open(path: fixture("sqlcipher4.db"), key: .passphrase("nope"))) {
+            XCTAssertEqual($0 as? DatabaseFileError, .wrongKey)
+        }
+    }
+
     func testOtherProfilesDoNotOpenThem() {
         XCTAssertThrowsError(try DatabaseFile(path: fixture("sqlcipher4.db"), key: .passphrase("pw4"), settings: .sqlcipher3)) {
             XCTAssertEqual($0 as? DatabaseFileError, .wrongKey)

@@ -46,6 +46,24 @@ public enum DatabaseFileError: Error, Sendable, Equatable {
     case unknownPageSize
 }
 
+extension DatabaseFileError: CustomStringConvertible {
+    /// A one-line explanation for users.
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path): return "cannot open \(path) for reading"
+        case .tooSmall: return "the file is smaller than one page"
+        case .invalidRawKey: return "a raw key must be exactly 32 bytes"
+        case .invalidSalt: return "a salt must be exactly 16 bytes"
+        case .keyDerivationFailed: return "key derivation failed"
+        case .wrongKey: return "wrong key or cipher profile: no page authenticates at any page size"
+        case .saltDamagedOrWrongKey:
+            return "no page authenticates and the salt (first 16 bytes) looks damaged: salt destroyed, or wrong key"
+        case .keyRequired: return "the file is not plaintext SQLite: a key is required"
+        case .unknownPageSize: return "the page size could not be determined"
+        }
+    }
+}
+
 /// Something that serves plaintext pages by number: the main file, or the main file overlaid with a WAL.
 public protocol PageSource: AnyObject {
     /// The page size in bytes.
@@ -138,6 +156,25 @@ public final class DatabaseFile: PageSource {
     }
 
     deinit { try? handle.close() }
+
+    /// Opens `path` trying each profile in turn (SQLCipher 3, 4, 2, then 1 by default) and returns the first
+    /// that authenticates. Each attempt derives its key once. Throws the error of the first profile if none
+    /// opens (so a wrong key reads `.wrongKey` or `.saltDamagedOrWrongKey`).
+    public static func open(
+        path: String, key: KeyMaterial, trying profiles: [CipherSettings] = [.sqlcipher3, .sqlcipher4, .sqlcipher2.with(pageSize: nil), .sqlcipher1.with(pageSize: nil)],
+        salt: [UInt8]? = nil
+    ) throws(DatabaseFileError) -> DatabaseFile {
+        var firstError: DatabaseFileError?
+        for profile in profiles {
+            do {
+                return try DatabaseFile(path: path, key: key, settings: profile, salt: salt)
+            } catch {
+                if case .wrongKey = error {} else if case .saltDamagedOrWrongKey = error {} else { throw error }
+                if firstError == nil { firstError = error }
+            }
+        }
+        throw firstError ?? .wrongKey
+    }
 
     /// The page as stored on disk (still encrypted), or `nil` if it cannot be read whole.
     public func rawPage(_ pageNumber: UInt32) -> [UInt8]? {

@@ -36,11 +36,18 @@ public final class Salvager {
 
     /// Opens `path` (and `path-wal` when `useWAL` is true and it exists). `salt` overrides a damaged salt
     /// (see ``DatabaseFile/init(path:key:settings:salt:)``).
-    public init(
+    public convenience init(
         path: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3, salt: [UInt8]? = nil,
         useWAL: Bool = true
     ) throws {
-        file = try DatabaseFile(path: path, key: key, settings: settings, salt: salt)
+        try self.init(file: DatabaseFile(path: path, key: key, settings: settings, salt: salt), useWAL: useWAL)
+    }
+
+    /// Salvages an already opened file (for example from ``DatabaseFile/open(path:key:trying:salt:)``),
+    /// overlaid with `<path>-wal` when `useWAL` is true and it exists.
+    public init(file: DatabaseFile, useWAL: Bool = true) {
+        self.file = file
+        let path = file.path
         if useWAL, FileManager.default.fileExists(atPath: path + "-wal"), let overlay = WALOverlay(file: file, walPath: path + "-wal") {
             wal = overlay
             source = overlay
