@@ -130,3 +130,28 @@ final class SalvageDuplicateTests: XCTestCase {
         XCTAssertEqual(report.rowsDuplicate, rowids.count)
     }
 }
+
+final class SalvageIndexAmbiguityTests: XCTestCase {
+    func testOrphanPagesOfAnIndexShapedLikeAWithoutRowidTableAreNotAdopted() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("ambiguous.db")
+        try Shell.sqlcipher(path, pageSize: 1024, """
+            CREATE TABLE w(a TEXT PRIMARY KEY, b TEXT, c TEXT) WITHOUT ROWID;
+            CREATE INDEX w_bc ON w(b, c);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 800)
+            INSERT INTO w SELECT printf('a%05d', i), printf('b%05d', 800 - i), hex(randomblob(8)) FROM n;
+            """)
+        let truth = Set(try GroundTruth.rows(path, key: "pw", pageSize: 1024, table: "w", withRowid: false))
+        let file = try DatabaseFile(path: path, key: .passphrase("pw"))
+        var visited = Set<UInt32>()
+        let indexRoot = try XCTUnwrap(Schema.read(from: file, visited: &visited).indexes.first { $0.name == "w_bc" }?.rootPage)
+        XCTAssertEqual(try TreeWalker(source: file).parse(indexRoot).get().page.type, .indexInterior)
+        // Orphan every leaf of the index: its entries (b, c, a) have the table's width and all-TEXT shape.
+        try Damage.zeroPage(path, page: indexRoot, pageSize: 1024)
+
+        let (sink, report) = try salvage(path, key: "pw")
+        XCTAssertEqual(sink.rowSet("w"), truth, "no permuted index entries adopted as rows")
+        XCTAssertGreaterThan(report.orphanPagesIgnored, 0)
+        XCTAssertEqual(report.orphanLeavesAdopted, 0)
+    }
+}

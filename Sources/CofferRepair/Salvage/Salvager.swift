@@ -153,6 +153,7 @@ public final class Salvager {
         var orphanChains = Set<UInt32>()
         var unparseable: [UInt32] = []
         var grouping = InferredGrouping()
+        let indexWidths = IndexShapes.widths(schema: schema)
         for pageNumber in 1...max(1, source.pageCount) where source.pageCount >= 1 {
             if claimed.contains(pageNumber) || orphanChains.contains(pageNumber) { continue }
             tick()
@@ -174,7 +175,8 @@ public final class Salvager {
                 if parsed.page.type != .tableInterior, !parsed.cells.isEmpty { unparseable.append(pageNumber) }
                 continue
             }
-            if let winner = OrphanScorer.winner(summary.scores) {
+            let mayBeRealIndex = !summary.type.isTable && !summary.fieldCounts.isDisjoint(with: indexWidths)
+            if !mayBeRealIndex, let winner = OrphanScorer.winner(summary.scores) {
                 report.orphanLeavesAdopted += 1
                 let table = states[winner].table
                 for (rowid, fields) in records {
