@@ -28,7 +28,8 @@ final class PageRolesClassificationTests: XCTestCase {
         XCTAssertNil(byRole[.unknown])
         XCTAssertNil(byRole[.unreadable])
         XCTAssertTrue(infos.filter { $0.role == .tableLeaf }.allSatisfy { $0.owner == "t" })
-        XCTAssertTrue(infos.filter { $0.role == .indexLeaf }.allSatisfy { $0.owner == "t_body" })
+        XCTAssertTrue(infos.filter { $0.role == .indexLeaf }.allSatisfy { $0.owner == "t_body" && $0.ownerKind == .index })
+        XCTAssertTrue(infos.filter { $0.role == .tableLeaf }.allSatisfy { $0.ownerKind == .table })
         XCTAssertTrue(infos.filter { $0.role == .overflow }.allSatisfy { $0.owner == "t" || $0.owner == "t_body" })
         XCTAssertTrue(infos.contains { $0.role == .overflow && $0.owner == "t" })
 

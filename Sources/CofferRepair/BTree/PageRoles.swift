@@ -57,6 +57,8 @@ public struct PageInfo: Sendable, Codable, Equatable {
     public var role: PageRole
     /// The table or index that owns it ("sqlite_master" for the schema tree), or nil if unattributed.
     public var owner: String?
+    /// Whether the owner is a table (including sqlite_master) or an index; nil when there is no owner.
+    public var ownerKind: SchemaEntryKind?
     /// Whether the page was reached from a root, the freelist or an overflow chain (false for orphans).
     public var reachable: Bool
 }
@@ -71,10 +73,14 @@ public enum PageRoles {
     /// Returns one ``PageInfo`` per page, in page order (1…pageCount).
     public static func classify(_ source: PageSource) -> [PageInfo] {
         let count = Int(source.pageCount)
-        var infos = (0..<count).map { PageInfo(pageNumber: UInt32($0 + 1), role: .unknown, owner: nil, reachable: false) }
+        var infos = (0..<count).map {
+            PageInfo(pageNumber: UInt32($0 + 1), role: .unknown, owner: nil, ownerKind: nil, reachable: false)
+        }
+        var kinds: [String: SchemaEntryKind] = ["sqlite_master": .table]
         func set(_ page: UInt32, _ role: PageRole, _ owner: String?) {
             guard page >= 1, Int(page) <= count else { return }
-            infos[Int(page) - 1] = PageInfo(pageNumber: page, role: role, owner: owner, reachable: true)
+            infos[Int(page) - 1] = PageInfo(
+                pageNumber: page, role: role, owner: owner, ownerKind: owner.flatMap { kinds[$0] }, reachable: true)
         }
         var visited = Set<UInt32>()
         let walker = TreeWalker(source: source)
@@ -83,6 +89,7 @@ public enum PageRoles {
         var schemaVisited = Set<UInt32>()
         let schema = Schema.read(from: source, visited: &schemaVisited)
         let withoutRowid = Set(schema.tables.filter(\.withoutRowid).map(\.name))
+        for entry in schema.entries where entry.rootPage >= 2 { kinds[entry.name] = entry.kind }
         roots += schema.entries.filter { $0.rootPage >= 2 }.map { entry in
             let isTable: Bool? = entry.kind == .index ? false : (withoutRowid.contains(entry.name) ? false : true)
             return (entry.rootPage, entry.name, isTable)
@@ -107,6 +114,7 @@ public enum PageRoles {
         if count >= 1, infos[0].role != .header {
             infos[0].role = source.page(1).isSuccess ? .header : .unreadable
             infos[0].owner = "sqlite_master"
+            infos[0].ownerKind = .table
         }
         if case .success(let page1) = source.page(1) {
             let header = ByteView(page1)
