@@ -105,3 +105,26 @@ final class WALSalvageTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(rows.count, mainOnly.rowSet("t").count - 10, "not worse than ignoring the WAL")
     }
 }
+
+final class WALPlaintextTests: XCTestCase {
+    func testPlaintextWALIsOverlaid() throws {
+        let dir = try TemporaryDirectory()
+        let live = dir.path("live.db")
+        let copy = dir.path("copy.db")
+        try Shell.run("sqlite3", live, """
+            PRAGMA journal_mode=WAL;
+            PRAGMA wal_autocheckpoint=0;
+            CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT);
+            INSERT INTO t(body) VALUES ('checkpointed');
+            PRAGMA wal_checkpoint(TRUNCATE);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 500)
+            INSERT INTO t(body) SELECT printf('wal row %d', i) FROM n;
+            .shell cp '\(live)' '\(copy)'; cp '\(live)-wal' '\(copy)-wal'
+            """)
+        let (sink, report) = try salvage(copy, key: nil)
+        XCTAssertEqual(sink.rows["t"]?.count, 501)
+        XCTAssertGreaterThan(report.walFramesUsed, 0)
+        let (mainOnly, _) = try salvage(copy, key: nil, useWAL: false)
+        XCTAssertEqual(mainOnly.rows["t"]?.count, 1)
+    }
+}
