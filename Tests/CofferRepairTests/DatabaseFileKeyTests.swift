@@ -5,7 +5,9 @@ import XCTest
 final class DatabaseFileKeyTests: XCTestCase {
     private func makeFile(_ dir: TemporaryDirectory, pageSize: Int = 4096) throws -> String {
         let path = dir.path("k.db")
-        try Shell.sqlcipher(path, pageSize: pageSize, """
+        try Shell.sqlcipher(
+            path, pageSize: pageSize,
+            """
             CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 400)
             INSERT INTO t(b) SELECT printf('row %d %s', i, hex(randomblob(40))) FROM n;

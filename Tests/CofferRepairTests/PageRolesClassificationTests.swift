@@ -6,7 +6,9 @@ final class PageRolesClassificationTests: XCTestCase {
     func testClassifiesEveryPageOfAPristineFile() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("roles.db")
-        try Shell.sqlcipher(path, """
+        try Shell.sqlcipher(
+            path,
+            """
             CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT);
             CREATE INDEX t_body ON t(body);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 300)

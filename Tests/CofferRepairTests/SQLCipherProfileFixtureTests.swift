@@ -14,14 +14,17 @@ final class SQLCipherProfileFixtureTests: XCTestCase {
             .appendingPathComponent("Fixtures/repair/\(name)").path
     }
 
-    private let expected: Set<[SalvagedValue]> = Set((1...60).map { (i: Int64) in
-        let unit = String(format: "x%03d", i)
-        let big = String(repeating: unit, count: i % 20 == 0 ? 1500 : 5)
-        return [.integer(i), .integer(i), .text(Array("name \(i)".utf8)), .text(Array(big.utf8))]
-    })
+    private let expected: Set<[SalvagedValue]> = Set(
+        (1...60).map { (i: Int64) in
+            let unit = String(format: "x%03d", i)
+            let big = String(repeating: unit, count: i % 20 == 0 ? 1500 : 5)
+            return [.integer(i), .integer(i), .text(Array("name \(i)".utf8)), .text(Array(big.utf8))]
+        })
 
-    private func assertSalvages(_ name: String, key: String, settings: CipherSettings, pageSize: Int,
-                                file: StaticString = #filePath, line: UInt = #line) throws {
+    private func assertSalvages(
+        _ name: String, key: String, settings: CipherSettings, pageSize: Int,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let (sink, report) = try salvage(fixture(name), key: key, settings: settings, useWAL: false)
         XCTAssertEqual(report.pageSize, pageSize, file: file, line: line)
         XCTAssertEqual(report.profile, settings.name, file: file, line: line)
@@ -42,8 +45,10 @@ final class SQLCipherProfileFixtureTests: XCTestCase {
     }
 
     func testProfileIsDetectedWhenNotGiven() throws {
-        for (name, key, profile) in [("sqlcipher4.db", "pw4", "sqlcipher4"), ("sqlcipher2.db", "pw2", "sqlcipher2"),
-                                     ("sqlcipher1.db", "pw1", "sqlcipher1")] {
+        for (name, key, profile) in [
+            ("sqlcipher4.db", "pw4", "sqlcipher4"), ("sqlcipher2.db", "pw2", "sqlcipher2"),
+            ("sqlcipher1.db", "pw1", "sqlcipher1"),
+        ] {
             let file = try DatabaseFile.open(path: fixture(name), key: .passphrase(key))
             XCTAssertEqual(file.settings.name, profile)
             var sink = CollectingSink()

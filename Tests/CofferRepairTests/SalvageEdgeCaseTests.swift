@@ -34,9 +34,11 @@ final class SalvageEdgeCaseTests: XCTestCase {
         let (rowid, pages) = try XCTUnwrap(chains.first { $0.value.count >= 3 })
         // The second overflow page now points back at the first: a loop.
         let first = pages[0]
-        try Damage.overwrite(path, at: UInt64(pages[1] - 1) * 1024, with: [
-            UInt8(first >> 24 & 0xff), UInt8(first >> 16 & 0xff), UInt8(first >> 8 & 0xff), UInt8(first & 0xff),
-        ])
+        try Damage.overwrite(
+            path, at: UInt64(pages[1] - 1) * 1024,
+            with: [
+                UInt8(first >> 24 & 0xff), UInt8(first >> 16 & 0xff), UInt8(first >> 8 & 0xff), UInt8(first & 0xff),
+            ])
         let (sink, report) = try salvage(path, key: nil)
         XCTAssertEqual(sink.rowSet("msgs"), Set(truth.filter { $0[0] != .integer(rowid) }))
         XCTAssertEqual(report.overflowChainsBroken, 1)
@@ -60,8 +62,10 @@ final class SalvageEdgeCaseTests: XCTestCase {
         XCTAssertEqual(report.orphanLeavesAdopted + report.orphanLeavesInferred + report.pagesUnparseable, 0)
         let json = try JSONEncoder().encode(report)
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: json) as? [String: Any])
-        for key in ["pages_total", "pages_ok", "pages_bad_hmac", "pages_unparseable", "orphan_leaves_adopted",
-                    "overflow_chains_broken", "tables", "rows_salvaged", "rows_dropped", "seconds", "page_size", "profile"] {
+        for key in [
+            "pages_total", "pages_ok", "pages_bad_hmac", "pages_unparseable", "orphan_leaves_adopted",
+            "overflow_chains_broken", "tables", "rows_salvaged", "rows_dropped", "seconds", "page_size", "profile",
+        ] {
             XCTAssertNotNil(object[key], key)
         }
     }
@@ -77,12 +81,14 @@ final class SalvageEdgeCaseTests: XCTestCase {
         XCTAssertTrue(RowFit.fits(.integer(2), .real))
         XCTAssertTrue(RowFit.fits(.blob([1]), .integer))
         let table = TableDescription(
-            name: "t", rootPage: 2, sql: "", columns: [
+            name: "t", rootPage: 2, sql: "",
+            columns: [
                 ColumnDescription(name: "id", declaredType: "INTEGER", affinity: .integer),
                 ColumnDescription(name: "x", declaredType: "REAL", affinity: .real),
             ], rowidAliasColumn: 0, withoutRowid: false, primaryKeyColumns: [0], isInferred: false)
-        XCTAssertEqual(RowFit.row(fields: [.null, .integer(3)], rowid: 7, table: table),
-                       SalvagedRow(rowid: 7, values: [.integer(7), .real(3)]))
+        XCTAssertEqual(
+            RowFit.row(fields: [.null, .integer(3)], rowid: 7, table: table),
+            SalvagedRow(rowid: 7, values: [.integer(7), .real(3)]))
         XCTAssertNil(RowFit.row(fields: [.integer(7), .integer(3)], rowid: 7, table: table), "alias must be NULL")
         XCTAssertNil(RowFit.row(fields: [.null, .integer(3), .null], rowid: 7, table: table), "too many fields")
     }
@@ -91,7 +97,8 @@ final class SalvageEdgeCaseTests: XCTestCase {
         XCTAssertEqual(Varint.decode(ByteView([0x81, 0x00]), at: 0)?.value, 128)
         XCTAssertNil(Varint.decode(ByteView([0x81]), at: 0))
         XCTAssertEqual(Varint.decode(ByteView([UInt8](repeating: 0xff, count: 9)), at: 0)?.value, UInt64.max)
-        XCTAssertEqual(RecordDecoder.decode([0x03, 0x01, 0x13, 0x05, 0x61, 0x62, 0x63]), [.integer(5), .text(Array("abc".utf8))])
+        XCTAssertEqual(
+            RecordDecoder.decode([0x03, 0x01, 0x13, 0x05, 0x61, 0x62, 0x63]), [.integer(5), .text(Array("abc".utf8))])
         XCTAssertNil(RecordDecoder.decode([0x03, 0x01, 0x13, 0x05, 0x61, 0x62]), "payload shorter than its header says")
         XCTAssertNil(RecordDecoder.decode([0x03, 0x01, 0x13, 0x05, 0x61, 0x62, 0x63, 0x64]), "trailing bytes")
         XCTAssertNil(RecordDecoder.decode([0x02, 0x0a]), "reserved serial type")
@@ -105,7 +112,8 @@ final class SalvageDuplicateTests: XCTestCase {
         let path = dir.path("dup.db")
         try Shell.run("sqlite3", path, "PRAGMA page_size=4096;\n" + standardSchemaSQL)
         let truth = Set(try GroundTruth.rows(path, key: nil, table: "msgs"))
-        let leaf = try XCTUnwrap(try pageRoles(path, key: nil).filter { $0.owner == "msgs" && $0.role == .tableLeaf }.dropFirst(3).first)
+        let leaf = try XCTUnwrap(
+            try pageRoles(path, key: nil).filter { $0.owner == "msgs" && $0.role == .tableLeaf }.dropFirst(3).first)
         let rowids = try leafRowids(path, key: nil, page: leaf.pageNumber)
         // Append a stale copy of that leaf as a new, unreferenced page, with its text altered ("message" →
         // "MESSAGE"): if the orphan copy won, the altered rows would show up.
@@ -135,7 +143,9 @@ final class SalvageIndexAmbiguityTests: XCTestCase {
     func testOrphanPagesOfAnIndexShapedLikeAWithoutRowidTableAreNotAdopted() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("ambiguous.db")
-        try Shell.sqlcipher(path, pageSize: 1024, """
+        try Shell.sqlcipher(
+            path, pageSize: 1024,
+            """
             CREATE TABLE w(a TEXT PRIMARY KEY, b TEXT, c TEXT) WITHOUT ROWID;
             CREATE INDEX w_bc ON w(b, c);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 800)

@@ -10,7 +10,9 @@ final class SalvageThroughputTests: XCTestCase {
         try XCTSkipUnless(ProcessInfo.processInfo.environment["COFFER_REPAIR_BENCH"] == "1", "set COFFER_REPAIR_BENCH=1")
         let dir = try TemporaryDirectory()
         let path = dir.path("bench.db")
-        try Shell.sqlcipher(path, """
+        try Shell.sqlcipher(
+            path,
+            """
             CREATE TABLE msgs(id INTEGER PRIMARY KEY, sender TEXT, body TEXT, score REAL, data BLOB);
             CREATE INDEX msgs_sender ON msgs(sender);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 200000)
@@ -27,8 +29,10 @@ final class SalvageThroughputTests: XCTestCase {
         let walker = TreeWalker(source: file)
         var cells = 0
         for page in 1...file.pageCount { if case .success(let parsed) = walker.parse(page) { cells += parsed.cells.count } }
-        print(String(format: "[throughput] decode only: %d pages in %.2f s; decode+parse: %d cells in %.2f s",
-                     decoded, decodeSeconds, cells, Date().timeIntervalSince(started)))
+        print(
+            String(
+                format: "[throughput] decode only: %d pages in %.2f s; decode+parse: %d cells in %.2f s",
+                decoded, decodeSeconds, cells, Date().timeIntervalSince(started)))
         for label in ["pristine", "interior pages zeroed"] {
             if label != "pristine" {
                 let roles = try pageRoles(path, key: "pw").filter { $0.role == .tableInterior && $0.owner == "msgs" }
@@ -38,9 +42,11 @@ final class SalvageThroughputTests: XCTestCase {
             let salvager = try Salvager(path: path, key: .passphrase("pw"))
             let report = try salvager.run(into: &sink)
             let megabytes = Double(size) / 1_048_576
-            print(String(format: "[throughput] %@: %.1f MB, %d pages, %d rows (%d adopted leaves) in %.2f s = %.1f MB/s, %.0f rows/s",
-                         label, megabytes, report.pagesTotal, report.rowsSalvaged, report.orphanLeavesAdopted,
-                         report.seconds, megabytes / report.seconds, Double(report.rowsSalvaged) / report.seconds))
+            print(
+                String(
+                    format: "[throughput] %@: %.1f MB, %d pages, %d rows (%d adopted leaves) in %.2f s = %.1f MB/s, %.0f rows/s",
+                    label, megabytes, report.pagesTotal, report.rowsSalvaged, report.orphanLeavesAdopted,
+                    report.seconds, megabytes / report.seconds, Double(report.rowsSalvaged) / report.seconds))
             XCTAssertEqual(report.rowsSalvaged, 200_000)
         }
     }

@@ -97,11 +97,12 @@ public enum PageRoles {
         var chainPages = Set<UInt32>()
         for (root, owner, isTable) in roots {
             visited.formUnion(chainPages)
-            walker.walk(root: root, visited: &visited, expectTable: isTable, onUnreadable: { set($0, .unreadable, owner) }) { page, cells in
+            let stats = walker.walk(root: root, visited: &visited, expectTable: isTable) { page, cells in
                 set(page.pageNumber, page.pageNumber == 1 ? .header : PageRole(page.type), owner)
                 for cell in cells {
                     guard let first = cell.overflowPage,
-                        case .success(let chain) = overflow.read(first: first, remaining: cell.payloadSize - cell.localPayload.count)
+                        case .success(let chain) = overflow.read(
+                            first: first, remaining: cell.payloadSize - cell.localPayload.count)
                     else { continue }
                     for page in chain.pages {
                         set(page, .overflow, owner)
@@ -109,6 +110,7 @@ public enum PageRoles {
                     }
                 }
             }
+            for page in stats.unreadablePages { set(page, .unreadable, owner) }
         }
         visited.formUnion(chainPages)
         if count >= 1, infos[0].role != .header {

@@ -19,6 +19,8 @@ public struct WalkStatistics: Sendable, Equatable {
     public var pagesUnreadable = 0
     /// Pages that were read but rejected (bad header, bad cell, wrong kind, rowid out of bounds).
     public var pagesRejected = 0
+    /// The page numbers that could not be read, in the order met.
+    public var unreadablePages: [UInt32] = []
 
     /// Empty statistics.
     public init() {}
@@ -54,17 +56,21 @@ public struct TreeWalker {
 
     /// Walks the tree rooted at `root`, calling `visit` for every accepted page (interior pages before their
     /// children, children in key order). Pages in `visited` are skipped; accepted and unreadable pages are
-    /// added to it. `onUnreadable` is told about each page that failed to read. `expectTable`, when given,
+    /// added to it; unreadable ones are listed in the returned statistics. `expectTable`, when given,
     /// is the kind the root must have (true: table B-tree, false: index B-tree): a schema entry whose root
     /// points at a B-tree of the other kind is corrupt, and that tree is left to its real owner.
     @discardableResult
     public func walk(
         root: UInt32, visited: inout Set<UInt32>, expectTable: Bool? = nil,
-        onUnreadable: (UInt32) -> Void = { _ in },
         visit: (BTreePage, [BTreeCell]) throws -> Void
     ) rethrows -> WalkStatistics {
         var stats = WalkStatistics()
-        struct Pending { let page: UInt32; let depth: Int; let low: Int64?; let high: Int64? }
+        struct Pending {
+            let page: UInt32
+            let depth: Int
+            let low: Int64?
+            let high: Int64?
+        }
         var stack = [Pending(page: root, depth: 0, low: nil, high: nil)]
         var isTable = expectTable
         while let next = stack.popLast() {
@@ -76,7 +82,7 @@ public struct TreeWalker {
             case .failure(.unreadable):
                 visited.insert(next.page)
                 stats.pagesUnreadable += 1
-                onUnreadable(next.page)
+                stats.unreadablePages.append(next.page)
                 continue
             case .failure(.malformed):
                 stats.pagesRejected += 1

@@ -19,9 +19,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Why a database file could not be opened for salvage.
@@ -161,7 +161,10 @@ public final class DatabaseFile: PageSource {
     /// that authenticates. Each attempt derives its key once. Throws the error of the first profile if none
     /// opens (so a wrong key reads `.wrongKey` or `.saltDamagedOrWrongKey`).
     public static func open(
-        path: String, key: KeyMaterial, trying profiles: [CipherSettings] = [.sqlcipher3, .sqlcipher4, .sqlcipher2.with(pageSize: nil), .sqlcipher1.with(pageSize: nil)],
+        path: String, key: KeyMaterial,
+        trying profiles: [CipherSettings] = [
+            .sqlcipher3, .sqlcipher4, .sqlcipher2.with(pageSize: nil), .sqlcipher1.with(pageSize: nil),
+        ],
         salt: [UInt8]? = nil
     ) throws(DatabaseFileError) -> DatabaseFile {
         var firstError: DatabaseFileError?

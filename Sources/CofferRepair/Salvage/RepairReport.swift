@@ -47,14 +47,25 @@ public struct RepairReport: Sendable, Codable, Equatable {
     public init() {}
 
     enum CodingKeys: String, CodingKey {
-        case pagesTotal = "pages_total", pagesOk = "pages_ok", pagesBadHMAC = "pages_bad_hmac"
-        case pagesUnparseable = "pages_unparseable", pagesZero = "pages_zero"
-        case orphanLeavesAdopted = "orphan_leaves_adopted", orphanLeavesInferred = "orphan_leaves_inferred"
-        case orphanPagesIgnored = "orphan_pages_ignored", overflowChainsBroken = "overflow_chains_broken"
-        case tables, rowsSalvaged = "rows_salvaged", rowsDropped = "rows_dropped", rowsDuplicate = "rows_duplicate"
-        case walFramesUsed = "wal_frames_used", walFramesBad = "wal_frames_bad", schemaReadable = "schema_readable"
+        case pagesTotal = "pages_total"
+        case pagesOk = "pages_ok"
+        case pagesBadHMAC = "pages_bad_hmac"
+        case pagesUnparseable = "pages_unparseable"
+        case pagesZero = "pages_zero"
+        case orphanLeavesAdopted = "orphan_leaves_adopted"
+        case orphanLeavesInferred = "orphan_leaves_inferred"
+        case orphanPagesIgnored = "orphan_pages_ignored"
+        case overflowChainsBroken = "overflow_chains_broken"
+        case tables
+        case rowsSalvaged = "rows_salvaged"
+        case rowsDropped = "rows_dropped"
+        case rowsDuplicate = "rows_duplicate"
+        case walFramesUsed = "wal_frames_used"
+        case walFramesBad = "wal_frames_bad"
+        case schemaReadable = "schema_readable"
         case schemaLeavesRecovered = "schema_leaves_recovered"
-        case pageSize = "page_size", profile, seconds
+        case pageSize = "page_size"
+        case profile, seconds
     }
 }
 

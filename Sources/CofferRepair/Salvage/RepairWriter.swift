@@ -162,7 +162,8 @@ public final class RepairWriter: SalvageSink {
             names.append(SQLIdentifier.quote(columnNames[index]))
             values.append(value)
         }
-        let sql = "INSERT INTO \(SQLIdentifier.quote(table.name))(\(names.joined(separator: ", "))) VALUES ("
+        let sql =
+            "INSERT INTO \(SQLIdentifier.quote(table.name))(\(names.joined(separator: ", "))) VALUES ("
             + Array(repeating: "?", count: values.count).joined(separator: ", ") + ")"
         let statement = try connection.cachedStatement(sql: sql)
         defer { statement.reset() }

@@ -48,7 +48,9 @@ public final class Salvager {
     public init(file: DatabaseFile, useWAL: Bool = true) {
         self.file = file
         let path = file.path
-        if useWAL, FileManager.default.fileExists(atPath: path + "-wal"), let overlay = WALOverlay(file: file, walPath: path + "-wal") {
+        if useWAL, FileManager.default.fileExists(atPath: path + "-wal"),
+            let overlay = WALOverlay(file: file, walPath: path + "-wal")
+        {
             wal = overlay
             source = overlay
         } else {
@@ -102,7 +104,8 @@ public final class Salvager {
         for index in states.indices {
             let table = states[index].table
             var chainPages: [UInt32] = []
-            try walker.walk(root: table.rootPage, visited: &claimed, expectTable: !table.withoutRowid, onUnreadable: { badPages.insert($0) }) { page, cells in
+            let stats = try walker.walk(root: table.rootPage, visited: &claimed, expectTable: !table.withoutRowid) {
+                page, cells in
                 tick()
                 if !table.withoutRowid, page.type == .tableLeaf, let low = cells.first?.rowid, let high = cells.last?.rowid {
                     states[index].reached.add(page: page.pageNumber, low: low, high: high)
@@ -119,21 +122,24 @@ public final class Salvager {
                 }
             }
             claimed.formUnion(chainPages)
+            badPages.formUnion(stats.unreadablePages)
         }
 
         // 3. Real indexes: claim their pages and overflow chains.
         for entry in schema.indexes {
             var chainPages: [UInt32] = []
-            walker.walk(root: entry.rootPage, visited: &claimed, expectTable: false, onUnreadable: { badPages.insert($0) }) { _, cells in
+            let stats = walker.walk(root: entry.rootPage, visited: &claimed, expectTable: false) { _, cells in
                 tick()
                 for cell in cells {
                     guard let first = cell.overflowPage,
-                        case .success(let chain) = overflow.read(first: first, remaining: cell.payloadSize - cell.localPayload.count)
+                        case .success(let chain) = overflow.read(
+                            first: first, remaining: cell.payloadSize - cell.localPayload.count)
                     else { continue }
                     chainPages += chain.pages
                 }
             }
             claimed.formUnion(chainPages)
+            badPages.formUnion(stats.unreadablePages)
         }
 
         // 4. Freelist, pointer-map pages (auto-vacuum) and the lock-byte page: never data.
@@ -169,8 +175,9 @@ public final class Salvager {
                 unparseable.append(pageNumber)
                 continue
             }
-            guard let (summary, records) = summarize(
-                parsed.page, parsed.cells, overflow: overflow, chains: &orphanChains, checkText: checkText)
+            guard
+                let (summary, records) = summarize(
+                    parsed.page, parsed.cells, overflow: overflow, chains: &orphanChains, checkText: checkText)
             else {
                 if parsed.page.type != .tableInterior, !parsed.cells.isEmpty { unparseable.append(pageNumber) }
                 continue
@@ -213,8 +220,9 @@ public final class Salvager {
         }
         assignments.sort { $0.page < $1.page }
         for assignment in assignments {
-            try emitOrphan(assignment.page, tableIndex: assignment.table, walker: walker, overflow: overflow,
-                           checkText: checkText, sink: &sink)
+            try emitOrphan(
+                assignment.page, tableIndex: assignment.table, walker: walker, overflow: overflow,
+                checkText: checkText, sink: &sink)
         }
 
         report.pagesBadHMAC = badPages.count
@@ -230,7 +238,8 @@ public final class Salvager {
         func tick() {
             pagesScanned += 1
             if pagesScanned % 256 == 0 {
-                progress?(SalvageProgress(pagesScanned: pagesScanned, pagesTotal: report.pagesTotal, rowsSalvaged: report.rowsSalvaged))
+                progress?(
+                    SalvageProgress(pagesScanned: pagesScanned, pagesTotal: report.pagesTotal, rowsSalvaged: report.rowsSalvaged))
             }
         }
     }
@@ -313,7 +322,9 @@ public final class Salvager {
             let fitsAll = records.allSatisfy {
                 RowFit.row(fields: $0.1, rowid: $0.0, table: state.table, checkText: checkText) != nil
             }
-            if fitsAll { summary.scores[index] = OrphanScorer.score(summary: summary, table: state.table, reached: state.reached) }
+            if fitsAll {
+                summary.scores[index] = OrphanScorer.score(summary: summary, table: state.table, reached: state.reached)
+            }
         }
         return (summary, all)
     }

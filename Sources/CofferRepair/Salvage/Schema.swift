@@ -85,8 +85,7 @@ public struct Schema: Sendable, Codable {
         let overflow = OverflowReader(source: source)
         var rows: [[SalvagedValue]] = []
         var overflowPages: [UInt32] = []
-        var unreadable: [UInt32] = []
-        let stats = walker.walk(root: 1, visited: &visited, expectTable: true, onUnreadable: { unreadable.append($0) }) { page, cells in
+        let stats = walker.walk(root: 1, visited: &visited, expectTable: true) { page, cells in
             guard page.type == .tableLeaf else { return }
             for cell in cells {
                 var payload = cell.localPayload
@@ -100,7 +99,7 @@ public struct Schema: Sendable, Codable {
             }
         }
         visited.formUnion(overflowPages)
-        var schema = Schema(entries: [], tables: [], isReadable: stats.pagesVisited > 0, unreadablePages: unreadable)
+        var schema = Schema(entries: [], tables: [], isReadable: stats.pagesVisited > 0, unreadablePages: stats.unreadablePages)
         for row in rows { schema.add(row: row, pageCount: source.pageCount) }
         if case .success(let page1) = source.page(1) {
             let header = ByteView(page1)
