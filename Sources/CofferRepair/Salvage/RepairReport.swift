@@ -36,6 +36,9 @@ public struct RepairReport: Sendable, Codable, Equatable {
     public var schemaReadable = false
     /// sqlite_master leaves recovered by scanning when page 1 was unreadable.
     public var schemaLeavesRecovered = 0
+    /// The source's text encoding: 1 UTF-8, 2 UTF-16le, 3 UTF-16be (1 when unknown). TEXT values are
+    /// carried as the raw bytes of this encoding; numeric-looking-text checks apply to UTF-8 only.
+    public var textEncoding = 1
     /// The detected page size.
     public var pageSize = 0
     /// The cipher profile name ("sqlcipher3", "plaintext", …).
@@ -64,6 +67,7 @@ public struct RepairReport: Sendable, Codable, Equatable {
         case walFramesBad = "wal_frames_bad"
         case schemaReadable = "schema_readable"
         case schemaLeavesRecovered = "schema_leaves_recovered"
+        case textEncoding = "text_encoding"
         case pageSize = "page_size"
         case profile, seconds
     }

@@ -98,7 +98,8 @@ public final class Salvager {
         var badPages = Set(schema.unreadablePages)
         states = schema.tables.map { TableState(table: $0) }
         for state in states { try sink.begin(table: state.table) }
-        let checkText = textIsUTF8()
+        report.textEncoding = Int(textEncoding() ?? 1)
+        let checkText = report.textEncoding == 1
 
         // 2. Tables from their roots.
         for index in states.indices {
@@ -348,8 +349,11 @@ public final class Salvager {
     }
 
     /// Whether the database text encoding (header offset 56) is UTF-8 (or unknown).
-    private func textIsUTF8() -> Bool {
-        guard case .success(let page1) = source.page(1), let encoding = ByteView(page1).u32(56) else { return true }
-        return encoding <= 1
+    /// The database text encoding from header offset 56 (1 UTF-8, 2 UTF-16le, 3 UTF-16be), or nil when page
+    /// 1 is unreadable or the field is not one of those (0 means UTF-8 in a file with no schema yet).
+    private func textEncoding() -> UInt32? {
+        guard case .success(let page1) = source.page(1), let encoding = ByteView(page1).u32(56) else { return nil }
+        if encoding == 0 { return 1 }
+        return (1...3).contains(encoding) ? encoding : nil
     }
 }
