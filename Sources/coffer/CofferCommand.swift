@@ -11,7 +11,7 @@ struct CofferCommand: ParsableCommand {
         commandName: "coffer",
         abstract: "Encrypted, crash-resilient SQLite databases: inspect, demo, back up and repair.",
         discussion: "Exit codes: 0 success, 1 failure or damage found, 2 usage error, 3 wrong passphrase.",
-        subcommands: [InfoCommand.self, DemoCommand.self])
+        subcommands: [InfoCommand.self, RepairCommand.self, DemoCommand.self])
 
     /// Parses, runs, and maps every failure onto the documented exit codes (ArgumentParser alone would
     /// use 64 for usage errors).

@@ -14,8 +14,8 @@ struct KeyOptions: ParsableArguments {
     @Flag(name: .customLong("prompt"), help: "Prompt for the passphrase on the terminal (no echo).")
     var prompt = false
 
-    @Option(name: .customLong("page-size"), help: "Cipher page size in bytes.")
-    var pageSize: Int = CipherOptions().pageSize
+    @Option(name: .customLong("page-size"), help: "Cipher page size in bytes (default 4096; repair detects it).")
+    var pageSize: Int?
 
     @Option(name: .customLong("kdf-iter"), help: "PBKDF2 iterations.")
     var kdfIterations: Int = CipherOptions().kdfIterations
@@ -27,9 +27,15 @@ struct KeyOptions: ParsableArguments {
         if let passphraseEnv, ProcessInfo.processInfo.environment[passphraseEnv] == nil {
             throw ValidationError("environment variable \(passphraseEnv) is not set")
         }
+        if let pageSize, !(512...65536).contains(pageSize) || pageSize & (pageSize - 1) != 0 {
+            throw ValidationError("--page-size must be a power of two from 512 to 65536")
+        }
+        if kdfIterations < 1 { throw ValidationError("--kdf-iter must be at least 1") }
     }
 
-    var cipher: CipherOptions { CipherOptions(pageSize: pageSize, kdfIterations: kdfIterations) }
+    var cipher: CipherOptions {
+        CipherOptions(pageSize: pageSize ?? CipherOptions().pageSize, kdfIterations: kdfIterations)
+    }
 
     /// The encryption the options describe; `.none` when no key source was given.
     func encryption() throws -> Encryption {

@@ -39,7 +39,11 @@ final class EncryptionKeyTests: XCTestCase {
         }
     }
 
-    func testSecretsNeverAppearInDescriptions() {
+    func testSecretsNeverAppearInDescriptions() throws {
+        let dir = try TemporaryDirectory()
+        let database = try Database(path: dir.path("s.db"), configuration: Configuration(encryption: .passphrase("hunter2-secret")))
+        guard case .passphrase(let kept) = database.configuration.encryption else { return XCTFail("encryption kind lost") }
+        XCTAssertEqual(kept, "", "the database keeps the derived key, not the passphrase")
         let configuration = Configuration(encryption: .passphrase("hunter2-secret"))
         XCTAssertFalse(String(describing: configuration.encryption).contains("hunter2"))
         XCTAssertFalse(String(reflecting: configuration.encryption).contains("hunter2"))

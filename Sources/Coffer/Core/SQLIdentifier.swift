@@ -9,6 +9,7 @@ public enum SQLIdentifier {
     /// SQLIdentifier.quote("order")   // "\"order\""
     /// ```
     public static func quote(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
+        return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }

@@ -37,6 +37,17 @@ public enum Encryption: Sendable, CustomStringConvertible, CustomDebugStringConv
 
     public var customMirror: Mirror { Mirror(self, children: [:]) }
 
+    /// The same kind of encryption with the secret removed: what a database keeps once it has derived its
+    /// key, so the passphrase does not live as long as the database.
+    var redacted: Encryption {
+        switch self {
+        case .none: return .none
+        case .passphrase: return .passphrase("")
+        case .passphraseData: return .passphraseData(Data())
+        case .rawKey: return .rawKey(Data())
+        }
+    }
+
     /// The secret's bytes in a wipeable buffer.
     var secretBytes: SecureBytes? {
         switch self {

@@ -24,7 +24,8 @@ import Foundation
 public final class Database: Sendable {
     /// The file path (`:memory:` for in-memory databases).
     public let path: String
-    /// The configuration the database was opened with.
+    /// The configuration the database was opened with, its secret removed: Coffer keeps only the
+    /// derived key (in memory that is zeroed on release), not the passphrase.
     public let configuration: Configuration
     let factory: ConnectionFactory
     let writer: SerializedConnection
@@ -48,6 +49,8 @@ public final class Database: Sendable {
         }
         let isMemory = path == ":memory:"
         let key = isMemory ? nil : try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher)
+        var configuration = configuration
+        configuration.encryption = configuration.encryption.redacted
         let corruption = CorruptionReporter(path: path, handler: configuration.onCorruption)
         let factory = ConnectionFactory(path: path, configuration: configuration, key: key, corruption: corruption)
         let writerConnection = try factory.open(.writer)

@@ -32,14 +32,12 @@ public enum DatabaseFileError: Error, Sendable, Equatable {
     case tooSmall
     /// A raw key must be exactly 32 bytes.
     case invalidRawKey
-    /// Key derivation failed.
+    /// Key derivation failed (or an explicitly given salt is not 16 bytes).
     case keyDerivationFailed
     /// No page authenticates at any page size, and the salt looks intact: the key (or profile) is wrong.
     case wrongKey
     /// No page authenticates and page 1's salt looks damaged: the salt is damaged, or the key is wrong.
     case saltDamagedOrWrongKey
-    /// A salt given explicitly must be exactly 16 bytes.
-    case invalidSalt
     /// A key was required (the file is not plaintext SQLite) but none was given.
     case keyRequired
     /// The page size could not be determined.
@@ -53,7 +51,6 @@ extension DatabaseFileError: CustomStringConvertible {
         case .cannotOpen(let path): return "cannot open \(path) for reading"
         case .tooSmall: return "the file is smaller than one page"
         case .invalidRawKey: return "a raw key must be exactly 32 bytes"
-        case .invalidSalt: return "a salt must be exactly 16 bytes"
         case .keyDerivationFailed: return "key derivation failed"
         case .wrongKey: return "wrong key or cipher profile: no page authenticates at any page size"
         case .saltDamagedOrWrongKey:
@@ -124,7 +121,8 @@ public final class DatabaseFile: PageSource {
         if let key {
             guard settings.isEncrypted else { throw .keyRequired }
             if let knownSalt {
-                guard knownSalt.count == 16 else { throw .invalidSalt }
+                // A salt that is not 16 bytes cannot feed the key derivation.
+                guard knownSalt.count == 16 else { throw .keyDerivationFailed }
                 salt = knownSalt
             } else {
                 salt = Array(head.prefix(16))

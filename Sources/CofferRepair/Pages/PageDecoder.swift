@@ -136,29 +136,25 @@ public struct PageDecoder: Sendable {
         if settings.hmacAlgorithm != .none, !authenticates(raw, pageNumber: pageNumber) {
             return .failure(.badHMAC)
         }
-        return decrypt(raw, pageNumber: pageNumber, key: keys.encryptionKey)
+        return decrypt(raw, pageNumber: pageNumber, key: keys.encryptionKeyBytes)
     }
 
-    private func decrypt(_ raw: [UInt8], pageNumber: UInt32, key: SymmetricKey) -> Result<[UInt8], PageFailure> {
+    private func decrypt(_ raw: [UInt8], pageNumber: UInt32, key: [UInt8]) -> Result<[UInt8], PageFailure> {
         let reserve = settings.reserveBytes
         let start = pageNumber == 1 ? 16 : 0
         let cipherEnd = pageSize - reserve
-        guard cipherEnd > start, (cipherEnd - start) % 16 == 0, cipherEnd + 16 <= raw.count else {
+        guard cipherEnd > start, (cipherEnd - start) % 16 == 0, cipherEnd + 16 <= raw.count,
+            let plain = AESCBCPageCipher.decrypt(raw[start..<cipherEnd], key: key, iv: raw[cipherEnd..<(cipherEnd + 16)]),
+            plain.count == cipherEnd - start
+        else {
             return .failure(.decryptFailed)
         }
-        do {
-            let iv = try AES._CBC.IV(ivBytes: raw[cipherEnd..<(cipherEnd + 16)])
-            let plain = try AES._CBC.decrypt(raw[start..<cipherEnd], using: key, iv: iv, noPadding: true)
-            guard plain.count == cipherEnd - start else { return .failure(.decryptFailed) }
-            var page = [UInt8]()
-            page.reserveCapacity(pageSize)
-            if pageNumber == 1 { page.append(contentsOf: sqliteMagic) }
-            page.append(contentsOf: plain)
-            page.append(contentsOf: raw[cipherEnd...])
-            return .success(page)
-        } catch {
-            return .failure(.decryptFailed)
-        }
+        var page = [UInt8]()
+        page.reserveCapacity(pageSize)
+        if pageNumber == 1 { page.append(contentsOf: sqliteMagic) }
+        page.append(contentsOf: plain)
+        page.append(contentsOf: raw[cipherEnd...])
+        return .success(page)
     }
 }
 

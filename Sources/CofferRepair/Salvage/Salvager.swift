@@ -34,22 +34,23 @@ public final class Salvager {
     /// The WAL overlay, if a WAL was found.
     public let wal: WALOverlay?
 
-    /// Opens `path` (and `path-wal` when `useWAL` is true and it exists). `salt` overrides a damaged salt
-    /// (see ``DatabaseFile/init(path:key:settings:salt:)``).
+    /// Opens `path` and, when `useWAL` is true, its WAL: `walPath`, or `path-wal` when that exists.
+    /// `salt` overrides a damaged salt (see ``DatabaseFile/init(path:key:settings:salt:)``).
     public convenience init(
         path: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3, salt: [UInt8]? = nil,
-        useWAL: Bool = true
+        walPath: String? = nil, useWAL: Bool = true
     ) throws {
-        try self.init(file: DatabaseFile(path: path, key: key, settings: settings, salt: salt), useWAL: useWAL)
+        try self.init(
+            file: DatabaseFile(path: path, key: key, settings: settings, salt: salt), walPath: walPath, useWAL: useWAL)
     }
 
     /// Salvages an already opened file (for example from ``DatabaseFile/open(path:key:trying:salt:)``),
-    /// overlaid with `<path>-wal` when `useWAL` is true and it exists.
-    public init(file: DatabaseFile, useWAL: Bool = true) {
+    /// overlaid when `useWAL` is true with `walPath`, or `<path>-wal` when that exists.
+    public init(file: DatabaseFile, walPath: String? = nil, useWAL: Bool = true) {
         self.file = file
-        let path = file.path
-        if useWAL, FileManager.default.fileExists(atPath: path + "-wal"),
-            let overlay = WALOverlay(file: file, walPath: path + "-wal")
+        let walPath = walPath ?? file.path + "-wal"
+        if useWAL, FileManager.default.fileExists(atPath: walPath),
+            let overlay = WALOverlay(file: file, walPath: walPath)
         {
             wal = overlay
             source = overlay

@@ -1,0 +1,106 @@
+// Running a query: records, counts, existence, and a lazy cursor.
+
+extension Query {
+    /// The SQL and arguments of `fetchAll`, for logs and tests.
+    public func build() throws -> (sql: String, arguments: StatementArguments) { try selectFragment.render() }
+
+    /// Every matching record.
+    public func fetchAll(_ db: Connection) throws -> [Root] {
+        let (sql, arguments) = try selectFragment.render()
+        return try db.withStatement(sql: sql, arguments: arguments) { statement in
+            let decoder = StatementDecoder(statement: statement, names: Root.columnDefinitions.map(\.name))
+            var records: [Root] = []
+            while try statement.step() { records.append(try decoder.decode(Root.self)) }
+            return records
+        }
+    }
+
+    /// The first matching record, or nil.
+    public func fetchOne(_ db: Connection) throws -> Root? {
+        let (sql, arguments) = try limit(1, offset: offsetValue).selectFragment.render()
+        return try db.withStatement(sql: sql, arguments: arguments) { statement in
+            guard try statement.step() else { return nil }
+            return try StatementDecoder(statement: statement, names: Root.columnDefinitions.map(\.name)).decode(Root.self)
+        }
+    }
+
+    /// The number of matching rows (of groups, for a grouped query).
+    public func fetchCount(_ db: Connection) throws -> Int {
+        let (sql, arguments) = try countFragment.render()
+        return try db.fetchValue(Int.self, sql: sql, arguments: arguments) ?? 0
+    }
+
+    /// True when at least one row matches.
+    public func exists(_ db: Connection) throws -> Bool {
+        let (sql, arguments) = try existsFragment.render()
+        return try db.fetchValue(Bool.self, sql: sql, arguments: arguments) ?? false
+    }
+
+    /// A cursor that decodes one record at a time: memory stays flat however many rows match.
+    ///
+    /// Use it inside the `read`/`write` closure that gave you `db`, and do not keep it afterwards.
+    ///
+    /// ```swift
+    /// let cursor = try Message.order { $0.id.asc }.cursor(db)
+    /// while let message = try cursor.next() { index(message) }
+    /// ```
+    public func cursor(_ db: Connection) throws -> RecordCursor<Root> {
+        let (sql, arguments) = try selectFragment.render()
+        return try RecordCursor(connection: db, sql: sql, arguments: arguments)
+    }
+}
+
+extension TableRecord {
+    /// Every row of the table.
+    public static func fetchAll(_ db: Connection) throws -> [Self] { try all().fetchAll(db) }
+
+    /// The number of rows in the table.
+    public static func fetchCount(_ db: Connection) throws -> Int { try all().fetchCount(db) }
+}
+
+/// Iterates over the records of a query one at a time, reading each straight from the statement.
+///
+/// The cursor holds its prepared statement until it is exhausted or released; it belongs to the
+/// connection's queue like the connection itself.
+public final class RecordCursor<Record: TableRecord> {
+    private let statement: Statement
+    private let decoder: StatementDecoder
+    private var isDone = false
+
+    init(connection: Connection, sql: String, arguments: StatementArguments) throws {
+        let statement = try connection.cachedStatement(sql: sql)
+        try statement.bind(arguments)
+        statement.isInUse = true
+        self.statement = statement
+        self.decoder = StatementDecoder(statement: statement, names: Record.columnDefinitions.map(\.name))
+    }
+
+    deinit { finish() }
+
+    /// The next record, or nil after the last one.
+    public func next() throws -> Record? {
+        guard !isDone else { return nil }
+        do {
+            guard try statement.step() else {
+                finish()
+                return nil
+            }
+            return try decoder.decode(Record.self)
+        } catch {
+            finish()
+            throw error
+        }
+    }
+
+    /// Calls `body` with each remaining record.
+    public func forEach(_ body: (Record) throws -> Void) throws {
+        while let record = try next() { try body(record) }
+    }
+
+    private func finish() {
+        guard !isDone else { return }
+        isDone = true
+        statement.reset()
+        statement.isInUse = false
+    }
+}

@@ -1,0 +1,76 @@
+// SQL generation: the one place a query becomes text. Clauses come in SQLite's order; values stay bound.
+
+extension Query {
+    /// The `FROM … WHERE … GROUP BY … HAVING … ORDER BY … LIMIT …` tail shared by every statement.
+    func tail(from table: SQLFragment, includeOrderAndLimit: Bool = true) -> SQLFragment {
+        var sql = SQLFragment(raw: " FROM ") + table
+        sql += whereClause
+        if !groupings.isEmpty { sql += SQLFragment(raw: " GROUP BY ") + SQLFragment.join(groupings, separator: ", ") }
+        if !havings.isEmpty { sql += SQLFragment(raw: " HAVING ") + Self.conjunction(havings) }
+        if includeOrderAndLimit { sql += orderAndLimit }
+        return sql
+    }
+
+    var whereClause: SQLFragment {
+        filters.isEmpty ? SQLFragment() : SQLFragment(raw: " WHERE ") + Self.conjunction(filters)
+    }
+
+    var orderAndLimit: SQLFragment {
+        var sql = SQLFragment()
+        if !orderings.isEmpty { sql += SQLFragment(raw: " ORDER BY ") + SQLFragment.join(orderings, separator: ", ") }
+        if let limitValue {
+            // Bound, so that pages of one query share a prepared statement.
+            sql += SQLFragment(raw: " LIMIT ") + SQLFragment(value: .integer(Int64(limitValue)))
+            if let offsetValue { sql += SQLFragment(raw: " OFFSET ") + SQLFragment(value: .integer(Int64(offsetValue))) }
+        }
+        return sql
+    }
+
+    static func conjunction(_ terms: [SQLFragment]) -> SQLFragment {
+        terms.count == 1 ? terms[0] : SQLFragment.join(terms.map(\.parenthesized), separator: " AND ")
+    }
+
+    static var table: SQLFragment { SQLFragment([.identifier(Root.tableName)]) }
+
+    /// The declared columns, in order: the selection every record fetch uses.
+    static var recordSelection: SQLFragment {
+        SQLFragment.join(Root.columnDefinitions.map { SQLFragment([.identifier($0.name)]) }, separator: ", ")
+    }
+
+    /// `SELECT <columns> FROM "table" …`.
+    var selectFragment: SQLFragment {
+        SQLFragment(raw: "SELECT ") + Self.recordSelection + tail(from: Self.table)
+    }
+
+    /// `SELECT count(*) …`, wrapping the query when grouping or limits change what is counted.
+    var countFragment: SQLFragment {
+        if groupings.isEmpty && limitValue == nil {
+            return SQLFragment(raw: "SELECT count(*)") + tail(from: Self.table, includeOrderAndLimit: false)
+        }
+        return SQLFragment(raw: "SELECT count(*) FROM (") + selectFragment + SQLFragment(raw: ")")
+    }
+
+    /// `SELECT EXISTS (SELECT 1 …)`.
+    var existsFragment: SQLFragment {
+        SQLFragment(raw: "SELECT EXISTS (SELECT 1") + tail(from: Self.table) + SQLFragment(raw: ")")
+    }
+
+    /// `DELETE FROM "table" WHERE …`. Order and limit are refused: SQLite builds without them by default.
+    var deleteFragment: SQLFragment {
+        SQLFragment(raw: "DELETE FROM ") + Self.table + whereClause
+    }
+
+    /// `UPDATE "table" SET … WHERE …`.
+    func updateFragment(_ assignments: [ColumnAssignment<Root>]) -> SQLFragment {
+        let sets = assignments.map { SQLFragment([.identifier($0.columnName)]) + SQLFragment(raw: " = ") + $0.value }
+        return SQLFragment(raw: "UPDATE ") + Self.table + SQLFragment(raw: " SET ")
+            + SQLFragment.join(sets, separator: ", ") + whereClause
+    }
+
+    /// Checks that a statement can run on every row the filters pick (no group, order or limit).
+    func requireWholeRows(_ operation: String) throws {
+        guard groupings.isEmpty, havings.isEmpty, orderings.isEmpty, limitValue == nil else {
+            throw CofferError(code: .apiMisuse, message: "\(operation) takes filters only (no group, order or limit)")
+        }
+    }
+}

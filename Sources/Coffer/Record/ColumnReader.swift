@@ -1,0 +1,98 @@
+import CSQLCipher
+import Foundation
+
+/// Reads one column of the current row as a Swift value, checking its storage class.
+///
+/// It is also the `Decoder` for a value that is not a plain number or string: a raw-value enum decodes
+/// its raw value through the single-value container; a type that asks for a keyed or unkeyed container
+/// was stored as JSON text and is decoded from it.
+struct ColumnReader: Decoder, SingleValueDecodingContainer {
+    let statement: Statement
+    let handle: OpaquePointer
+    let column: Int32
+
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    private var storageClass: Int32 { sqlite3_column_type(handle, column) }
+
+    private func mismatch(_ type: Any.Type) -> CofferError {
+        let stored = statement.value(at: Int(column))
+        return CofferError(
+            code: .conversionFailed,
+            message: "cannot convert \(stored.typeName) in column \(column) to \(type)", sql: statement.sql)
+    }
+
+    func int64() throws -> Int64 {
+        if storageClass == SQLITE_INTEGER { return sqlite3_column_int64(handle, column) }
+        guard let value = Int64.fromDatabaseValue(statement.value(at: Int(column))) else { throw mismatch(Int64.self) }
+        return value
+    }
+
+    func integer<T: FixedWidthInteger>() throws -> T {
+        guard let value = T(exactly: try int64()) else { throw mismatch(T.self) }
+        return value
+    }
+
+    func double() throws -> Double {
+        switch storageClass {
+        case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_column_double(handle, column)
+        default: throw mismatch(Double.self)
+        }
+    }
+
+    func string() throws -> String {
+        guard storageClass == SQLITE_TEXT else {
+            guard let value = String.fromDatabaseValue(statement.value(at: Int(column))) else { throw mismatch(String.self) }
+            return value
+        }
+        return statement.string(at: Int(column))
+    }
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        // The common column types first, without a protocol lookup.
+        if type == String.self, let value = try string() as? T { return value }
+        if type == Int64.self, let value = try int64() as? T { return value }
+        if type == Int.self, let value = try integer() as Int as? T { return value }
+        if type == Double.self, let value = try double() as? T { return value }
+        if type == Data.self, storageClass == SQLITE_BLOB, let value = statement.data(at: Int(column)) as? T { return value }
+        if let convertible = type as? any DatabaseValueConvertible.Type {
+            let stored = statement.value(at: Int(column))
+            guard let value = convertible.fromDatabaseValue(stored) as? T else { throw mismatch(type) }
+            return value
+        }
+        do {
+            return try T(from: self)
+        } catch is NeedsJSON {
+            guard storageClass == SQLITE_TEXT || storageClass == SQLITE_BLOB else { throw mismatch(type) }
+            return try JSONDecoder().decode(T.self, from: Data(statement.bytes(at: Int(column))))
+        }
+    }
+
+    // MARK: Decoder
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> { throw NeedsJSON() }
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw NeedsJSON() }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
+
+    // MARK: SingleValueDecodingContainer
+
+    func decodeNil() -> Bool { storageClass == SQLITE_NULL }
+    func decode(_ type: Bool.Type) throws -> Bool { try int64() != 0 }
+    func decode(_ type: String.Type) throws -> String { try string() }
+    func decode(_ type: Double.Type) throws -> Double { try double() }
+    func decode(_ type: Float.Type) throws -> Float { Float(try double()) }
+    func decode(_ type: Int.Type) throws -> Int { try integer() }
+    func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
+    func decode(_ type: Int16.Type) throws -> Int16 { try integer() }
+    func decode(_ type: Int32.Type) throws -> Int32 { try integer() }
+    func decode(_ type: Int64.Type) throws -> Int64 { try int64() }
+    func decode(_ type: UInt.Type) throws -> UInt { try integer() }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try integer() }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try integer() }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try integer() }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try integer() }
+}
+
+/// Thrown inside ``ColumnReader`` when a value asks for a container: the column holds JSON.
+struct NeedsJSON: Error {}

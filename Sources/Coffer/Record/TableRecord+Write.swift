@@ -1,0 +1,182 @@
+/// How an INSERT resolves a conflict with a UNIQUE or PRIMARY KEY constraint.
+public enum ConflictResolution: String, Sendable {
+    /// Fail with ``CofferError/constraint`` (the default).
+    case abort = "INSERT"
+    /// Delete the conflicting rows, then insert.
+    case replace = "INSERT OR REPLACE"
+    /// Skip the row.
+    case ignore = "INSERT OR IGNORE"
+}
+
+extension TableRecord {
+    /// The primary key's column names: a `@Column(primaryKey:)` column or a `.primaryKey` constraint.
+    static var primaryKeyColumnNames: [String] {
+        let single = columnDefinitions.filter(\.isPrimaryKey).map(\.name)
+        return single.isEmpty ? constraints.flatMap(\.primaryKeyColumnNames) : single
+    }
+
+    /// The column sets that identify at most one row: the primary key, UNIQUE columns and constraints,
+    /// unique indexes.
+    static var uniqueKeys: Set<Set<String>> {
+        var keys: Set<Set<String>> = [Set(primaryKeyColumnNames)]
+        for column in columnDefinitions where column.isUnique { keys.insert([column.name]) }
+        for constraint in constraints where !constraint.uniqueColumnNames.isEmpty {
+            keys.insert(Set(constraint.uniqueColumnNames))
+        }
+        for index in indexes where index.isUnique { keys.insert(Set(index.columnNames)) }
+        return keys.filter { !$0.isEmpty }
+    }
+
+    static func insertSQL(_ resolution: ConflictResolution) throws -> String {
+        let names = try columnDefinitions.map { try SQLIdentifier.validated($0.name) }
+        return resolution.rawValue + " INTO " + (try SQLIdentifier.validated(tableName)) + " ("
+            + names.joined(separator: ", ") + ") VALUES (" + Array(repeating: "?", count: names.count).joined(separator: ", ")
+            + ")"
+    }
+
+    /// Inserts the record. A nil integer primary key is assigned by SQLite and written back.
+    ///
+    /// ```swift
+    /// var player = Player(id: nil, name: "Ann", score: 0)
+    /// try player.insert(db)            // player.id is set
+    /// try player.insert(db, onConflict: .ignore)
+    /// ```
+    public mutating func insert(_ db: Connection, onConflict resolution: ConflictResolution = .abort) throws {
+        try db.execute(sql: Self.insertSQL(resolution), arguments: StatementArguments(RecordEncoder<Self>().values(of: self)))
+        if db.changesCount > 0 { didInsert(rowID: db.lastInsertedRowID) }
+    }
+
+    /// Inserts many records through one prepared statement, atomically (in a savepoint); returns the
+    /// rowid of each (0 for a row that `.ignore` skipped).
+    @discardableResult
+    public static func insertAll(
+        _ records: some Sequence<Self>, _ db: Connection, onConflict resolution: ConflictResolution = .abort
+    ) throws -> [Int64] {
+        let sql = try insertSQL(resolution)
+        let encoder = RecordEncoder<Self>()
+        return try db.savepoint {
+            let statement = try db.cachedStatement(sql: sql)
+            statement.isInUse = true
+            defer {
+                statement.reset()
+                statement.isInUse = false
+            }
+            var rowIDs: [Int64] = []
+            for record in records {
+                try statement.execute(StatementArguments(encoder.values(of: record)))
+                rowIDs.append(db.changesCount > 0 ? db.lastInsertedRowID : 0)
+            }
+            return rowIDs
+        }
+    }
+
+    /// Inserts the record, or — when a row with the same values in `conflictColumns` exists — updates
+    /// that row's other columns. The default conflict target is the primary key; another target must be
+    /// declared UNIQUE (a column, a constraint or a unique index), as SQLite's own upsert requires.
+    ///
+    /// SQLite 3.15 has no `ON CONFLICT DO UPDATE`, so this runs in a savepoint: an UPDATE of the row
+    /// matching the target, then an INSERT when none matched. NULL target values never match, as in SQL
+    /// (so a nil id always inserts). A conflict on another UNIQUE column still throws.
+    ///
+    /// ```swift
+    /// var user = User(id: nil, email: "ann@example.com", name: "Ann")
+    /// try user.upsert(db) { [$0.email] }     // user.id is the existing or the new row's id
+    /// ```
+    public mutating func upsert(
+        _ db: Connection, onConflict conflictColumns: ((Columns) -> [any SQLColumn<Self>])? = nil
+    ) throws {
+        let target = conflictColumns.map { $0(Self.columns).map(\.name) } ?? Self.primaryKeyColumnNames
+        // As with SQLite's own upsert, the target must be a key: otherwise the UPDATE could hit many rows.
+        guard Self.uniqueKeys.contains(Set(target)) else {
+            throw CofferError(
+                code: .apiMisuse,
+                message: "upsert on \(Self.tableName) needs a primary key or UNIQUE columns as its conflict target")
+        }
+        let values = try RecordEncoder<Self>().values(of: self)
+        let names = Self.columnDefinitions.map(\.name)
+        var record = self
+        try db.savepoint {
+            if try Self.updateMatching(values: values, names: names, target: target, db) {
+                if !Self.withoutRowID,
+                    let rowID = try db.fetchValue(
+                        Int64.self, sql: try Self.rowIDSQL(target: target),
+                        arguments: StatementArguments(Self.values(values, names, target)))
+                {
+                    record.didInsert(rowID: rowID)
+                }
+            } else {
+                try record.insert(db)
+            }
+        }
+        self = record
+    }
+
+    /// Updates the row whose `target` columns equal the record's; false when no row matched.
+    private static func updateMatching(values: [DatabaseValue], names: [String], target: [String], _ db: Connection) throws
+        -> Bool
+    {
+        let targetValues = Self.values(values, names, target)
+        if targetValues.contains(where: \.isNull) { return false }
+        let keys = Set(target).union(primaryKeyColumnNames)
+        let updated = names.filter { !keys.contains($0) }
+        guard !updated.isEmpty else {
+            // Nothing to update: the row exists or must be inserted.
+            return try db.fetchValue(Int.self, sql: try existsSQL(target: target), arguments: StatementArguments(targetValues))
+                == 1
+        }
+        try db.execute(
+            sql: try updateSQL(set: updated, target: target),
+            arguments: StatementArguments(Self.values(values, names, updated) + targetValues))
+        return db.changesCount > 0
+    }
+
+    /// Updates the row with the record's primary key; returns false when there is none.
+    @discardableResult
+    public func update(_ db: Connection) throws -> Bool {
+        let key = Self.primaryKeyColumnNames
+        guard !key.isEmpty else { throw CofferError(code: .apiMisuse, message: "\(Self.tableName) has no primary key") }
+        let names = Self.columnDefinitions.map(\.name)
+        let values = try RecordEncoder<Self>().values(of: self)
+        let updated = names.filter { !key.contains($0) }
+        guard !updated.isEmpty else { return false }
+        try db.execute(
+            sql: try Self.updateSQL(set: updated, target: key),
+            arguments: StatementArguments(Self.values(values, names, updated) + Self.values(values, names, key)))
+        return db.changesCount > 0
+    }
+
+    /// Deletes the row with the record's primary key; returns false when there was none.
+    @discardableResult
+    public func delete(_ db: Connection) throws -> Bool {
+        let key = Self.primaryKeyColumnNames
+        guard !key.isEmpty else { throw CofferError(code: .apiMisuse, message: "\(Self.tableName) has no primary key") }
+        let values = try RecordEncoder<Self>().values(of: self)
+        let sql = "DELETE FROM " + (try SQLIdentifier.validated(Self.tableName)) + " WHERE " + (try Self.matchSQL(key))
+        try db.execute(sql: sql, arguments: StatementArguments(Self.values(values, Self.columnDefinitions.map(\.name), key)))
+        return db.changesCount > 0
+    }
+
+    // MARK: SQL
+
+    private static func values(_ values: [DatabaseValue], _ names: [String], _ selected: [String]) -> [DatabaseValue] {
+        selected.compactMap { name in names.firstIndex(of: name).map { values[$0] } }
+    }
+
+    static func matchSQL(_ columns: [String]) throws -> String {
+        try columns.map { try SQLIdentifier.validated($0) + " = ?" }.joined(separator: " AND ")
+    }
+
+    static func updateSQL(set columns: [String], target: [String]) throws -> String {
+        "UPDATE " + (try SQLIdentifier.validated(tableName)) + " SET "
+            + (try columns.map { try SQLIdentifier.validated($0) + " = ?" }.joined(separator: ", "))
+            + " WHERE " + (try matchSQL(target))
+    }
+
+    static func rowIDSQL(target: [String]) throws -> String {
+        "SELECT rowid FROM " + (try SQLIdentifier.validated(tableName)) + " WHERE " + (try matchSQL(target))
+    }
+
+    static func existsSQL(target: [String]) throws -> String {
+        "SELECT EXISTS (SELECT 1 FROM " + (try SQLIdentifier.validated(tableName)) + " WHERE " + (try matchSQL(target)) + ")"
+    }
+}

@@ -1,0 +1,210 @@
+import SwiftSyntax
+import SwiftSyntaxMacros
+
+/// `@Table` turns a Codable struct into a table: it generates the typed column set (`Columns`, one
+/// `Column<Self, PropertyType>` per stored property), the column definitions the schema is built from,
+/// the table name, and `didInsert(rowID:)` for an optional integer primary key.
+///
+/// Why a macro: the column set must carry each property's exact Swift type so that comparing a column
+/// with a value of another type, or using another table's column, fails to compile — and the user must
+/// never spell a column name. Only the compiler sees both the property names and their types; a macro
+/// hands them to the library without reflection or strings typed by hand.
+public struct TableMacro: MemberMacro, ExtensionMacro {
+    public static func expansion(
+        of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax,
+        conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        let typeName = try self.typeName(of: declaration)
+        let properties = try storedProperties(of: declaration)
+        let access =
+            declaration.modifiers.contains { ["public", "package"].contains($0.name.text) }
+            ? "public " : ""
+        let tableName = tableNameLiteral(node) ?? "\"\(typeName)\""
+
+        let columns = properties.map {
+            "\(access)let \($0.identifier) = Coffer.TableColumn<\(typeName), \($0.type)>(name: \($0.nameLiteral))"
+        }
+        let definitions = properties.map { property in
+            let defaultValue = property.defaultExpression.map { "Coffer.ColumnDefault(\($0) as \(property.type))" } ?? "nil"
+            return """
+                Coffer.ColumnDefinition(name: \(property.nameLiteral), affinity: "\(property.affinity)", \
+                isOptional: \(property.isOptional), isPrimaryKey: \(property.isPrimaryKey), \
+                isUnique: \(property.isUnique), defaultValue: \(defaultValue))
+                """
+        }
+        var members: [DeclSyntax] = [
+            """
+            /// The typed columns of `\(raw: typeName)`, handed to `filter`, `order` and friends.
+            \(raw: access)struct Columns: Sendable {
+                \(raw: columns.joined(separator: "\n    "))
+            }
+            """,
+            "\(raw: access)static let columns = Columns()",
+            "\(raw: access)static let tableName: String = \(raw: tableName)",
+            """
+            \(raw: access)static let columnDefinitions: [Coffer.ColumnDefinition] = [
+                \(raw: definitions.joined(separator: ",\n    "))
+            ]
+            """,
+        ]
+        let keys = properties.filter(\.isPrimaryKey)
+        if keys.count == 1, let key = keys.first, key.isOptional, let wrapped = key.wrappedType,
+            integerTypes.contains(wrapped)
+        {
+            members.append(
+                """
+                \(raw: access)mutating func didInsert(rowID: Int64) {
+                    self.\(raw: key.identifier) = \(raw: wrapped)(truncatingIfNeeded: rowID)
+                }
+                """)
+        }
+        return members
+    }
+
+    public static func expansion(
+        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
+        providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [ExtensionDeclSyntax] {
+        guard !protocols.isEmpty else { return [] }
+        return [try ExtensionDeclSyntax("extension \(type.trimmed): Coffer.TableRecord {}")]
+    }
+
+    // MARK: Reading the declaration
+
+    private static func typeName(of declaration: some DeclGroupSyntax) throws -> String {
+        if let structDecl = declaration.as(StructDeclSyntax.self) { return structDecl.name.text }
+        if let classDecl = declaration.as(ClassDeclSyntax.self) { return classDecl.name.text }
+        throw MacroError("@Table applies to a struct or a final class")
+    }
+
+    private static func tableNameLiteral(_ node: AttributeSyntax) -> String? {
+        guard case .argumentList(let arguments) = node.arguments,
+            let literal = arguments.first(where: { $0.label == nil })?.expression.as(StringLiteralExprSyntax.self)
+        else { return nil }
+        return literal.trimmedDescription
+    }
+
+    private static func storedProperties(of declaration: some DeclGroupSyntax) throws -> [Property] {
+        let codingKeys = self.codingKeys(of: declaration)
+        var properties: [Property] = []
+        for member in declaration.memberBlock.members {
+            guard let variable = member.decl.as(VariableDeclSyntax.self),
+                !variable.modifiers.contains(where: { ["static", "class", "lazy"].contains($0.name.text) })
+            else { continue }
+            let options = ColumnOptions(variable.attributes)
+            for binding in variable.bindings {
+                guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else { continue }
+                if let accessors = binding.accessorBlock, !isObserversOnly(accessors) { continue }
+                // Codable skips a `let` with an initial value: so does the table.
+                if variable.bindingSpecifier.tokenKind == .keyword(.let), binding.initializer != nil { continue }
+                guard let type = binding.typeAnnotation?.type.trimmedDescription else {
+                    throw MacroError("@Table needs an explicit type on '\(pattern.identifier.text)'")
+                }
+                let name = pattern.identifier.text.filter { $0 != "`" }
+                let nameLiteral: String
+                if let codingKeys {
+                    // Codable skips a property its CodingKeys leave out: so does the table.
+                    guard let key = codingKeys[name] else { continue }
+                    nameLiteral = key
+                } else {
+                    nameLiteral = "\"\(name)\""
+                }
+                properties.append(
+                    Property(identifier: pattern.identifier.text, nameLiteral: nameLiteral, type: type, options: options))
+            }
+        }
+        return properties
+    }
+
+    /// The column name literal of each case of a `CodingKeys` enum declared in the type (its raw value,
+    /// or the case name), or nil when the type lets Codable synthesize its keys.
+    private static func codingKeys(of declaration: some DeclGroupSyntax) -> [String: String]? {
+        for member in declaration.memberBlock.members {
+            guard let enumDecl = member.decl.as(EnumDeclSyntax.self), enumDecl.name.text == "CodingKeys" else { continue }
+            var keys: [String: String] = [:]
+            for caseMember in enumDecl.memberBlock.members {
+                guard let caseDecl = caseMember.decl.as(EnumCaseDeclSyntax.self) else { continue }
+                for element in caseDecl.elements {
+                    let name = element.name.text.filter { $0 != "`" }
+                    let raw = element.rawValue?.value.as(StringLiteralExprSyntax.self)?.trimmedDescription
+                    keys[name] = raw ?? "\"\(name)\""
+                }
+            }
+            return keys
+        }
+        return nil
+    }
+
+    private static func isObserversOnly(_ block: AccessorBlockSyntax) -> Bool {
+        guard case .accessors(let list) = block.accessors else { return false }
+        return list.allSatisfy { [.keyword(.willSet), .keyword(.didSet)].contains($0.accessorSpecifier.tokenKind) }
+    }
+}
+
+let integerTypes: Set<String> = ["Int", "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32"]
+
+/// One stored property and what `@Column` says about it.
+struct Property {
+    let identifier: String
+    /// The column name as a Swift string literal: the coding key's raw value, or the property name.
+    let nameLiteral: String
+    let type: String
+    let options: ColumnOptions
+
+    var isPrimaryKey: Bool { options.primaryKey }
+    var isUnique: Bool { options.unique }
+    var defaultExpression: String? { options.defaultExpression }
+
+    var isOptional: Bool { wrappedType != nil }
+
+    /// `T` for `T?` and `Optional<T>`, nil for a non-optional type.
+    var wrappedType: String? {
+        if type.hasSuffix("?") { return String(type.dropLast()) }
+        if type.hasPrefix("Optional<"), type.hasSuffix(">") { return String(type.dropFirst(9).dropLast()) }
+        return nil
+    }
+
+    /// The declared SQL type: SQLite's affinity for the storage Coffer uses, or none (values are stored
+    /// as encoded, e.g. raw-value enums and JSON text).
+    var affinity: String {
+        let base = wrappedType ?? type
+        if integerTypes.contains(base) || ["Bool", "UInt", "UInt64"].contains(base) { return "INTEGER" }
+        switch base {
+        case "Double", "Float", "Date": return "REAL"
+        case "String", "URL": return "TEXT"
+        case "Data", "UUID": return "BLOB"
+        default: return ""
+        }
+    }
+}
+
+/// The arguments of an `@Column(primaryKey:unique:default:)` attribute.
+struct ColumnOptions {
+    var primaryKey = false
+    var unique = false
+    var defaultExpression: String?
+
+    init(_ attributes: AttributeListSyntax) {
+        for element in attributes {
+            guard let attribute = element.as(AttributeSyntax.self),
+                attribute.attributeName.trimmedDescription.hasSuffix("Column"),
+                case .argumentList(let arguments) = attribute.arguments
+            else { continue }
+            for argument in arguments {
+                let value = argument.expression.trimmedDescription
+                switch argument.label?.text {
+                case "primaryKey": primaryKey = value == "true"
+                case "unique": unique = value == "true"
+                case "default": defaultExpression = value
+                default: break
+                }
+            }
+        }
+    }
+}
+
+struct MacroError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,132 @@
+import CofferTestSupport
+import Foundation
+import XCTest
+
+/// The `coffer repair` command-line contract that outside scripts depend on.
+final class RepairCommandTests: XCTestCase {
+    private var dir: TemporaryDirectory!
+
+    override func setUpWithError() throws {
+        dir = try TemporaryDirectory()
+        try "pw\n".write(toFile: dir.path("pw"), atomically: true, encoding: .utf8)
+        try "wrong\n".write(toFile: dir.path("bad"), atomically: true, encoding: .utf8)
+    }
+
+    private func makeDatabase(encrypted: Bool) throws -> String {
+        let path = dir.path(encrypted ? "enc.db" : "plain.db")
+        let sql = """
+            CREATE TABLE message(id INTEGER PRIMARY KEY, body TEXT NOT NULL, n INTEGER);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000)
+              INSERT INTO message SELECT x, 'message body ' || x, x * 3 FROM c;
+            CREATE INDEX message_n ON message(n);
+            """
+        let result = encrypted
+            ? try Shell.sqlcipher(path, passphrase: "pw", sql)
+            : try Shell.run("/usr/bin/sqlcipher", ["-batch", path], input: sql)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return path
+    }
+
+    private func zeroPage(_ path: String, page: Int, pageSize: Int = 4096) throws {
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path))
+        try handle.seek(toOffset: UInt64((page - 1) * pageSize))
+        try handle.write(contentsOf: Data(count: pageSize))
+        try handle.close()
+    }
+
+    private func repair(_ arguments: [String]) throws -> Shell.Result {
+        try Shell.run(Shell.cofferExecutable, ["repair"] + arguments)
+    }
+
+    func testEncryptedRepairWritesEncryptedOutputAndReport() throws {
+        let input = try makeDatabase(encrypted: true)
+        try zeroPage(input, page: 3)
+        let before = try Data(contentsOf: URL(fileURLWithPath: input))
+        let output = dir.path("out.db"), report = dir.path("report.json")
+        let result = try repair([input, "--output", output, "--passphrase-file", dir.path("pw"), "--report", report])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout.split(separator: "\n").count, 1, "one summary line on stdout")
+        XCTAssertTrue(result.stdout.contains("rows salvaged"), result.stdout)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: input)), before, "INPUT is never modified")
+
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+        for field in ["pages_total", "pages_ok", "pages_bad_hmac", "pages_unparseable", "orphan_leaves_adopted",
+                      "overflow_chains_broken", "tables", "rows_salvaged", "rows_dropped", "seconds"] {
+            XCTAssertNotNil(json[field], "report lacks \(field)")
+        }
+        let salvaged = try XCTUnwrap(json["rows_salvaged"] as? Int)
+        XCTAssertGreaterThan(salvaged, 2500)
+        XCTAssertLessThan(salvaged, 3000, "a zeroed leaf's rows cannot come back")
+
+        // OUTPUT is encrypted with the same passphrase, readable by the independent client, and whole.
+        let check = try Shell.sqlcipher(output, passphrase: "pw", "SELECT count(*) FROM message; PRAGMA integrity_check;")
+        XCTAssertEqual(check.stdout, "\(salvaged)\nok\n", check.stderr)
+        XCTAssertFalse(FileScan.file(output, contains: "message body"))
+        let plain = try Shell.run("/usr/bin/sqlcipher", ["-batch", output], input: "SELECT count(*) FROM message;")
+        XCTAssertNotEqual(plain.status, 0, "OUTPUT must not open without the key")
+    }
+
+    func testPlaintextInputGivesPlaintextOutput() throws {
+        let input = try makeDatabase(encrypted: false)
+        let output = dir.path("plain-out.db")
+        let result = try repair([input, "-o", output])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let check = try Shell.run("/usr/bin/sqlcipher", ["-batch", output], input: "SELECT count(*), sum(n) FROM message;")
+        XCTAssertEqual(check.stdout, "3000|13504500\n", check.stderr)
+    }
+
+    func testPlaintextOutputFlagDecryptsTheSalvage() throws {
+        let input = try makeDatabase(encrypted: true)
+        let output = dir.path("decrypted.db")
+        let result = try repair([input, "-o", output, "--passphrase-file", dir.path("pw"), "--plaintext-output"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let check = try Shell.run("/usr/bin/sqlcipher", ["-batch", output], input: "SELECT count(*) FROM message;")
+        XCTAssertEqual(check.stdout, "3000\n", check.stderr)
+    }
+
+    func testExitCodes() throws {
+        let input = try makeDatabase(encrypted: true)
+        // 3: wrong passphrase, named as such; no OUTPUT left behind.
+        let wrong = try repair([input, "-o", dir.path("w.db"), "--passphrase-file", dir.path("bad")])
+        XCTAssertEqual(wrong.status, 3)
+        XCTAssertTrue(wrong.stderr.contains("wrong passphrase"), wrong.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("w.db")))
+        // 2: OUTPUT exists, or bad usage.
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: dir.path("exists.db")))
+        XCTAssertEqual(try repair([input, "-o", dir.path("exists.db"), "--passphrase-file", dir.path("pw")]).status, 2)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: dir.path("exists.db"))), Data("keep".utf8))
+        XCTAssertEqual(try repair([input]).status, 2)
+        XCTAssertEqual(try repair([input, "-o", dir.path("x.db"), "--page-size", "1000"]).status, 2)
+        // 2: an encrypted file without a key.
+        XCTAssertEqual(try repair([input, "-o", dir.path("nokey.db")]).status, 2)
+        // 1: nothing at all salvageable: a plain SQLite header over pages of noise.
+        let garbage = dir.path("garbage.db")
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: try makeDatabase(encrypted: false)))
+        for offset in 100..<bytes.count { bytes[offset] = UInt8(truncatingIfNeeded: offset &* 7919 >> 3) }
+        try bytes.write(to: URL(fileURLWithPath: garbage))
+        let nothing = try repair([garbage, "-o", dir.path("g.db")])
+        XCTAssertEqual(nothing.status, 1, nothing.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("g.db")))
+    }
+
+    func testDestroyedPageOneIsNotCalledAWrongKey() throws {
+        let input = try makeDatabase(encrypted: true)
+        // Everything of page 1 but its salt (bytes 0-15, which every page key depends on).
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: input))
+        try handle.seek(toOffset: 16)
+        try handle.write(contentsOf: Data(count: 4096 - 16))
+        try handle.close()
+        let output = dir.path("p1.db")
+        let result = try repair([input, "-o", output, "--passphrase-file", dir.path("pw")])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.contains("page 1 damaged"), result.stdout)
+    }
+
+    func testDestroyedSaltIsReportedAsSuch() throws {
+        let input = try makeDatabase(encrypted: true)
+        try zeroPage(input, page: 1)
+        let result = try repair([input, "-o", dir.path("salt.db"), "--passphrase-file", dir.path("pw")])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("salt"), result.stderr)
+    }
+}

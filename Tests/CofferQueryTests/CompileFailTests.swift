@@ -1,0 +1,148 @@
+import CofferTestSupport
+import Foundation
+import XCTest
+
+/// Mistakes the typed query interface must reject at compile time. Each snippet is type-checked by the
+/// real compiler against the freshly built `Coffer` module and macro plugin; the control snippet proves
+/// the setup works, so a failure below is the type system at work, not a missing module.
+final class CompileFailTests: XCTestCase {
+    private static let declarations = """
+        import Coffer
+        import Foundation
+
+        @Table("conversation")
+        struct Conversation: Codable {
+            @Column(primaryKey: true) var id: Int64?
+            var title: String
+            var archived: Bool
+        }
+
+        @Table("message")
+        struct Message: Codable {
+            @Column(primaryKey: true) var id: Int64?
+            var conversationID: Int64
+            var body: String
+            var score: Double
+        }
+
+        @Table("attachment")
+        struct Attachment: Codable {
+            @Column(primaryKey: true) var id: Int64?
+            var messageID: Int64
+        }
+
+        """
+
+    func testControlSnippetCompiles() throws {
+        let result = try typecheck(
+            """
+            @Table public struct Published: Codable {
+                @Column(primaryKey: true) public var id: Int?
+                @Column(unique: true, default: "none") public var slug: String
+            }
+
+            func control(_ db: Connection) throws {
+                var published = Published(id: nil, slug: "a")
+                try published.upsert(db) { [$0.slug] }
+                _ = try Message.filter { $0.conversationID == 42 && $0.body.contains("x") }
+                    .order { $0.score.desc }.fetchAll(db)
+                _ = try Message.filter { $0.score > 1 }.updateAll(db) { [$0.score.set(to: $0.score + 1)] }
+                _ = try Message.all().join(Conversation.self) { m, c in m.conversationID == c.id }
+                    .filter { _, c in c.archived == false }.fetchAll(db)
+                _ = try Message.filter { $0.conversationID.in(Conversation.all().select { $0.id }) }.fetchCount(db)
+            }
+            """)
+        XCTAssertEqual(result.status, 0, result.stderr)
+    }
+
+    func testComparingAColumnWithAValueOfAnotherTypeDoesNotCompile() throws {
+        try assertDoesNotCompile("_ = Message.filter { $0.conversationID == \"42\" }")
+    }
+
+    func testComparingColumnsOfDifferentTypesDoesNotCompile() throws {
+        try assertDoesNotCompile("_ = Message.filter { $0.body == $0.score }")
+    }
+
+    func testOrderingByAnotherTablesColumnDoesNotCompile() throws {
+        try assertDoesNotCompile("_ = Message.order { _ in Conversation.columns.title.asc }")
+    }
+
+    func testFilteringByAnotherTablesColumnDoesNotCompile() throws {
+        try assertDoesNotCompile("_ = Message.filter { _ in Conversation.columns.archived == true }")
+    }
+
+    func testAnUnknownColumnDoesNotCompile() throws {
+        try assertDoesNotCompile("_ = Message.filter { $0.sender == \"ann\" }")
+    }
+
+    func testAssigningAValueOfAnotherTypeDoesNotCompile() throws {
+        try assertDoesNotCompile(
+            "func f(_ db: Connection) throws { _ = try Message.all().updateAll(db) { [$0.score.set(to: \"high\")] } }")
+    }
+
+    func testLikeOnANonTextColumnDoesNotCompile() throws {
+        try assertDoesNotCompile("_ = Message.filter { $0.score.contains(\"1\") }")
+    }
+
+    func testAJoinCannotBeFilteredByAThirdTable() throws {
+        try assertDoesNotCompile(
+            """
+            _ = Message.all().join(Conversation.self) { m, c in m.conversationID == c.id }
+                .filter { _, _ in Attachment.columns.messageID == 1 }
+            """)
+    }
+
+    func testAGroupListCannotMixTables() throws {
+        try assertDoesNotCompile("_ = Message.all().group { _ in [Conversation.columns.id] }")
+    }
+
+    func testAPropertyWithoutATypeAnnotationIsAMacroError() throws {
+        let result = try typecheck("@Table struct Untyped: Codable { var count = 0 }\n")
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("@Table needs an explicit type on 'count'"), result.stderr)
+    }
+
+    // MARK: Compiler driving
+
+    private func assertDoesNotCompile(_ body: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let result = try typecheck("func snippet() {\n\(body)\n}\n")
+        XCTAssertNotEqual(result.status, 0, "compiled, but must not:\n\(body)", file: file, line: line)
+        XCTAssertTrue(result.stderr.contains("error:"), result.stderr, file: file, line: line)
+        XCTAssertFalse(result.stderr.contains("no such module"), result.stderr, file: file, line: line)
+    }
+
+    private func typecheck(_ body: String) throws -> Shell.Result {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-compile-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let snippet = directory.appendingPathComponent("snippet.swift")
+        try (Self.declarations + body).write(to: snippet, atomically: true, encoding: .utf8)
+        let products = try Self.productsDirectory()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        var arguments = [
+            "swiftc", "-typecheck", "-swift-version", "6",
+            "-I", products.appendingPathComponent("Modules").path,
+            "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CSQLCipher/module.modulemap").path,
+            "-load-plugin-executable", products.appendingPathComponent("CofferMacros-tool").path + "#CofferMacros",
+        ]
+        if FileManager.default.fileExists(atPath: "/usr/include/sqlcipher") { arguments += ["-I", "/usr/include/sqlcipher"] }
+        return try Shell.run("/usr/bin/env", arguments + [snippet.path])
+    }
+
+    /// The build's products directory: the parent of the test bundle, which holds `Modules/Coffer.swiftmodule`.
+    private static func productsDirectory() throws -> URL {
+        let candidates = [
+            Bundle(for: CompileFailTests.self).bundleURL,
+            Bundle.main.bundleURL,
+            URL(fileURLWithPath: CommandLine.arguments[0]),
+        ]
+        for candidate in candidates {
+            for directory in [candidate, candidate.deletingLastPathComponent()]
+            where FileManager.default.fileExists(atPath: directory.appendingPathComponent("Modules/Coffer.swiftmodule").path) {
+                return directory
+            }
+        }
+        throw XCTSkip("no build products directory next to the test bundle: \(candidates)")
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// One measured figure: a workload run by one implementation.
+struct Measurement: Encodable {
+    let workload: String
+    let impl: String
+    let opsPerSecond: Double
+    let seconds: Double
+
+    enum CodingKeys: String, CodingKey {
+        case workload, impl, opsPerSecond = "ops_per_s", seconds
+    }
+}
+
+/// The three implementations every workload runs on, in one process, one after another.
+enum Implementation: String, CaseIterable {
+    case rawC = "raw-c"
+    case coffer = "coffer"
+    case cofferPlain = "coffer-plain"
+
+    var isEncrypted: Bool { self != .cofferPlain }
+}
+
+/// Runs a body several times on fresh state and keeps the median wall time.
+struct Harness {
+    let repetitions: Int
+    let directory: URL
+
+    /// A fresh database path for one run.
+    func freshPath(_ name: String) -> String {
+        let path = directory.appendingPathComponent("\(name)-\(UUID().uuidString.prefix(8)).db").path
+        return path
+    }
+
+    /// Median seconds of `repetitions` runs of `body`; `setUp` runs untimed before each.
+    func median<State>(setUp: () throws -> State, _ body: (State) throws -> Void, tearDown: (State) throws -> Void = { _ in }) rethrows -> Double {
+        var times: [Double] = []
+        for _ in 0..<repetitions {
+            let state = try setUp()
+            let start = DispatchTime.now().uptimeNanoseconds
+            try body(state)
+            times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+            try tearDown(state)
+        }
+        return times.sorted()[times.count / 2]
+    }
+}
+
+/// Deterministic rows for the benchmark's table:
+/// `id INTEGER PRIMARY KEY, name TEXT, age INTEGER, email TEXT, score REAL, payload BLOB`.
+struct BenchRow {
+    let id: Int64
+    let name: String
+    let age: Int64
+    let email: String
+    let score: Double
+    let payload: Data
+
+    static let schema = """
+        CREATE TABLE person(id INTEGER PRIMARY KEY, name TEXT, age INTEGER, email TEXT, score REAL, payload BLOB);
+        CREATE INDEX person_age ON person(age);
+        """
+    static let insertSQL = "INSERT INTO person(id, name, age, email, score, payload) VALUES (?, ?, ?, ?, ?, ?)"
+    static let selectAllSQL = "SELECT id, name, age, email, score, payload FROM person"
+    static let selectByIDSQL = "SELECT id, name, age, email, score, payload FROM person WHERE id = ?"
+    static let rangeSQL = "SELECT id, name, age, email, score, payload FROM person WHERE age BETWEEN ? AND ? ORDER BY score LIMIT 50"
+
+    static func make(_ id: Int64) -> BenchRow {
+        let payloadByte = UInt8(truncatingIfNeeded: id)
+        return BenchRow(
+            id: id,
+            name: "name-\(String(format: "%011lld", id))",
+            age: 18 + id % 60,
+            email: "user\(String(format: "%09lld", id))@example.com",
+            score: Double(id % 1000) / 10,
+            payload: Data(repeating: payloadByte, count: 100))
+    }
+
+    /// Rows 1...count, generated once before any timing so that no workload measures row formatting.
+    static func generate(_ count: Int) -> [BenchRow] {
+        (1...Int64(max(count, 1))).map(make)
+    }
+}
+
+/// SplitMix64, so lookups hit the same ids in every implementation.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A benchmark setup failure.
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

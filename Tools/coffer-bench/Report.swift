@@ -1,0 +1,37 @@
+import Foundation
+
+/// Formats measurements as a table with coffer/raw-c ratios, or as JSON lines.
+enum Report {
+    static func printJSON(_ measurement: Measurement) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        if let data = try? encoder.encode(measurement) { print(String(decoding: data, as: UTF8.self)) }
+    }
+
+    static func table(_ results: [Measurement]) -> String {
+        var workloads: [String] = []
+        for result in results where !workloads.contains(result.workload) { workloads.append(result.workload) }
+        var lines = [
+            "workload              raw-c ops/s     coffer ops/s  coffer-plain ops/s   coffer/raw-c  coffer/plain",
+        ]
+        for workload in workloads {
+            func ops(_ impl: Implementation) -> Double? {
+                results.first { $0.workload == workload && $0.impl == impl.rawValue }?.opsPerSecond
+            }
+            let raw = ops(.rawC), coffer = ops(.coffer), plain = ops(.cofferPlain)
+            // A ratio of costs (time per op): above 1 means Coffer is slower.
+            let ratio = raw.flatMap { raw in coffer.map { raw / $0 } }
+            let encryption = plain.flatMap { plain in coffer.map { plain / $0 } }
+            lines.append(
+                workload.padding(toLength: 20, withPad: " ", startingAt: 0)
+                    + format(raw, width: 14) + format(coffer, width: 17) + format(plain, width: 20)
+                    + format(ratio, width: 15, decimals: 2) + format(encryption, width: 14, decimals: 2))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func format(_ value: Double?, width: Int, decimals: Int = 0) -> String {
+        let text = value.map { String(format: "%.\(decimals)f", $0) } ?? "—"
+        return String(repeating: " ", count: max(0, width - text.count)) + text
+    }
+}

@@ -1,0 +1,138 @@
+import CSQLCipher
+import Coffer
+import Foundation
+
+/// W0 (open), W1 (100,000 inserts in one transaction), W2 (one-row transactions).
+struct WriteWorkloads {
+    let harness: Harness
+    let rows: [BenchRow]
+    let transactionCount: Int
+    var rowCount: Int { rows.count }
+    static let passphrase = "benchmark passphrase"
+
+    static func configuration(_ impl: Implementation) -> Configuration {
+        Configuration(encryption: impl.isEncrypted ? .passphrase(passphrase) : .none)
+    }
+
+    /// A database filled with `rows` rows, closed, for the read workloads and W0.
+    func prepareDatabase(_ impl: Implementation, rows: Int) throws -> String {
+        let path = harness.freshPath("fill")
+        let database = try Database(path: path, configuration: Self.configuration(impl))
+        try database.write { db in
+            try db.executeScript(BenchRow.schema)
+            let insert = try db.cachedStatement(sql: BenchRow.insertSQL)
+            for row in self.rows.prefix(rows) { try insert.execute(row.arguments) }
+        }
+        try database.close()
+        return path
+    }
+
+    /// W0: the first open (key derivation + one query) and one more reader connection.
+    func openCosts(_ impl: Implementation) throws -> [Measurement] {
+        let path = try prepareDatabase(impl == .cofferPlain ? .cofferPlain : .coffer, rows: 100)
+        // SQLCipher initialises its crypto provider when the first connection of the process opens and
+        // tears it down when the last one closes: "first open" runs with no other connection open,
+        // "second connection" with one already open, in every implementation.
+        let first: Double, second: Double
+        switch impl {
+        case .rawC:
+            let key = impl.isEncrypted ? Self.passphrase : nil
+            first = try harness.median(setUp: {}) { _ in
+                let connection = try RawConnection(path: path, key: key)
+                connection.exec("SELECT count(*) FROM person")
+            }
+            // The limit for a second connection: SQLCipher's raw-key form, key derived once beforehand.
+            let spec = try rawKeySpec(path: path)
+            let opened = try RawConnection(path: path, key: key)
+            second = try harness.median(setUp: {}) { _ in
+                let connection = try RawConnection(path: path, key: spec, readOnly: true)
+                connection.exec("SELECT count(*) FROM person")
+            }
+            withExtendedLifetime(opened) {}
+        case .coffer, .cofferPlain:
+            first = try harness.median(setUp: {}, { _ in
+                let database = try Database(path: path, configuration: Self.configuration(impl))
+                _ = try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM person") }
+                try database.close()
+            })
+            // A second reader while the first is busy: the pool opens one more, with the derived key.
+            second = try harness.median(setUp: { () -> Database in
+                let database = try Database(path: path, configuration: Self.configuration(impl))
+                _ = try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM person") }
+                return database
+            }, { database in
+                try database.read { _ in
+                    _ = try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM person") }
+                }
+            }, tearDown: { try $0.close() })
+        }
+        return [
+            Measurement(workload: "W0-first-open", impl: impl.rawValue, opsPerSecond: 1 / first, seconds: first),
+            Measurement(workload: "W0-second-connection", impl: impl.rawValue, opsPerSecond: 1 / second, seconds: second),
+        ]
+    }
+
+    /// W1: `rowCount` rows in one transaction.
+    func bulkInsert(_ impl: Implementation) throws -> Measurement {
+        let seconds = try harness.median(setUp: { harness.freshPath("w1") }) { path in
+            try insert(impl, path: path, rows: rowCount, perTransaction: rowCount)
+        }
+        return Measurement(workload: "W1", impl: impl.rawValue, opsPerSecond: Double(rowCount) / seconds, seconds: seconds)
+    }
+
+    /// W2: `transactionCount` rows, one transaction each.
+    func singleRowTransactions(_ impl: Implementation) throws -> Measurement {
+        let seconds = try harness.median(setUp: { harness.freshPath("w2") }) { path in
+            try insert(impl, path: path, rows: transactionCount, perTransaction: 1)
+        }
+        return Measurement(workload: "W2", impl: impl.rawValue, opsPerSecond: Double(transactionCount) / seconds, seconds: seconds)
+    }
+
+    private func insert(_ impl: Implementation, path: String, rows: Int, perTransaction: Int) throws {
+        switch impl {
+        case .rawC:
+            let connection = try RawConnection(path: path, key: Self.passphrase)
+            connection.exec(BenchRow.schema)
+            let begin = try connection.prepare("BEGIN IMMEDIATE"), commit = try connection.prepare("COMMIT")
+            let insert = try connection.prepare(BenchRow.insertSQL)
+            defer { [begin, commit, insert].forEach { sqlite3_finalize($0) } }
+            var next = 0
+            while next < rows {
+                sqlite3_step(begin); sqlite3_reset(begin)
+                for row in self.rows[next..<min(rows, next + perTransaction)] {
+                    row.bind(to: insert)
+                    sqlite3_step(insert); sqlite3_reset(insert)
+                }
+                next += perTransaction
+                sqlite3_step(commit); sqlite3_reset(commit)
+            }
+        case .coffer, .cofferPlain:
+            let database = try Database(path: path, configuration: Self.configuration(impl))
+            try database.write { try $0.executeScript(BenchRow.schema) }
+            var next = 0
+            while next < rows {
+                try database.write { db in
+                    for row in self.rows[next..<min(rows, next + perTransaction)] {
+                        try db.execute(sql: BenchRow.insertSQL, arguments: row.arguments)
+                    }
+                }
+                next += perTransaction
+            }
+            try database.close()
+        }
+    }
+
+    /// The raw-key spec a second connection opens with (derived untimed, as a layer would keep it).
+    private func rawKeySpec(path: String) throws -> String {
+        guard let salt = FileManager.default.contents(atPath: path)?.prefix(16) else { throw BenchError("no file") }
+        let key = try DerivedKey.pbkdf2SHA1(passphrase: Self.passphrase, salt: Array(salt), rounds: 64000)
+        return "x'" + key.map { String(format: "%02x", $0) }.joined() + "'"
+    }
+}
+
+extension BenchRow {
+    /// The row as Coffer statement arguments.
+    var arguments: StatementArguments {
+        [id, name, age, email, score, payload]
+    }
+}
