@@ -5,7 +5,9 @@ import XCTest
 final class DatabaseFileKeyTests: XCTestCase {
     private func makeFile(_ dir: TemporaryDirectory, pageSize: Int = 4096) throws -> String {
         let path = dir.path("k.db")
-        try Shell.sqlcipher(path, pageSize: pageSize, """
+        try Shell.sqlcipher(
+            path, pageSize: pageSize,
+            """
             CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 400)
             INSERT INTO t(b) SELECT printf('row %d %s', i, hex(randomblob(40))) FROM n;
@@ -42,6 +44,20 @@ final class DatabaseFileKeyTests: XCTestCase {
         XCTAssertThrowsError(try DatabaseFile(path: path, key: .passphrase("pw"))) { error in
             XCTAssertEqual(error as? DatabaseFileError, .saltDamagedOrWrongKey)
         }
+    }
+
+    func testSaltKeptElsewhereRescuesAFileWhoseSaltIsDestroyed() throws {
+        let dir = try TemporaryDirectory()
+        let path = try makeFile(dir)
+        let truth = Set(try GroundTruth.rows(path, key: "pw", table: "t"))
+        let salt = try DatabaseFile(path: path, key: .passphrase("pw")).salt
+        try Damage.overwrite(path, at: 0, with: [UInt8](repeating: 0, count: 16))
+        let salvager = try Salvager(path: path, key: .passphrase("pw"), salt: salt)
+        var sink = CollectingSink()
+        let report = try salvager.run(into: &sink)
+        XCTAssertFalse(salvager.file.pageOneDamaged, "page 1's HMAC covers bytes 16…, not the salt")
+        XCTAssertEqual(sink.rowSet("t"), truth)
+        XCTAssertEqual(report.pagesBadHMAC, 0)
     }
 
     func testRawKeyOpensTheFile() throws {

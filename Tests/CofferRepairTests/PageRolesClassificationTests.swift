@@ -6,7 +6,9 @@ final class PageRolesClassificationTests: XCTestCase {
     func testClassifiesEveryPageOfAPristineFile() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("roles.db")
-        try Shell.sqlcipher(path, """
+        try Shell.sqlcipher(
+            path,
+            """
             CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT);
             CREATE INDEX t_body ON t(body);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 300)
@@ -28,7 +30,8 @@ final class PageRolesClassificationTests: XCTestCase {
         XCTAssertNil(byRole[.unknown])
         XCTAssertNil(byRole[.unreadable])
         XCTAssertTrue(infos.filter { $0.role == .tableLeaf }.allSatisfy { $0.owner == "t" })
-        XCTAssertTrue(infos.filter { $0.role == .indexLeaf }.allSatisfy { $0.owner == "t_body" })
+        XCTAssertTrue(infos.filter { $0.role == .indexLeaf }.allSatisfy { $0.owner == "t_body" && $0.ownerKind == .index })
+        XCTAssertTrue(infos.filter { $0.role == .tableLeaf }.allSatisfy { $0.ownerKind == .table })
         XCTAssertTrue(infos.filter { $0.role == .overflow }.allSatisfy { $0.owner == "t" || $0.owner == "t_body" })
         XCTAssertTrue(infos.contains { $0.role == .overflow && $0.owner == "t" })
 

@@ -22,12 +22,16 @@ enum Shell {
     /// Runs `tool` (sqlcipher or sqlite3) on `database` with `sql` on stdin; returns stdout. Fails the test on
     /// a non-zero exit.
     @discardableResult
-    static func run(_ tool: String, _ database: String, _ sql: String, file: StaticString = #filePath,
-                    line: UInt = #line) throws -> String {
+    static func run(
+        _ tool: String, _ database: String, _ sql: String, file: StaticString = #filePath,
+        line: UInt = #line
+    ) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/\(tool)")
         process.arguments = ["-batch", "-bail", database]
-        let input = Pipe(), output = Pipe(), error = Pipe()
+        let input = Pipe()
+        let output = Pipe()
+        let error = Pipe()
         process.standardInput = input
         process.standardOutput = output
         process.standardError = error
@@ -52,8 +56,10 @@ enum Shell {
 /// Ground truth read through the real library from a pristine file.
 enum GroundTruth {
     /// All rows of `table` as `[rowid] + columns` (or just columns with `withRowid: false`).
-    static func rows(_ path: String, key: String?, pageSize: Int = 4096, table: String,
-                     withRowid: Bool = true, readOnly: Bool = true) throws -> [[SalvagedValue]] {
+    static func rows(
+        _ path: String, key: String?, pageSize: Int = 4096, table: String,
+        withRowid: Bool = true, readOnly: Bool = true
+    ) throws -> [[SalvagedValue]] {
         var db: OpaquePointer?
         let flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         guard sqlite3_open_v2(path, &db, flags, nil) == SQLITE_OK, let db else {

@@ -23,7 +23,9 @@ final class RepairWriterOutputTests: XCTestCase {
                 Set(try GroundTruth.rows(output, key: "new", table: table, withRowid: table == "msgs")),
                 Set(try GroundTruth.rows(source, key: "pw", table: table, withRowid: table == "msgs")), table)
         }
-        let check = try Shell.run("sqlcipher", output, "PRAGMA key='new';\nPRAGMA cipher_page_size=4096;\nPRAGMA integrity_check;\nPRAGMA user_version;\n")
+        let check = try Shell.run(
+            "sqlcipher", output,
+            "PRAGMA key='new';\nPRAGMA cipher_page_size=4096;\nPRAGMA integrity_check;\nPRAGMA user_version;\n")
         XCTAssertEqual(check.split(separator: "\n").suffix(2), ["ok", "42"])
     }
 

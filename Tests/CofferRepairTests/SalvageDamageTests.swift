@@ -5,10 +5,11 @@ import XCTest
 final class SalvageDamageTests: XCTestCase {
     /// The standard schema plus `notes`, a table with exactly msgs' shape and overlapping rowids, so that
     /// attributing an orphan msgs leaf is a real decision.
-    private let twinSQL = standardSchemaSQL + """
-        CREATE TABLE notes(id INTEGER PRIMARY KEY, sender TEXT, body TEXT, score REAL, data BLOB);
-        INSERT INTO notes SELECT id, sender || '-n', body, score, data FROM msgs;
-        """
+    private let twinSQL =
+        standardSchemaSQL + """
+            CREATE TABLE notes(id INTEGER PRIMARY KEY, sender TEXT, body TEXT, score REAL, data BLOB);
+            INSERT INTO notes SELECT id, sender || '-n', body, score, data FROM msgs;
+            """
 
     func testZeroedInteriorPageLeavesAreAdoptedIntoTheRightTable() throws {
         let dir = try TemporaryDirectory()
@@ -47,10 +48,11 @@ final class SalvageDamageTests: XCTestCase {
         try Damage.flip(path, page: victim, pageSize: 4096, offsetInPage: 1500, count: 3)
 
         let (sink, report) = try salvage(path, key: "pw")
-        let expected = Set(msgs.filter { row in
-            if case .integer(let rowid) = row[0] { return !lost.contains(rowid) }
-            return true
-        })
+        let expected = Set(
+            msgs.filter { row in
+                if case .integer(let rowid) = row[0] { return !lost.contains(rowid) }
+                return true
+            })
         XCTAssertEqual(sink.rowSet("msgs"), expected)
         XCTAssertEqual(report.pagesBadHMAC, 1)
         XCTAssertEqual(sink.rowSet("notes").count, try GroundTruth.rows(path, key: "pw", table: "notes").count + 0)
@@ -76,12 +78,13 @@ final class SalvageDamageTests: XCTestCase {
     /// Truth rows of msgs as inferred tables see them: rowid, then the raw record (id NULL, whole REALs as
     /// the integers stored on disk).
     private func inferredShape(_ truth: [[SalvagedValue]]) -> Set<[SalvagedValue]> {
-        Set(truth.map { row in
-            var shaped = row
-            shaped[1] = .null
-            if case .real(let score) = row[4], score.rounded() == score { shaped[4] = .integer(Int64(score)) }
-            return shaped
-        })
+        Set(
+            truth.map { row in
+                var shaped = row
+                shaped[1] = .null
+                if case .real(let score) = row[4], score.rounded() == score { shaped[4] = .integer(Int64(score)) }
+                return shaped
+            })
     }
 
     private func assertPageOneLossRecovered(_ path: String, key: String?, truth: [[SalvagedValue]]) throws {
@@ -117,7 +120,9 @@ final class SalvageDamageTests: XCTestCase {
     func testDeletedRowsAreNeverResurrectedWithoutSecureDelete() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("deleted.db")
-        try Shell.run("sqlite3", path, """
+        try Shell.run(
+            "sqlite3", path,
+            """
             PRAGMA page_size=1024; PRAGMA secure_delete=off;
             CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 3000)
@@ -133,5 +138,39 @@ final class SalvageDamageTests: XCTestCase {
         let (sink, report) = try salvage(path, key: nil)
         XCTAssertEqual(sink.rowSet("t"), Set(truth))
         XCTAssertEqual(report.orphanLeavesAdopted + report.orphanLeavesInferred, 0)
+    }
+}
+
+final class SchemaRecoveryTests: XCTestCase {
+    func testMultiPageSchemaIsRecoveredFromItsLeavesWhenPageOneIsLost() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("schema.db")
+        var sql = "PRAGMA page_size=4096;\n"
+        for index in 1...40 {
+            sql +=
+                "CREATE TABLE table_\(index)(id INTEGER PRIMARY KEY, a_rather_long_column_name_\(index) TEXT NOT NULL DEFAULT 'x', another_long_column_\(index) REAL, yet_another_one_\(index) BLOB);\n"
+            sql +=
+                "CREATE INDEX index_\(index) ON table_\(index)(a_rather_long_column_name_\(index), another_long_column_\(index));\n"
+            sql += "INSERT INTO table_\(index) VALUES (\(index), 'row of \(index)', \(index).25, x'0102');\n"
+        }
+        try Shell.run("sqlite3", path, sql)
+        XCTAssertEqual(try pageRoles(path, key: nil).first?.role, .header)
+        try Damage.zeroPage(path, page: 1, pageSize: 4096)
+
+        let (sink, report) = try salvage(path, key: nil)
+        XCTAssertFalse(report.schemaReadable)
+        XCTAssertGreaterThan(report.schemaLeavesRecovered, 1, "sqlite_master spans several leaves")
+        XCTAssertEqual(report.orphanLeavesInferred, 0)
+        XCTAssertEqual(Set(sink.tables.map(\.name)), Set((1...40).map { "table_\($0)" }))
+        for index in 1...40 {
+            XCTAssertEqual(
+                sink.rowSet("table_\(index)"),
+                [
+                    [
+                        .integer(Int64(index)), .integer(Int64(index)), .text(Array("row of \(index)".utf8)),
+                        .real(Double(index) + 0.25), .blob([1, 2]),
+                    ]
+                ])
+        }
     }
 }

@@ -34,9 +34,11 @@ final class SalvageEdgeCaseTests: XCTestCase {
         let (rowid, pages) = try XCTUnwrap(chains.first { $0.value.count >= 3 })
         // The second overflow page now points back at the first: a loop.
         let first = pages[0]
-        try Damage.overwrite(path, at: UInt64(pages[1] - 1) * 1024, with: [
-            UInt8(first >> 24 & 0xff), UInt8(first >> 16 & 0xff), UInt8(first >> 8 & 0xff), UInt8(first & 0xff),
-        ])
+        try Damage.overwrite(
+            path, at: UInt64(pages[1] - 1) * 1024,
+            with: [
+                UInt8(first >> 24 & 0xff), UInt8(first >> 16 & 0xff), UInt8(first >> 8 & 0xff), UInt8(first & 0xff),
+            ])
         let (sink, report) = try salvage(path, key: nil)
         XCTAssertEqual(sink.rowSet("msgs"), Set(truth.filter { $0[0] != .integer(rowid) }))
         XCTAssertEqual(report.overflowChainsBroken, 1)
@@ -60,8 +62,10 @@ final class SalvageEdgeCaseTests: XCTestCase {
         XCTAssertEqual(report.orphanLeavesAdopted + report.orphanLeavesInferred + report.pagesUnparseable, 0)
         let json = try JSONEncoder().encode(report)
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: json) as? [String: Any])
-        for key in ["pages_total", "pages_ok", "pages_bad_hmac", "pages_unparseable", "orphan_leaves_adopted",
-                    "overflow_chains_broken", "tables", "rows_salvaged", "rows_dropped", "seconds", "page_size", "profile"] {
+        for key in [
+            "pages_total", "pages_ok", "pages_bad_hmac", "pages_unparseable", "orphan_leaves_adopted",
+            "overflow_chains_broken", "tables", "rows_salvaged", "rows_dropped", "seconds", "page_size", "profile",
+        ] {
             XCTAssertNotNil(object[key], key)
         }
     }
@@ -77,12 +81,14 @@ final class SalvageEdgeCaseTests: XCTestCase {
         XCTAssertTrue(RowFit.fits(.integer(2), .real))
         XCTAssertTrue(RowFit.fits(.blob([1]), .integer))
         let table = TableDescription(
-            name: "t", rootPage: 2, sql: "", columns: [
+            name: "t", rootPage: 2, sql: "",
+            columns: [
                 ColumnDescription(name: "id", declaredType: "INTEGER", affinity: .integer),
                 ColumnDescription(name: "x", declaredType: "REAL", affinity: .real),
             ], rowidAliasColumn: 0, withoutRowid: false, primaryKeyColumns: [0], isInferred: false)
-        XCTAssertEqual(RowFit.row(fields: [.null, .integer(3)], rowid: 7, table: table),
-                       SalvagedRow(rowid: 7, values: [.integer(7), .real(3)]))
+        XCTAssertEqual(
+            RowFit.row(fields: [.null, .integer(3)], rowid: 7, table: table),
+            SalvagedRow(rowid: 7, values: [.integer(7), .real(3)]))
         XCTAssertNil(RowFit.row(fields: [.integer(7), .integer(3)], rowid: 7, table: table), "alias must be NULL")
         XCTAssertNil(RowFit.row(fields: [.null, .integer(3), .null], rowid: 7, table: table), "too many fields")
     }
@@ -91,10 +97,71 @@ final class SalvageEdgeCaseTests: XCTestCase {
         XCTAssertEqual(Varint.decode(ByteView([0x81, 0x00]), at: 0)?.value, 128)
         XCTAssertNil(Varint.decode(ByteView([0x81]), at: 0))
         XCTAssertEqual(Varint.decode(ByteView([UInt8](repeating: 0xff, count: 9)), at: 0)?.value, UInt64.max)
-        XCTAssertEqual(RecordDecoder.decode([0x03, 0x01, 0x13, 0x05, 0x61, 0x62, 0x63]), [.integer(5), .text(Array("abc".utf8))])
+        XCTAssertEqual(
+            RecordDecoder.decode([0x03, 0x01, 0x13, 0x05, 0x61, 0x62, 0x63]), [.integer(5), .text(Array("abc".utf8))])
         XCTAssertNil(RecordDecoder.decode([0x03, 0x01, 0x13, 0x05, 0x61, 0x62]), "payload shorter than its header says")
         XCTAssertNil(RecordDecoder.decode([0x03, 0x01, 0x13, 0x05, 0x61, 0x62, 0x63, 0x64]), "trailing bytes")
         XCTAssertNil(RecordDecoder.decode([0x02, 0x0a]), "reserved serial type")
         XCTAssertNil(RecordDecoder.decode([0x09, 0x01]), "header longer than payload")
+    }
+}
+
+final class SalvageDuplicateTests: XCTestCase {
+    func testTreeCopyWinsOverAnOrphanCopyOfTheSameRowids() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("dup.db")
+        try Shell.run("sqlite3", path, "PRAGMA page_size=4096;\n" + standardSchemaSQL)
+        let truth = Set(try GroundTruth.rows(path, key: nil, table: "msgs"))
+        let leaf = try XCTUnwrap(
+            try pageRoles(path, key: nil).filter { $0.owner == "msgs" && $0.role == .tableLeaf }.dropFirst(3).first)
+        let rowids = try leafRowids(path, key: nil, page: leaf.pageNumber)
+        // Append a stale copy of that leaf as a new, unreferenced page, with its text altered ("message" →
+        // "MESSAGE"): if the orphan copy won, the altered rows would show up.
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path))
+        try handle.seek(toOffset: UInt64(leaf.pageNumber - 1) * 4096)
+        var copy = [UInt8](try XCTUnwrap(handle.read(upToCount: 4096)))
+        let needle = Array("message".utf8)
+        var index = 0
+        while index + needle.count <= copy.count {
+            if Array(copy[index..<(index + needle.count)]) == needle {
+                for offset in 0..<needle.count { copy[index + offset] -= 0x20 }
+            }
+            index += 1
+        }
+        try handle.seekToEnd()
+        handle.write(Data(copy))
+        try handle.close()
+
+        let (sink, report) = try salvage(path, key: nil)
+        XCTAssertEqual(sink.rowSet("msgs"), truth)
+        XCTAssertEqual(report.orphanLeavesAdopted, 1)
+        XCTAssertEqual(report.rowsDuplicate, rowids.count)
+    }
+}
+
+final class SalvageIndexAmbiguityTests: XCTestCase {
+    func testOrphanPagesOfAnIndexShapedLikeAWithoutRowidTableAreNotAdopted() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("ambiguous.db")
+        try Shell.sqlcipher(
+            path, pageSize: 1024,
+            """
+            CREATE TABLE w(a TEXT PRIMARY KEY, b TEXT, c TEXT) WITHOUT ROWID;
+            CREATE INDEX w_bc ON w(b, c);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 800)
+            INSERT INTO w SELECT printf('a%05d', i), printf('b%05d', 800 - i), hex(randomblob(8)) FROM n;
+            """)
+        let truth = Set(try GroundTruth.rows(path, key: "pw", pageSize: 1024, table: "w", withRowid: false))
+        let file = try DatabaseFile(path: path, key: .passphrase("pw"))
+        var visited = Set<UInt32>()
+        let indexRoot = try XCTUnwrap(Schema.read(from: file, visited: &visited).indexes.first { $0.name == "w_bc" }?.rootPage)
+        XCTAssertEqual(try TreeWalker(source: file).parse(indexRoot).get().page.type, .indexInterior)
+        // Orphan every leaf of the index: its entries (b, c, a) have the table's width and all-TEXT shape.
+        try Damage.zeroPage(path, page: indexRoot, pageSize: 1024)
+
+        let (sink, report) = try salvage(path, key: "pw")
+        XCTAssertEqual(sink.rowSet("w"), truth, "no permuted index entries adopted as rows")
+        XCTAssertGreaterThan(report.orphanPagesIgnored, 0)
+        XCTAssertEqual(report.orphanLeavesAdopted, 0)
     }
 }

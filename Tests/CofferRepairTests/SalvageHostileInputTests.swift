@@ -27,7 +27,8 @@ final class SalvageHostileInputTests: XCTestCase {
             var random = SeededGenerator(state: seed)
             for _ in 0..<25 {
                 let page = UInt32.random(in: 2...pages, using: &random)
-                try Damage.flip(path, page: page, pageSize: 1024, offsetInPage: Int.random(in: 0..<1000, using: &random), count: 4)
+                try Damage.flip(
+                    path, page: page, pageSize: 1024, offsetInPage: Int.random(in: 0..<1000, using: &random), count: 4)
             }
             let (sink, report) = try salvage(path, key: "pw")
             XCTAssertTrue(sink.rowSet("msgs").isSubset(of: msgs), "seed \(seed)")

@@ -3,8 +3,10 @@ import XCTest
 @testable import CofferRepair
 
 final class SalvagePristineTests: XCTestCase {
-    private func assertMatchesGroundTruth(_ path: String, key: String?, pageSize: Int,
-                                          file: StaticString = #filePath, line: UInt = #line) throws {
+    private func assertMatchesGroundTruth(
+        _ path: String, key: String?, pageSize: Int,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let (sink, report) = try salvage(path, key: key)
         let msgs = Set(try GroundTruth.rows(path, key: key, pageSize: pageSize, table: "msgs"))
         let kv = Set(try GroundTruth.rows(path, key: key, pageSize: pageSize, table: "kv", withRowid: false))
@@ -20,12 +22,14 @@ final class SalvagePristineTests: XCTestCase {
         XCTAssertEqual(Set(sink.tables.map(\.name)), ["msgs", "kv"], file: file, line: line)
         XCTAssertTrue(sink.finished, file: file, line: line)
         // Non-UTF-8 TEXT survives byte for byte.
-        XCTAssertTrue(sink.rowSet("msgs").contains { $0.contains(.text([0xff, 0xfe, 0x80, 0x41, 0x00, 0x42])) },
-                      file: file, line: line)
+        XCTAssertTrue(
+            sink.rowSet("msgs").contains { $0.contains(.text([0xff, 0xfe, 0x80, 0x41, 0x00, 0x42])) },
+            file: file, line: line)
         // Overflowing rows (> 5 KB) are whole.
-        XCTAssertTrue(sink.rowSet("msgs").contains { row in
-            row.contains { if case .text(let bytes) = $0 { return bytes.count > 5000 } else { return false } }
-        }, file: file, line: line)
+        XCTAssertTrue(
+            sink.rowSet("msgs").contains { row in
+                row.contains { if case .text(let bytes) = $0 { return bytes.count > 5000 } else { return false } }
+            }, file: file, line: line)
     }
 
     func testEncryptedFileAt4096SalvagesExactly() throws {
@@ -50,14 +54,17 @@ final class SalvagePristineTests: XCTestCase {
     }
 
     func testSchemaIsParsed() throws {
-        let parsed = try XCTUnwrap(CreateTableParser.parse(
-            "CREATE TABLE \"we ird\"(id INTEGER PRIMARY KEY, [b c] VARCHAR(10) NOT NULL, d, e REAL DEFAULT 1.5, f DOUBLE, g BOOLEAN, CONSTRAINT x UNIQUE(d))"))
+        let parsed = try XCTUnwrap(
+            CreateTableParser.parse(
+                "CREATE TABLE \"we ird\"(id INTEGER PRIMARY KEY, [b c] VARCHAR(10) NOT NULL, d, e REAL DEFAULT 1.5, f DOUBLE, g BOOLEAN, CONSTRAINT x UNIQUE(d))"
+            ))
         XCTAssertEqual(parsed.name, "we ird")
         XCTAssertEqual(parsed.columns.map(\.name), ["id", "b c", "d", "e", "f", "g"])
         XCTAssertEqual(parsed.columns.map(\.affinity), [.integer, .text, .blob, .real, .real, .numeric])
         XCTAssertEqual(parsed.rowidAliasColumn, 0)
-        let withoutRowid = try XCTUnwrap(CreateTableParser.parse(
-            "CREATE TABLE kv(a TEXT, b INT, c, PRIMARY KEY(c, a)) WITHOUT ROWID"))
+        let withoutRowid = try XCTUnwrap(
+            CreateTableParser.parse(
+                "CREATE TABLE kv(a TEXT, b INT, c, PRIMARY KEY(c, a)) WITHOUT ROWID"))
         XCTAssertTrue(withoutRowid.withoutRowid)
         XCTAssertEqual(withoutRowid.primaryKeyColumns, [2, 0])
         XCTAssertNil(withoutRowid.rowidAliasColumn)

@@ -11,7 +11,9 @@ final class WALSalvageTests: XCTestCase {
         func snapshot(_ name: String) -> String {
             ".shell cp '\(live)' '\(dir.path(name))'; cp '\(live)-wal' '\(dir.path(name))-wal'; cp '\(live)' '\(dir.path(name)).truth'; cp '\(live)-wal' '\(dir.path(name)).truth-wal'"
         }
-        try Shell.sqlcipher(live, """
+        try Shell.sqlcipher(
+            live,
+            """
             PRAGMA journal_mode=WAL;
             PRAGMA wal_autocheckpoint=0;
             CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT, n INTEGER);
@@ -56,7 +58,8 @@ final class WALSalvageTests: XCTestCase {
         let dir = try TemporaryDirectory()
         try makeSnapshots(dir)
         let path = dir.path("stage2.db")
-        let stage1Size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: dir.path("stage1.db") + "-wal")[.size] as? UInt64)
+        let stage1Size = try XCTUnwrap(
+            FileManager.default.attributesOfItem(atPath: dir.path("stage1.db") + "-wal")[.size] as? UInt64)
         // Flip bytes inside the first frame body of the second transaction: its checksum chain breaks.
         try Damage.overwrite(path + "-wal", at: stage1Size + 24 + 100, with: [0xde, 0xad, 0xbe, 0xef])
         let (sink, _) = try salvage(path, key: "pw")
@@ -75,7 +78,8 @@ final class WALSalvageTests: XCTestCase {
         var damaged = 0
         var offset = 32
         while offset + frameSize <= wal.count {
-            let page = UInt32(wal[offset]) << 24 | UInt32(wal[offset + 1]) << 16 | UInt32(wal[offset + 2]) << 8 | UInt32(wal[offset + 3])
+            let page =
+                UInt32(wal[offset]) << 24 | UInt32(wal[offset + 1]) << 16 | UInt32(wal[offset + 2]) << 8 | UInt32(wal[offset + 3])
             if page == 2 {
                 wal[offset + 24 + 300] ^= 0xff
                 damaged += 1
@@ -90,7 +94,9 @@ final class WALSalvageTests: XCTestCase {
             sums = WALIndex.checksum(wal[offset..<(offset + 8)], bigEndian: bigEndian, seed: sums)
             sums = WALIndex.checksum(wal[(offset + 24)..<(offset + frameSize)], bigEndian: bigEndian, seed: sums)
             for (index, value) in [sums.0, sums.1].enumerated() {
-                for byte in 0..<4 { wal[offset + 16 + 4 * index + byte] = UInt8(truncatingIfNeeded: value >> (24 - 8 * UInt32(byte))) }
+                for byte in 0..<4 {
+                    wal[offset + 16 + 4 * index + byte] = UInt8(truncatingIfNeeded: value >> (24 - 8 * UInt32(byte)))
+                }
             }
             offset += frameSize
         }
@@ -103,5 +109,30 @@ final class WALSalvageTests: XCTestCase {
         let rows = sink.rowSet("t")
         XCTAssertTrue(rows.isSubset(of: full.union(mainOnly.rowSet("t"))), "no invented rows")
         XCTAssertGreaterThanOrEqual(rows.count, mainOnly.rowSet("t").count - 10, "not worse than ignoring the WAL")
+    }
+}
+
+final class WALPlaintextTests: XCTestCase {
+    func testPlaintextWALIsOverlaid() throws {
+        let dir = try TemporaryDirectory()
+        let live = dir.path("live.db")
+        let copy = dir.path("copy.db")
+        try Shell.run(
+            "sqlite3", live,
+            """
+            PRAGMA journal_mode=WAL;
+            PRAGMA wal_autocheckpoint=0;
+            CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT);
+            INSERT INTO t(body) VALUES ('checkpointed');
+            PRAGMA wal_checkpoint(TRUNCATE);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 500)
+            INSERT INTO t(body) SELECT printf('wal row %d', i) FROM n;
+            .shell cp '\(live)' '\(copy)'; cp '\(live)-wal' '\(copy)-wal'
+            """)
+        let (sink, report) = try salvage(copy, key: nil)
+        XCTAssertEqual(sink.rows["t"]?.count, 501)
+        XCTAssertGreaterThan(report.walFramesUsed, 0)
+        let (mainOnly, _) = try salvage(copy, key: nil, useWAL: false)
+        XCTAssertEqual(mainOnly.rows["t"]?.count, 1)
     }
 }

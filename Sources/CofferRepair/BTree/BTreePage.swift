@@ -111,7 +111,9 @@ public struct PayloadLayout: Sendable {
     public init(usableSize: Int) { self.usableSize = usableSize }
 
     /// How many of `payloadSize` bytes are stored locally in a cell of a page of type `type`.
+    /// Returns `payloadSize` unchanged for a usable size below SQLite's minimum (480), where no page parses.
     public func localSize(payloadSize: Int, type: BTreePageType) -> Int {
+        guard usableSize >= 480 else { return payloadSize }
         let maxLocal = type.isTable ? usableSize - 35 : ((usableSize - 12) * 64 / 255) - 23
         let minLocal = ((usableSize - 12) * 32 / 255) - 23
         if payloadSize <= maxLocal { return payloadSize }

@@ -57,6 +57,8 @@ public struct PageInfo: Sendable, Codable, Equatable {
     public var role: PageRole
     /// The table or index that owns it ("sqlite_master" for the schema tree), or nil if unattributed.
     public var owner: String?
+    /// Whether the owner is a table (including sqlite_master) or an index; nil when there is no owner.
+    public var ownerKind: SchemaEntryKind?
     /// Whether the page was reached from a root, the freelist or an overflow chain (false for orphans).
     public var reachable: Bool
 }
@@ -71,26 +73,36 @@ public enum PageRoles {
     /// Returns one ``PageInfo`` per page, in page order (1…pageCount).
     public static func classify(_ source: PageSource) -> [PageInfo] {
         let count = Int(source.pageCount)
-        var infos = (0..<count).map { PageInfo(pageNumber: UInt32($0 + 1), role: .unknown, owner: nil, reachable: false) }
+        var infos = (0..<count).map {
+            PageInfo(pageNumber: UInt32($0 + 1), role: .unknown, owner: nil, ownerKind: nil, reachable: false)
+        }
+        var kinds: [String: SchemaEntryKind] = ["sqlite_master": .table]
         func set(_ page: UInt32, _ role: PageRole, _ owner: String?) {
             guard page >= 1, Int(page) <= count else { return }
-            infos[Int(page) - 1] = PageInfo(pageNumber: page, role: role, owner: owner, reachable: true)
+            infos[Int(page) - 1] = PageInfo(
+                pageNumber: page, role: role, owner: owner, ownerKind: owner.flatMap { kinds[$0] }, reachable: true)
         }
         var visited = Set<UInt32>()
         let walker = TreeWalker(source: source)
         let overflow = OverflowReader(source: source)
-        var roots: [(UInt32, String)] = [(1, "sqlite_master")]
+        var roots: [(UInt32, String, Bool?)] = [(1, "sqlite_master", true)]
         var schemaVisited = Set<UInt32>()
         let schema = Schema.read(from: source, visited: &schemaVisited)
-        roots += schema.entries.filter { $0.rootPage >= 2 }.map { ($0.rootPage, $0.name) }
+        let withoutRowid = Set(schema.tables.filter(\.withoutRowid).map(\.name))
+        for entry in schema.entries where entry.rootPage >= 2 { kinds[entry.name] = entry.kind }
+        roots += schema.entries.filter { $0.rootPage >= 2 }.map { entry in
+            let isTable: Bool? = entry.kind == .index ? false : (withoutRowid.contains(entry.name) ? false : true)
+            return (entry.rootPage, entry.name, isTable)
+        }
         var chainPages = Set<UInt32>()
-        for (root, owner) in roots {
+        for (root, owner, isTable) in roots {
             visited.formUnion(chainPages)
-            walker.walk(root: root, visited: &visited, onUnreadable: { set($0, .unreadable, owner) }) { page, cells in
+            let stats = walker.walk(root: root, visited: &visited, expectTable: isTable) { page, cells in
                 set(page.pageNumber, page.pageNumber == 1 ? .header : PageRole(page.type), owner)
                 for cell in cells {
                     guard let first = cell.overflowPage,
-                        case .success(let chain) = overflow.read(first: first, remaining: cell.payloadSize - cell.localPayload.count)
+                        case .success(let chain) = overflow.read(
+                            first: first, remaining: cell.payloadSize - cell.localPayload.count)
                     else { continue }
                     for page in chain.pages {
                         set(page, .overflow, owner)
@@ -98,11 +110,13 @@ public enum PageRoles {
                     }
                 }
             }
+            for page in stats.unreadablePages { set(page, .unreadable, owner) }
         }
         visited.formUnion(chainPages)
         if count >= 1, infos[0].role != .header {
             infos[0].role = source.page(1).isSuccess ? .header : .unreadable
             infos[0].owner = "sqlite_master"
+            infos[0].ownerKind = .table
         }
         if case .success(let page1) = source.page(1) {
             let header = ByteView(page1)

@@ -19,6 +19,8 @@ public struct WalkStatistics: Sendable, Equatable {
     public var pagesUnreadable = 0
     /// Pages that were read but rejected (bad header, bad cell, wrong kind, rowid out of bounds).
     public var pagesRejected = 0
+    /// The page numbers that could not be read, in the order met.
+    public var unreadablePages: [UInt32] = []
 
     /// Empty statistics.
     public init() {}
@@ -41,6 +43,11 @@ public struct TreeWalker {
     /// Reads and parses page `pageNumber` as a B-tree page with all its cells, or says why not.
     public func parse(_ pageNumber: UInt32) -> Result<(page: BTreePage, cells: [BTreeCell]), WalkFailure> {
         guard case .success(let bytes) = source.page(pageNumber) else { return .failure(.unreadable) }
+        return parse(bytes: bytes, pageNumber: pageNumber)
+    }
+
+    /// Parses already-read plaintext page bytes as a B-tree page with all its cells.
+    public func parse(bytes: [UInt8], pageNumber: UInt32) -> Result<(page: BTreePage, cells: [BTreeCell]), WalkFailure> {
         guard let page = BTreePage(bytes: bytes, pageNumber: pageNumber, usableSize: source.usableSize),
             let cells = page.cells(maxPayload: maxPayload, maxPage: source.pageCount)
         else { return .failure(.malformed) }
@@ -49,17 +56,23 @@ public struct TreeWalker {
 
     /// Walks the tree rooted at `root`, calling `visit` for every accepted page (interior pages before their
     /// children, children in key order). Pages in `visited` are skipped; accepted and unreadable pages are
-    /// added to it. `onUnreadable` is told about each page that failed to read.
+    /// added to it; unreadable ones are listed in the returned statistics. `expectTable`, when given,
+    /// is the kind the root must have (true: table B-tree, false: index B-tree): a schema entry whose root
+    /// points at a B-tree of the other kind is corrupt, and that tree is left to its real owner.
     @discardableResult
     public func walk(
-        root: UInt32, visited: inout Set<UInt32>,
-        onUnreadable: (UInt32) -> Void = { _ in },
+        root: UInt32, visited: inout Set<UInt32>, expectTable: Bool? = nil,
         visit: (BTreePage, [BTreeCell]) throws -> Void
     ) rethrows -> WalkStatistics {
         var stats = WalkStatistics()
-        struct Pending { let page: UInt32; let depth: Int; let low: Int64?; let high: Int64? }
+        struct Pending {
+            let page: UInt32
+            let depth: Int
+            let low: Int64?
+            let high: Int64?
+        }
         var stack = [Pending(page: root, depth: 0, low: nil, high: nil)]
-        var isTable: Bool?
+        var isTable = expectTable
         while let next = stack.popLast() {
             guard next.page >= 1, next.page <= source.pageCount, next.depth <= 40,
                 !visited.contains(next.page)
@@ -69,7 +82,7 @@ public struct TreeWalker {
             case .failure(.unreadable):
                 visited.insert(next.page)
                 stats.pagesUnreadable += 1
-                onUnreadable(next.page)
+                stats.unreadablePages.append(next.page)
                 continue
             case .failure(.malformed):
                 stats.pagesRejected += 1

@@ -19,9 +19,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Why a database file could not be opened for salvage.
@@ -32,7 +32,7 @@ public enum DatabaseFileError: Error, Sendable, Equatable {
     case tooSmall
     /// A raw key must be exactly 32 bytes.
     case invalidRawKey
-    /// Key derivation failed.
+    /// Key derivation failed (or an explicitly given salt is not 16 bytes).
     case keyDerivationFailed
     /// No page authenticates at any page size, and the salt looks intact: the key (or profile) is wrong.
     case wrongKey
@@ -42,6 +42,23 @@ public enum DatabaseFileError: Error, Sendable, Equatable {
     case keyRequired
     /// The page size could not be determined.
     case unknownPageSize
+}
+
+extension DatabaseFileError: CustomStringConvertible {
+    /// A one-line explanation for users.
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path): return "cannot open \(path) for reading"
+        case .tooSmall: return "the file is smaller than one page"
+        case .invalidRawKey: return "a raw key must be exactly 32 bytes"
+        case .keyDerivationFailed: return "key derivation failed"
+        case .wrongKey: return "wrong key or cipher profile: no page authenticates at any page size"
+        case .saltDamagedOrWrongKey:
+            return "no page authenticates and the salt (first 16 bytes) looks damaged: salt destroyed, or wrong key"
+        case .keyRequired: return "the file is not plaintext SQLite: a key is required"
+        case .unknownPageSize: return "the page size could not be determined"
+        }
+    }
 }
 
 /// Something that serves plaintext pages by number: the main file, or the main file overlaid with a WAL.
@@ -85,10 +102,13 @@ public final class DatabaseFile: PageSource {
     private let handle: FileHandle
 
     /// Opens `path`. Pass `key: nil` for a plaintext file. With a key, `settings` selects the SQLCipher
-    /// profile (its `pageSize`, when set, skips detection).
+    /// profile (its `pageSize`, when set, skips detection). `salt` replaces the file's own salt (page 1
+    /// bytes 0–15) when it is known from elsewhere (backup material) and the file's copy is damaged.
     ///
     /// - Throws: ``DatabaseFileError``, notably `.wrongKey` vs `.saltDamagedOrWrongKey`.
-    public init(path: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3) throws(DatabaseFileError) {
+    public init(
+        path: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3, salt knownSalt: [UInt8]? = nil
+    ) throws(DatabaseFileError) {
         guard let handle = FileHandle(forReadingAtPath: path) else { throw .cannotOpen(path) }
         self.path = path
         self.handle = handle
@@ -100,7 +120,13 @@ public final class DatabaseFile: PageSource {
 
         if let key {
             guard settings.isEncrypted else { throw .keyRequired }
-            salt = Array(head.prefix(16))
+            if let knownSalt {
+                // A salt that is not 16 bytes cannot feed the key derivation.
+                guard knownSalt.count == 16 else { throw .keyDerivationFailed }
+                salt = knownSalt
+            } else {
+                salt = Array(head.prefix(16))
+            }
             let keys: DerivedKeys
             do { keys = try DerivedKeys(key: key, salt: salt, settings: settings) } catch {
                 if case .invalidRawKey? = error as? DatabaseFileError { throw .invalidRawKey }
@@ -128,6 +154,28 @@ public final class DatabaseFile: PageSource {
     }
 
     deinit { try? handle.close() }
+
+    /// Opens `path` trying each profile in turn (SQLCipher 3, 4, 2, then 1 by default) and returns the first
+    /// that authenticates. Each attempt derives its key once. Throws the error of the first profile if none
+    /// opens (so a wrong key reads `.wrongKey` or `.saltDamagedOrWrongKey`).
+    public static func open(
+        path: String, key: KeyMaterial,
+        trying profiles: [CipherSettings] = [
+            .sqlcipher3, .sqlcipher4, .sqlcipher2.with(pageSize: nil), .sqlcipher1.with(pageSize: nil),
+        ],
+        salt: [UInt8]? = nil
+    ) throws(DatabaseFileError) -> DatabaseFile {
+        var firstError: DatabaseFileError?
+        for profile in profiles {
+            do {
+                return try DatabaseFile(path: path, key: key, settings: profile, salt: salt)
+            } catch {
+                if case .wrongKey = error {} else if case .saltDamagedOrWrongKey = error {} else { throw error }
+                if firstError == nil { firstError = error }
+            }
+        }
+        throw firstError ?? .wrongKey
+    }
 
     /// The page as stored on disk (still encrypted), or `nil` if it cannot be read whole.
     public func rawPage(_ pageNumber: UInt32) -> [UInt8]? {

@@ -10,7 +10,10 @@
 //    +3 the page's rowid range falls in a gap between the table's reached leaves (or the table reached
 //       none), −6 it overlaps a reached leaf's range (those rowids already have an owner there);
 //    +2 a neighbouring page (±1) is a reached leaf of the table (SQLite allocates tree pages together).
-// 3. The single best score wins. No fitting table, or a tie for best, sends the page to an inferred table
+// 3. An index-format page is also the format of every real index. If a real index's records could have
+//    the page's field count, the page may be that index's, and is ignored rather than adopted into a
+//    WITHOUT ROWID table: permuted index entries must never become rows.
+// 4. The single best score wins. No fitting table, or a tie for best, sends the page to an inferred table
 //    (`recovered_N`), grouped with other unattributed pages of the same shape.
 
 /// The evidence kept for one orphan page (no rows: rows are re-read when emitted, keeping memory bounded).
@@ -37,8 +40,19 @@ struct ReachedRanges {
         pages.insert(page)
     }
 
+    /// Sorts the ranges by their low key. The walker enforces rowid bounds, so the reached leaves of one
+    /// table never overlap each other and sorting by low also sorts by high.
+    mutating func seal() { ranges.sort { $0.low < $1.low } }
+
+    /// Whether [low, high] overlaps a reached leaf's range (binary search; requires `seal()`).
     func overlaps(low: Int64, high: Int64) -> Bool {
-        ranges.contains { $0.low <= high && low <= $0.high }
+        var lower = 0
+        var upper = ranges.count
+        while lower < upper {
+            let middle = (lower + upper) / 2
+            if ranges[middle].high < low { lower = middle + 1 } else { upper = middle }
+        }
+        return lower < ranges.count && ranges[lower].low <= high
     }
 }
 
@@ -120,5 +134,55 @@ struct InferredGrouping {
         return TableDescription(
             name: name, rootPage: 0, sql: sql, columns: columns, rowidAliasColumn: nil, withoutRowid: false,
             primaryKeyColumns: [], isInferred: true)
+    }
+}
+
+enum IndexShapes {
+    /// Field counts that records of the schema's real indexes can have: the indexed terms plus the rowid
+    /// (rowid tables) or plus the PRIMARY KEY columns not already indexed (WITHOUT ROWID tables). For an
+    /// automatic index (no SQL), every width from 2 to the table's column count + 1 is assumed.
+    static func widths(schema: Schema) -> Set<Int> {
+        var widths = Set<Int>()
+        for entry in schema.indexes {
+            let table = schema.tables.first { $0.name.lowercased() == entry.tableName.lowercased() }
+            let columnCount = table?.columns.count ?? 0
+            guard let sql = entry.sql, let terms = indexedTerms(sql) else {
+                widths.formUnion(2...max(2, columnCount + 1))
+                continue
+            }
+            if let table, table.withoutRowid {
+                let indexed = Set(terms.map { $0.lowercased() })
+                let extra = table.primaryKeyColumns.filter { !indexed.contains(table.columns[$0].name.lowercased()) }
+                widths.insert(terms.count + extra.count)
+            } else {
+                widths.insert(terms.count + 1)
+            }
+        }
+        return widths
+    }
+
+    /// The first token of each top-level term of `CREATE … INDEX name ON table(term, …)`.
+    static func indexedTerms(_ sql: String) -> [String]? {
+        guard let tokens = CreateTableParser.tokenize(sql),
+            let on = tokens.firstIndex(where: { $0.uppercased() == "ON" }),
+            let open = tokens[on...].firstIndex(of: "(")
+        else { return nil }
+        var terms: [String] = []
+        var depth = 0
+        var expectTerm = true
+        for token in tokens[(open + 1)...] {
+            if token == "(" { depth += 1 }
+            if token == ")" {
+                if depth == 0 { return terms.isEmpty ? nil : terms }
+                depth -= 1
+            }
+            if depth == 0, token == "," {
+                expectTerm = true
+            } else if expectTerm {
+                terms.append(CreateTableParser.identifier(token))
+                expectTerm = false
+            }
+        }
+        return nil
     }
 }

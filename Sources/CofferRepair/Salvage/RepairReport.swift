@@ -34,6 +34,11 @@ public struct RepairReport: Sendable, Codable, Equatable {
     public var walFramesBad = 0
     /// Whether sqlite_master was readable.
     public var schemaReadable = false
+    /// sqlite_master leaves recovered by scanning when page 1 was unreadable.
+    public var schemaLeavesRecovered = 0
+    /// The source's text encoding: 1 UTF-8, 2 UTF-16le, 3 UTF-16be (1 when unknown). TEXT values are
+    /// carried as the raw bytes of this encoding; numeric-looking-text checks apply to UTF-8 only.
+    public var textEncoding = 1
     /// The detected page size.
     public var pageSize = 0
     /// The cipher profile name ("sqlcipher3", "plaintext", …).
@@ -45,13 +50,26 @@ public struct RepairReport: Sendable, Codable, Equatable {
     public init() {}
 
     enum CodingKeys: String, CodingKey {
-        case pagesTotal = "pages_total", pagesOk = "pages_ok", pagesBadHMAC = "pages_bad_hmac"
-        case pagesUnparseable = "pages_unparseable", pagesZero = "pages_zero"
-        case orphanLeavesAdopted = "orphan_leaves_adopted", orphanLeavesInferred = "orphan_leaves_inferred"
-        case orphanPagesIgnored = "orphan_pages_ignored", overflowChainsBroken = "overflow_chains_broken"
-        case tables, rowsSalvaged = "rows_salvaged", rowsDropped = "rows_dropped", rowsDuplicate = "rows_duplicate"
-        case walFramesUsed = "wal_frames_used", walFramesBad = "wal_frames_bad", schemaReadable = "schema_readable"
-        case pageSize = "page_size", profile, seconds
+        case pagesTotal = "pages_total"
+        case pagesOk = "pages_ok"
+        case pagesBadHMAC = "pages_bad_hmac"
+        case pagesUnparseable = "pages_unparseable"
+        case pagesZero = "pages_zero"
+        case orphanLeavesAdopted = "orphan_leaves_adopted"
+        case orphanLeavesInferred = "orphan_leaves_inferred"
+        case orphanPagesIgnored = "orphan_pages_ignored"
+        case overflowChainsBroken = "overflow_chains_broken"
+        case tables
+        case rowsSalvaged = "rows_salvaged"
+        case rowsDropped = "rows_dropped"
+        case rowsDuplicate = "rows_duplicate"
+        case walFramesUsed = "wal_frames_used"
+        case walFramesBad = "wal_frames_bad"
+        case schemaReadable = "schema_readable"
+        case schemaLeavesRecovered = "schema_leaves_recovered"
+        case textEncoding = "text_encoding"
+        case pageSize = "page_size"
+        case profile, seconds
     }
 }
 

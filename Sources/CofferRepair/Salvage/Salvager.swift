@@ -35,12 +35,23 @@ public final class Salvager {
     public let wal: WALOverlay?
 
     /// Opens `path` and, when `useWAL` is true, its WAL: `walPath`, or `path-wal` when that exists.
-    public init(
-        path: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3, walPath: String? = nil, useWAL: Bool = true
+    /// `salt` overrides a damaged salt (see ``DatabaseFile/init(path:key:settings:salt:)``).
+    public convenience init(
+        path: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3, salt: [UInt8]? = nil,
+        walPath: String? = nil, useWAL: Bool = true
     ) throws {
-        file = try DatabaseFile(path: path, key: key, settings: settings)
-        let walPath = walPath ?? path + "-wal"
-        if useWAL, FileManager.default.fileExists(atPath: walPath), let overlay = WALOverlay(file: file, walPath: walPath) {
+        try self.init(
+            file: DatabaseFile(path: path, key: key, settings: settings, salt: salt), walPath: walPath, useWAL: useWAL)
+    }
+
+    /// Salvages an already opened file (for example from ``DatabaseFile/open(path:key:trying:salt:)``),
+    /// overlaid when `useWAL` is true with `walPath`, or `<path>-wal` when that exists.
+    public init(file: DatabaseFile, walPath: String? = nil, useWAL: Bool = true) {
+        self.file = file
+        let walPath = walPath ?? file.path + "-wal"
+        if useWAL, FileManager.default.fileExists(atPath: walPath),
+            let overlay = WALOverlay(file: file, walPath: walPath)
+        {
             wal = overlay
             source = overlay
         } else {
@@ -81,16 +92,22 @@ public final class Salvager {
 
         var schema = Schema.read(from: source, visited: &claimed)
         report.schemaReadable = schema.isReadable
+        if !schema.isReadable {
+            schema.recoverOrphanLeaves(from: source, claimed: &claimed)
+            report.schemaLeavesRecovered = schema.recoveredLeaves.count
+        }
         var badPages = Set(schema.unreadablePages)
         states = schema.tables.map { TableState(table: $0) }
         for state in states { try sink.begin(table: state.table) }
-        let checkText = textIsUTF8()
+        report.textEncoding = Int(textEncoding() ?? 1)
+        let checkText = report.textEncoding == 1
 
         // 2. Tables from their roots.
         for index in states.indices {
             let table = states[index].table
             var chainPages: [UInt32] = []
-            try walker.walk(root: table.rootPage, visited: &claimed, onUnreadable: { badPages.insert($0) }) { page, cells in
+            let stats = try walker.walk(root: table.rootPage, visited: &claimed, expectTable: !table.withoutRowid) {
+                page, cells in
                 tick()
                 if !table.withoutRowid, page.type == .tableLeaf, let low = cells.first?.rowid, let high = cells.last?.rowid {
                     states[index].reached.add(page: page.pageNumber, low: low, high: high)
@@ -107,21 +124,24 @@ public final class Salvager {
                 }
             }
             claimed.formUnion(chainPages)
+            badPages.formUnion(stats.unreadablePages)
         }
 
         // 3. Real indexes: claim their pages and overflow chains.
         for entry in schema.indexes {
             var chainPages: [UInt32] = []
-            walker.walk(root: entry.rootPage, visited: &claimed, onUnreadable: { badPages.insert($0) }) { _, cells in
+            let stats = walker.walk(root: entry.rootPage, visited: &claimed, expectTable: false) { _, cells in
                 tick()
                 for cell in cells {
                     guard let first = cell.overflowPage,
-                        case .success(let chain) = overflow.read(first: first, remaining: cell.payloadSize - cell.localPayload.count)
+                        case .success(let chain) = overflow.read(
+                            first: first, remaining: cell.payloadSize - cell.localPayload.count)
                     else { continue }
                     chainPages += chain.pages
                 }
             }
             claimed.formUnion(chainPages)
+            badPages.formUnion(stats.unreadablePages)
         }
 
         // 4. Freelist, pointer-map pages (auto-vacuum) and the lock-byte page: never data.
@@ -133,42 +153,53 @@ public final class Salvager {
         let lockByte = UInt32(clamping: (1 << 30) / source.pageSize + 1)
         claimed.insert(lockByte)
 
-        // 5. Orphans.
-        var summaries: [OrphanSummary] = []
+        // 5. Orphans. Every table's tree has been walked, so scores are final when a page is met: an adopted
+        // page is emitted at once from the records already decoded (ascending page order, after all tree
+        // rows, which keeps duplicate resolution deterministic). Pages for inferred tables are re-read once
+        // all of them are grouped.
+        for index in states.indices { states[index].reached.seal() }
         var orphanChains = Set<UInt32>()
         var unparseable: [UInt32] = []
+        var grouping = InferredGrouping()
+        let indexWidths = IndexShapes.widths(schema: schema)
         for pageNumber in 1...max(1, source.pageCount) where source.pageCount >= 1 {
             if claimed.contains(pageNumber) || orphanChains.contains(pageNumber) { continue }
             tick()
-            switch source.page(pageNumber) {
-            case .failure:
+            guard case .success(let bytes) = source.page(pageNumber) else {
                 badPages.insert(pageNumber)
                 continue
-            case .success(let bytes):
-                if ByteView(bytes).isAllZero {
-                    report.pagesZero += 1
-                    continue
-                }
             }
-            guard case .success(let parsed) = walker.parse(pageNumber) else {
+            if ByteView(bytes).isAllZero {
+                report.pagesZero += 1
+                continue
+            }
+            guard case .success(let parsed) = walker.parse(bytes: bytes, pageNumber: pageNumber) else {
                 unparseable.append(pageNumber)
                 continue
             }
-            guard let summary = summarize(
-                parsed.page, parsed.cells, overflow: overflow, chains: &orphanChains, checkText: checkText)
+            guard
+                let (summary, records) = summarize(
+                    parsed.page, parsed.cells, overflow: overflow, chains: &orphanChains, checkText: checkText)
             else {
                 if parsed.page.type != .tableInterior, !parsed.cells.isEmpty { unparseable.append(pageNumber) }
                 continue
             }
-            summaries.append(summary)
-        }
-        report.pagesUnparseable = unparseable.filter { !orphanChains.contains($0) }.count
-        var grouping = InferredGrouping()
-        var assignments: [(page: UInt32, table: Int)] = []
-        for summary in summaries {
-            if let winner = OrphanScorer.winner(summary.scores) {
-                assignments.append((summary.pageNumber, winner))
+            let mayBeRealIndex = !summary.type.isTable && !summary.fieldCounts.isDisjoint(with: indexWidths)
+            if !mayBeRealIndex, let winner = OrphanScorer.winner(summary.scores) {
                 report.orphanLeavesAdopted += 1
+                let table = states[winner].table
+                for (rowid, fields) in records {
+                    guard let fields else {
+                        report.overflowChainsBroken += 1
+                        report.rowsDropped += 1
+                        continue
+                    }
+                    guard let row = RowFit.row(fields: fields, rowid: rowid, table: table, checkText: checkText) else {
+                        report.rowsDropped += 1
+                        continue
+                    }
+                    try emit(row, tableIndex: winner, sink: &sink)
+                }
             } else if summary.type == .tableLeaf {
                 grouping.add(summary)
                 report.orphanLeavesInferred += 1
@@ -176,6 +207,8 @@ public final class Salvager {
                 report.orphanPagesIgnored += 1
             }
         }
+        report.pagesUnparseable = unparseable.filter { !orphanChains.contains($0) }.count
+        var assignments: [(page: UInt32, table: Int)] = []
         for (index, group) in grouping.groups.enumerated() {
             var table = InferredGrouping.table(index: index, group: group)
             while states.contains(where: { $0.table.name.lowercased() == table.name.lowercased() }) {
@@ -189,8 +222,9 @@ public final class Salvager {
         }
         assignments.sort { $0.page < $1.page }
         for assignment in assignments {
-            try emitOrphan(assignment.page, tableIndex: assignment.table, walker: walker, overflow: overflow,
-                           checkText: checkText, sink: &sink)
+            try emitOrphan(
+                assignment.page, tableIndex: assignment.table, walker: walker, overflow: overflow,
+                checkText: checkText, sink: &sink)
         }
 
         report.pagesBadHMAC = badPages.count
@@ -206,7 +240,8 @@ public final class Salvager {
         func tick() {
             pagesScanned += 1
             if pagesScanned % 256 == 0 {
-                progress?(SalvageProgress(pagesScanned: pagesScanned, pagesTotal: report.pagesTotal, rowsSalvaged: report.rowsSalvaged))
+                progress?(
+                    SalvageProgress(pagesScanned: pagesScanned, pagesTotal: report.pagesTotal, rowsSalvaged: report.rowsSalvaged))
             }
         }
     }
@@ -246,29 +281,35 @@ public final class Salvager {
         report.rowsSalvaged += 1
     }
 
-    /// Summarises and scores an orphan leaf, or returns nil if it holds no cell or any record fails to
+    /// Summarises and scores an orphan leaf, returning also every cell's decoded fields (nil where the
+    /// overflow chain is broken), or returns nil if it holds no cell or any record fails to
     /// decode (then it is not trusted as a leaf at all). Overflow failures only drop their row (counted at
     /// emission). Each record is checked against every table of the page's kind (rowid tables for table
     /// leaves, WITHOUT ROWID tables for index pages); the records are discarded afterwards.
     private func summarize(
         _ page: BTreePage, _ cells: [BTreeCell], overflow: OverflowReader, chains: inout Set<UInt32>, checkText: Bool
-    ) -> OrphanSummary? {
+    ) -> (OrphanSummary, [(Int64?, [SalvagedValue]?)])? {
         guard page.type != .tableInterior, !cells.isEmpty else { return nil }
         var counts = Set<Int>()
         var classes: [Set<Character>] = []
         var records: [(Int64?, [SalvagedValue])] = []
+        var all: [(Int64?, [SalvagedValue]?)] = []
         for cell in cells {
             var pages: [UInt32] = []
             var payload = cell.localPayload
             if let first = cell.overflowPage {
                 guard case .success(let chain) = overflow.read(first: first, remaining: cell.payloadSize - payload.count)
-                else { continue }
+                else {
+                    all.append((cell.rowid, nil))
+                    continue
+                }
                 payload += chain.bytes
                 pages = chain.pages
             }
             guard let fields = RecordDecoder.decode(payload) else { return nil }
             chains.formUnion(pages)
             records.append((cell.rowid, fields))
+            all.append((cell.rowid, fields))
             counts.insert(fields.count)
             while classes.count < fields.count { classes.append([]) }
             for (index, value) in fields.enumerated() {
@@ -283,9 +324,11 @@ public final class Salvager {
             let fitsAll = records.allSatisfy {
                 RowFit.row(fields: $0.1, rowid: $0.0, table: state.table, checkText: checkText) != nil
             }
-            if fitsAll { summary.scores[index] = OrphanScorer.score(summary: summary, table: state.table, reached: state.reached) }
+            if fitsAll {
+                summary.scores[index] = OrphanScorer.score(summary: summary, table: state.table, reached: state.reached)
+            }
         }
-        return summary
+        return (summary, all)
     }
 
     private func emitOrphan<Sink: SalvageSink>(
@@ -307,8 +350,11 @@ public final class Salvager {
     }
 
     /// Whether the database text encoding (header offset 56) is UTF-8 (or unknown).
-    private func textIsUTF8() -> Bool {
-        guard case .success(let page1) = source.page(1), let encoding = ByteView(page1).u32(56) else { return true }
-        return encoding <= 1
+    /// The database text encoding from header offset 56 (1 UTF-8, 2 UTF-16le, 3 UTF-16be), or nil when page
+    /// 1 is unreadable or the field is not one of those (0 means UTF-8 in a file with no schema yet).
+    private func textEncoding() -> UInt32? {
+        guard case .success(let page1) = source.page(1), let encoding = ByteView(page1).u32(56) else { return nil }
+        if encoding == 0 { return 1 }
+        return (1...3).contains(encoding) ? encoding : nil
     }
 }

@@ -69,6 +69,8 @@ public struct Schema: Sendable, Codable {
     public var isReadable: Bool
     /// Pages of the sqlite_master tree that failed to read (bad HMAC).
     public var unreadablePages: [UInt32] = []
+    /// sqlite_master leaves found by scanning when page 1 was unreadable (see ``recoverOrphanLeaves(from:claimed:)``).
+    public var recoveredLeaves: [UInt32] = []
     /// `PRAGMA user_version` from the header (offset 60), when page 1 was readable.
     public var userVersion: Int32?
     /// `PRAGMA application_id` from the header (offset 68), when page 1 was readable.
@@ -83,8 +85,7 @@ public struct Schema: Sendable, Codable {
         let overflow = OverflowReader(source: source)
         var rows: [[SalvagedValue]] = []
         var overflowPages: [UInt32] = []
-        var unreadable: [UInt32] = []
-        let stats = walker.walk(root: 1, visited: &visited, onUnreadable: { unreadable.append($0) }) { page, cells in
+        let stats = walker.walk(root: 1, visited: &visited, expectTable: true) { page, cells in
             guard page.type == .tableLeaf else { return }
             for cell in cells {
                 var payload = cell.localPayload
@@ -98,7 +99,7 @@ public struct Schema: Sendable, Codable {
             }
         }
         visited.formUnion(overflowPages)
-        var schema = Schema(entries: [], tables: [], isReadable: stats.pagesVisited > 0, unreadablePages: unreadable)
+        var schema = Schema(entries: [], tables: [], isReadable: stats.pagesVisited > 0, unreadablePages: stats.unreadablePages)
         for row in rows { schema.add(row: row, pageCount: source.pageCount) }
         if case .success(let page1) = source.page(1) {
             let header = ByteView(page1)
@@ -106,6 +107,56 @@ public struct Schema: Sendable, Codable {
             schema.applicationID = header.u32(68).map { Int32(bitPattern: $0) }
         }
         return schema
+    }
+
+    /// When page 1 is lost but sqlite_master spanned several pages, its leaves survive as orphans. This scans
+    /// every unclaimed page for table leaves whose every record is a well-formed sqlite_master row (five
+    /// fields: type table/index/view/trigger, UTF-8 name and table name, integer root page, and SQL that
+    /// starts with CREATE), adds their entries and claims the pages and their overflow chains. A user table
+    /// is not mistaken for one: all its records would have to look exactly like schema rows.
+    /// Costs one extra pass over the file, only when page 1 is unreadable.
+    public mutating func recoverOrphanLeaves(from source: PageSource, claimed: inout Set<UInt32>) {
+        guard source.pageCount >= 2 else { return }
+        let walker = TreeWalker(source: source)
+        let overflow = OverflowReader(source: source)
+        for pageNumber in 2...source.pageCount where !claimed.contains(pageNumber) {
+            guard case .success(let parsed) = walker.parse(pageNumber), parsed.page.type == .tableLeaf,
+                !parsed.cells.isEmpty
+            else { continue }
+            var rows: [[SalvagedValue]] = []
+            var chains: [UInt32] = []
+            for cell in parsed.cells {
+                var payload = cell.localPayload
+                if let first = cell.overflowPage {
+                    guard case .success(let chain) = overflow.read(first: first, remaining: cell.payloadSize - payload.count)
+                    else { break }
+                    payload += chain.bytes
+                    chains += chain.pages
+                }
+                guard let values = RecordDecoder.decode(payload), Schema.looksLikeSchemaRow(values) else { break }
+                rows.append(values)
+            }
+            guard rows.count == parsed.cells.count else { continue }
+            for row in rows { add(row: row, pageCount: source.pageCount) }
+            claimed.insert(pageNumber)
+            claimed.formUnion(chains)
+            recoveredLeaves.append(pageNumber)
+        }
+    }
+
+    static func looksLikeSchemaRow(_ row: [SalvagedValue]) -> Bool {
+        guard row.count == 5, case .text(let type) = row[0], case .text = row[1], case .text = row[2],
+            let kind = SchemaEntryKind(rawValue: String(decoding: type, as: UTF8.self))
+        else { return false }
+        switch (kind, row[3], row[4]) {
+        case (.table, .integer, .text(let sql)), (.index, .integer, .text(let sql)), (.view, .integer(0), .text(let sql)),
+            (.trigger, .integer(0), .text(let sql)):
+            return String(decoding: sql.prefix(6), as: UTF8.self).uppercased() == "CREATE"
+        case (.index, .integer, .null):
+            return true
+        default:
+            return false
+        }
     }
 
     /// Validates one sqlite_master record and adds it.

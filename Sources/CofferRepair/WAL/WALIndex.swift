@@ -85,7 +85,10 @@ public struct WALIndex: Sendable {
         var s1 = seed.1
         var index = bytes.startIndex
         func word(_ at: Int) -> UInt32 {
-            let b0 = UInt32(bytes[at]), b1 = UInt32(bytes[at + 1]), b2 = UInt32(bytes[at + 2]), b3 = UInt32(bytes[at + 3])
+            let b0 = UInt32(bytes[at])
+            let b1 = UInt32(bytes[at + 1])
+            let b2 = UInt32(bytes[at + 2])
+            let b3 = UInt32(bytes[at + 3])
             return bigEndian ? (b0 << 24 | b1 << 16 | b2 << 8 | b3) : (b3 << 24 | b2 << 16 | b1 << 8 | b0)
         }
         while index + 8 <= bytes.endIndex {

@@ -5,8 +5,8 @@
 // file's page: a damaged WAL never makes a page worse than ignoring the WAL. The database size is the one
 // recorded by the last commit, bounded by what actually exists (main file pages plus WAL frames).
 
-
 import Foundation
+
 /// A ``PageSource`` that overlays committed WAL frames on a ``DatabaseFile``.
 public final class WALOverlay: PageSource {
     /// The main file.
