@@ -19,6 +19,7 @@ final class CheckpointWALTests: XCTestCase {
             if i % 100 == 0 { largest = max(largest, FileScan.size(path + "-wal")) }
         }
         largest = max(largest, FileScan.size(path + "-wal"))
+        print("CheckpointWALTests: largest -wal over 20,000 commits: \(largest) bytes (bound \(bound))")
         XCTAssertLessThan(largest, bound, "largest -wal seen: \(largest) bytes")
         XCTAssertEqual(try db.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM log") }, 20_000)
         try db.close()
