@@ -101,8 +101,8 @@ public final class Database: Sendable {
     deinit { try? close() }
 
     /// The encryption with its secret, for calls that need the passphrase itself (repair material,
-    /// restore); ``configuration`` holds the redacted form.
-    var secretEncryption: Encryption { factory.key?.encryption ?? .none }
+    /// restore, repair); ``configuration`` holds the redacted form. SPI: for Coffer's own modules only.
+    @_spi(CofferInternal) public var secretEncryption: Encryption { factory.key?.encryption ?? .none }
 
     // MARK: Reading and writing
 
