@@ -4,7 +4,7 @@
 // rows and the leaves of dropped tables, byte for byte (SQLCipher's codec forces secure delete, so on
 // encrypted files they are zero-filled and skipped as such). The freelist is read from the header (offset
 // 32 first trunk, 36 total count; trunk: next trunk(4), leaf count(4), leaf page numbers). It is
-// *complete* only when every trunk reads and parses, every entry is a page number in range, the chain ends
+// *complete* only when page 1 carries the SQLite magic, every trunk reads and parses, every entry is a page number in range, the chain ends
 // with 0, and trunks plus leaves add up to the header's count. Otherwise (trunk damaged, header lost) the
 // free pages are unknown, and:
 // - trunk pages that survive are found by scanning (see `scanTrunks`) and their leaves claimed;
@@ -20,7 +20,11 @@ struct FreePages {
     /// are read per trunk, and the walk stops at the first page that is unreadable or malformed.
     static func fromHeader(source: PageSource, header: ByteView) -> FreePages {
         var result = FreePages()
-        guard let first = header.u32(32), let expected = header.u32(36) else { return result }
+        // A header without the magic (zeroed, overwritten) says nothing: its zeros would read as "no free
+        // pages", a complete and wrong answer.
+        guard header.slice(0, 16) == sqliteMagic, let first = header.u32(32), let expected = header.u32(36) else {
+            return result
+        }
         let maxLeaves = source.usableSize / 4 - 2
         var trunk = first
         var clean = true

@@ -21,7 +21,8 @@
 //    +2 a neighbouring page (±1) is a reached leaf of the table (SQLite allocates tree pages together).
 // 3. An index-format page is also the format of every real index. If every record of the page could be an
 //    entry of a real index (same width, every field fitting the indexed column's affinity, a rowid table's
-//    trailing rowid an integer — IndexShape), the page may be that index's, and is ignored rather than
+//    trailing rowid an integer naming a row that was salvaged or may have been lost in a hole of the
+//    table's walk — IndexShape), the page may be that index's, and is ignored rather than
 //    adopted into a WITHOUT ROWID table: permuted index entries must never become rows. Width alone is not
 //    enough evidence: a WITHOUT ROWID table is often as wide as one of its indexes (receipts(message_id,
 //    reader, read_at) and its index on (reader, read_at) both have three fields), and losing its root
@@ -153,15 +154,21 @@ struct InferredGrouping {
     }
 
     /// The table description for group `index`, named `recovered_<index+1>`.
-    static func table(index: Int, group: Group) -> TableDescription {
-        let name = "recovered_\(index + 1)"
+    /// With `withoutRowid` (index-format records: a WITHOUT ROWID table's rows), the table is WITHOUT
+    /// ROWID keyed on every column — the real key is unknown, and the whole record is unique.
+    /// `taken` holds names already in use (lowercased); `_` is appended until the name is free.
+    static func table(index: Int, group: Group, withoutRowid: Bool = false, taken: Set<String> = []) -> TableDescription {
+        var name = "recovered_\(index + 1)"
+        while taken.contains(name.lowercased()) { name += "_" }
         let columns = (0..<max(1, group.fieldCount)).map {
             ColumnDescription(name: "c\($0 + 1)", declaredType: "", affinity: .blob)
         }
-        let sql = "CREATE TABLE \(name)(" + columns.map(\.name).joined(separator: ", ") + ")"
+        let list = columns.map(\.name).joined(separator: ", ")
+        let sql = withoutRowid
+            ? "CREATE TABLE \(name)(\(list), PRIMARY KEY(\(list))) WITHOUT ROWID" : "CREATE TABLE \(name)(\(list))"
         return TableDescription(
-            name: name, rootPage: 0, sql: sql, columns: columns, rowidAliasColumn: nil, withoutRowid: false,
-            primaryKeyColumns: [], isInferred: true)
+            name: name, rootPage: 0, sql: sql, columns: columns, rowidAliasColumn: nil, withoutRowid: withoutRowid,
+            primaryKeyColumns: withoutRowid ? Array(columns.indices) : [], isInferred: true)
     }
 }
 
@@ -170,17 +177,23 @@ struct InferredGrouping {
 struct IndexShape: Equatable {
     var fields: [Affinity?]
     var endsWithRowid: Bool
+    /// The indexed table's name (nil when unknown).
+    var table: String? = nil
 
     /// Whether every record could be an entry of this index: same width, every field fits its column's
     /// affinity (RowFit rules), and a rowid table's trailing rowid is an integer. Affinities are what tell a
     /// WITHOUT ROWID table's rows from a same-width index's entries: the index permutes the columns, so its
     /// fields rarely fit them in table order, and a row's fields rarely fit them in index order.
-    func admits(_ records: [[SalvagedValue]], checkText: Bool) -> Bool {
+    ///
+    /// Text fits a numeric column when it does not look numeric, so affinities alone often admit a row of
+    /// another table; the trailing rowid is sharper evidence: an index entry names a row of its table, whose
+    /// rowid was salvaged or lies where the table's walk left a hole (`rowidPlausible`).
+    func admits(_ records: [[SalvagedValue]], checkText: Bool, rowidPlausible: (Int64) -> Bool) -> Bool {
         records.allSatisfy { fields in
             guard fields.count == self.fields.count else { return false }
             for (index, value) in fields.enumerated() {
                 if endsWithRowid, index == fields.count - 1 {
-                    guard case .integer = value else { return false }
+                    guard case .integer(let rowid) = value, rowidPlausible(rowid) else { return false }
                 } else if let affinity = self.fields[index], !RowFit.fits(value, affinity, checkText: checkText) {
                     return false
                 }
@@ -216,7 +229,7 @@ enum IndexShapes {
                 fields += extra.map { table.columns[$0].affinity }
                 shapes.append(IndexShape(fields: fields, endsWithRowid: false))
             } else {
-                shapes.append(IndexShape(fields: fields + [nil], endsWithRowid: true))
+                shapes.append(IndexShape(fields: fields + [nil], endsWithRowid: true, table: table.name))
             }
         }
         return shapes

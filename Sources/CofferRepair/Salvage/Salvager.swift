@@ -216,7 +216,13 @@ public final class Salvager {
             }
             let mayBeRealIndex =
                 !summary.type.isTable
-                && indexShapes.contains { $0.admits(records.compactMap(\.1), checkText: checkText) }
+                && indexShapes.contains { shape in
+                    shape.admits(records.compactMap(\.1), checkText: checkText) { rowid in
+                        guard let state = states.first(where: { $0.table.name == shape.table }) else { return true }
+                        return state.rowids.contains(rowid)
+                            || state.holes.contains { $0.contains(first: rowid, last: rowid) }
+                    }
+                }
             let certain = materialOwner(of: pageNumber, summary: summary)
             if let winner = certain ?? (mayBeRealIndex ? nil : OrphanScorer.winner(summary.scores)) {
                 report.orphanLeavesAdopted += 1
@@ -252,11 +258,8 @@ public final class Salvager {
         report.pagesUnparseable = unparseable.filter { !orphanChains.contains($0) }.count
         var assignments: [(page: UInt32, table: Int)] = []
         for (index, group) in grouping.groups.enumerated() {
-            var table = InferredGrouping.table(index: index, group: group)
-            while states.contains(where: { $0.table.name.lowercased() == table.name.lowercased() }) {
-                table.name += "_"
-                table.sql = "CREATE TABLE \(table.name)(" + table.columns.map(\.name).joined(separator: ", ") + ")"
-            }
+            let table = InferredGrouping.table(
+                index: index, group: group, taken: Set(states.map { $0.table.name.lowercased() }))
             states.append(TableState(table: table))
             schema.tables.append(table)
             try sink.begin(table: table)
@@ -315,11 +318,9 @@ public final class Salvager {
         }
         var assignments: [(page: UInt32, table: Int)] = []
         for (index, group) in grouping.groups.enumerated() {
-            var table = InferredGrouping.table(index: firstIndex + index, group: group)
-            while states.contains(where: { $0.table.name.lowercased() == table.name.lowercased() }) {
-                table.name += "_"
-                table.sql = "CREATE TABLE \(table.name)(" + table.columns.map(\.name).joined(separator: ", ") + ")"
-            }
+            let table = InferredGrouping.table(
+                index: firstIndex + index, group: group, withoutRowid: true,
+                taken: Set(states.map { $0.table.name.lowercased() }))
             states.append(TableState(table: table))
             schema.tables.append(table)
             try sink.begin(table: table)
@@ -371,12 +372,6 @@ public final class Salvager {
             }
         } else if let rowid = row.rowid {
             guard states[tableIndex].rowids.insert(rowid).inserted else {
-                report.rowsDuplicate += 1
-                return
-            }
-        } else {
-            // A row without a rowid (an inferred table of index-format records): the whole record is its key.
-            guard states[tableIndex].keys.insert(row.values).inserted else {
                 report.rowsDuplicate += 1
                 return
             }
@@ -453,9 +448,11 @@ public final class Salvager {
                 report.rowsDropped += 1
                 continue
             }
-            // An inferred table of index-format records: the record is the row (no rowid, BLOB affinity).
-            let inferredRecord = table.isInferred && !parsed.page.type.isTable && fields.count <= table.columns.count
-            guard let row = inferredRecord ? SalvagedRow(rowid: nil, values: fields)
+            // An inferred table of index-format records: the record is the row (BLOB affinity), keyed on every
+            // column, so a record of another width or with a NULL (never in a key) is not one of its rows.
+            let inferredRecord = table.isInferred && table.withoutRowid
+            let recordFits = fields.count == table.columns.count && !fields.contains(.null)
+            guard let row = inferredRecord ? (recordFits ? SalvagedRow(rowid: nil, values: fields) : nil)
                     : RowFit.row(fields: fields, rowid: cell.rowid, table: table, checkText: checkText)
             else {
                 report.rowsDropped += 1
