@@ -8,11 +8,19 @@
 //    against the table (RowFit). Failures are dropped and counted — never stored truncated.
 // 3. Walk every real index from its root only to claim its pages (indexes are rebuilt, not salvaged).
 // 4. Claim the freelist: freelist pages are never scanned, so deleted rows are never resurrected. Free
-//    space inside live pages is never read either — only cells named by the cell-pointer array.
+//    space inside live pages is never read either — only cells named by the cell-pointer array. When the
+//    freelist cannot be walked completely (FreePages), surviving trunks are found by scanning, and every
+//    orphan is treated as possibly free.
 // 5. Scan every unclaimed page. An authenticated, well-formed leaf is an orphan: summarise it, score it
-//    against the tables (OrphanAdoption), then re-read and emit its rows into the winner or an inferred
-//    table. Duplicates resolve deterministically: a rowid (or WITHOUT ROWID key) already salvaged from a
-//    tree wins over an orphan's copy; between orphans the lower page number wins.
+//    against the tables (OrphanAdoption: only tables whose walk left a hole its keys fit in), then emit its
+//    rows into the winner or, when it fits no table and cannot be a free page, an inferred table.
+//    Duplicates resolve deterministically: a rowid (or WITHOUT ROWID key) already salvaged from a tree wins
+//    over an orphan's copy; between orphans the lower page number wins.
+// 6. With no schema, index-format orphans are a WITHOUT ROWID table's rows or an index's entries: once
+//    every rowid is known, pages whose records end in salvaged rowids are taken for indexes, the rest are
+//    inferred as WITHOUT ROWID tables.
+// Backup repair material (SalvageHints), when given, supplies the schema if sqlite_master is unreadable
+// and attributes orphan leaves whose stored bytes still match their recorded checksum.
 // Memory: one page at a time plus, per table, the set of salvaged keys and per-leaf rowid ranges, and one
 // small summary per orphan page. No row is kept after it is handed to the sink.
 
