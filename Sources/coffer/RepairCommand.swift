@@ -15,8 +15,11 @@ struct RepairCommand: ParsableCommand {
         discussion: """
             With a passphrase, INPUT is read as SQLCipher 3 and OUTPUT is written encrypted with the same \
             passphrase and cipher settings (unless --plaintext-output); without one, INPUT and OUTPUT are plain. \
-            Exit codes: 0 the salvage ran (even partially), 1 nothing could be salvaged, 2 usage error, \
-            3 wrong passphrase.
+            With --backup DIR, the repair material Coffer keeps beside its backups (decrypted with the same \
+            key) supplies a destroyed salt, the schema when sqlite_master is gone, and the table of every leaf \
+            page whose stored bytes still match its checksum. \
+            Exit codes: 0 the salvage ran (even partially), 1 nothing could be salvaged (or --backup holds no \
+            usable material), 2 usage error, 3 wrong passphrase.
             """)
 
     @Argument(help: "The damaged database (never modified).")
@@ -43,7 +46,12 @@ struct RepairCommand: ParsableCommand {
         if FileManager.default.fileExists(atPath: output) {
             throw ValidationError("OUTPUT \(output) already exists; repair never overwrites")
         }
-        if let backup { throw ValidationError("--backup \(backup): repair material is not supported by this build yet") }
+        if let backup {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: backup, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("--backup \(backup) is not a directory")
+            }
+        }
     }
 
     func run() throws {
@@ -51,16 +59,29 @@ struct RepairCommand: ParsableCommand {
             throw CLIFailure(status: .failure, message: "no such file: \(input)")
         }
         let encryption = try key.encryption()
-        let salvager = try openInput(encryption: encryption)
+        let material = try loadMaterial(encryption: encryption)
+        let salvager: Salvager
+        var saltFromMaterial = false
+        do {
+            salvager = try openInput(encryption: encryption, salt: nil, pageSize: key.pageSize)
+        } catch let failure as CLIFailure {
+            // Every page failing with the file's own salt: the material's copy of the salt may still work
+            // (a wrong salt authenticates nothing, so trying it cannot produce a row).
+            guard let salt = material?.databaseSalt, salt.count == 16 else { throw failure }
+            salvager = try openInput(encryption: encryption, salt: [UInt8](salt), pageSize: key.pageSize ?? material?.pageSize)
+            saltFromMaterial = true
+        }
+        if let material { salvager.hints = Self.hints(material) }
         let outputEncryption: Encryption = plaintextOutput ? .none : encryption
         let cipher = CipherOptions(pageSize: salvager.file.pageSize, kdfIterations: key.kdfIterations)
         let temporary = output + ".coffer-partial"
         removeDatabaseFiles(temporary)
         let progress = ProgressBar(enabled: Terminal.stderrIsTerminal)
-        let salvage: RepairReport
+        var salvage: RepairReport
         do {
             var writer = try RepairWriter(path: temporary, encryption: outputEncryption, cipher: cipher)
             salvage = try salvager.run(into: &writer) { progress.update($0) }
+            salvage.saltFromMaterial = saltFromMaterial
             try writer.close()
             progress.finish()
             if !Self.salvagedAnything(salvage) { removeDatabaseFiles(temporary) }
@@ -86,8 +107,38 @@ struct RepairCommand: ParsableCommand {
         report.rowsSalvaged > 0 || !report.tables.isEmpty
     }
 
+    /// The repair material in `--backup`, or nil without the option. A directory without material, or
+    /// material that does not decrypt with the key, is an error: the user asked for it.
+    private func loadMaterial(encryption: Encryption) throws -> RepairMaterial? {
+        guard let backup else { return nil }
+        do {
+            return try RepairMaterial.load(directory: URL(fileURLWithPath: backup), encryption: encryption)
+        } catch {
+            throw CLIFailure(status: .failure, message: "--backup \(backup): no usable repair material (\(error))")
+        }
+    }
+
+    /// The salvage hints a backup's repair material gives: its schema and every tree's leaf checksums.
+    static func hints(_ material: RepairMaterial) -> SalvageHints {
+        let entries = material.schema.compactMap { entry -> SchemaEntry? in
+            guard let kind = SchemaEntryKind(rawValue: entry.type), entry.rootPage >= 0,
+                entry.rootPage <= Int(UInt32.max)
+            else { return nil }
+            return SchemaEntry(
+                kind: kind, name: entry.name, tableName: entry.tableName, rootPage: UInt32(entry.rootPage), sql: entry.sql)
+        }
+        var leaves: [String: [(page: UInt32, checksum: String)]] = [:]
+        for tree in material.trees where tree.name != "sqlite_master" {
+            leaves[tree.name, default: []] += tree.leafPages.compactMap { leaf in
+                guard leaf.pageNumber >= 2, leaf.pageNumber <= Int(UInt32.max) else { return nil }
+                return (UInt32(leaf.pageNumber), leaf.checksum)
+            }
+        }
+        return SalvageHints(schemaEntries: entries, leaves: leaves)
+    }
+
     /// Opens INPUT for salvage, turning key problems into the documented exit codes and messages.
-    private func openInput(encryption: Encryption) throws -> Salvager {
+    private func openInput(encryption: Encryption, salt: [UInt8]?, pageSize: Int?) throws -> Salvager {
         var settings = CipherSettings.plaintext
         var material: KeyMaterial?
         switch encryption {
@@ -104,9 +155,9 @@ struct RepairCommand: ParsableCommand {
             settings = .sqlcipher3
             settings.kdfRounds = key.kdfIterations
         }
-        settings.pageSize = key.pageSize
+        settings.pageSize = pageSize
         do {
-            return try Salvager(path: input, key: material, settings: settings, walPath: wal)
+            return try Salvager(path: input, key: material, settings: settings, salt: salt, walPath: wal)
         } catch let error as DatabaseFileError {
             switch error {
             case .wrongKey:

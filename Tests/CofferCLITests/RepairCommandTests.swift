@@ -129,4 +129,82 @@ final class RepairCommandTests: XCTestCase {
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue(result.stderr.contains("salt"), result.stderr)
     }
+
+    // MARK: - --backup DIR (repair material)
+
+    /// Two tables with a few leaves each, an index, and a full backup generation with its repair material.
+    private func makeBackedUpDatabase() throws -> (input: String, backups: String) {
+        let path = dir.path("backed.db")
+        let result = try Shell.sqlcipher(path, passphrase: "pw", """
+            CREATE TABLE message(id INTEGER PRIMARY KEY, body TEXT NOT NULL, n INTEGER);
+            CREATE TABLE contact(id INTEGER PRIMARY KEY, name TEXT, score REAL);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000)
+              INSERT INTO message SELECT x, 'message body ' || x, x * 3 FROM c;
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1500)
+              INSERT INTO contact SELECT x, 'contact ' || x, x * 0.5 FROM c;
+            CREATE INDEX message_n ON message(n);
+            """)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let backups = dir.path("backups")
+        let backup = try Shell.run(Shell.cofferExecutable, ["backup", path, "--to", backups, "--passphrase-file", dir.path("pw")])
+        XCTAssertEqual(backup.status, 0, backup.stderr)
+        return (path, backups)
+    }
+
+    /// Rows of `table` in `path` (encrypted with "pw"), via the sqlcipher shell.
+    private func rows(_ path: String, _ sql: String) throws -> [String] {
+        let result = try Shell.sqlcipher(path, passphrase: "pw", ".mode list\n" + sql)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return result.stdout.split(separator: "\n").map(String.init)
+    }
+
+    func testBackupMaterialSuppliesADestroyedSalt() throws {
+        let (input, backups) = try makeBackedUpDatabase()
+        let truth = try rows(input, "SELECT id, body, n FROM message ORDER BY id;")
+        XCTAssertEqual(truth.count, 3000)
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: input))
+        try handle.write(contentsOf: Data(count: 16))
+        try handle.close()
+        // Without the material nothing decrypts.
+        XCTAssertNotEqual(try repair([input, "-o", dir.path("nosalt.db"), "--passphrase-file", dir.path("pw")]).status, 0)
+
+        let output = dir.path("salt.db"), report = dir.path("salt.json")
+        let result = try repair([input, "-o", output, "--passphrase-file", dir.path("pw"), "--backup", backups, "--report", report])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(try rows(output, "SELECT id, body, n FROM message ORDER BY id;"), truth)
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+        XCTAssertEqual(json["salt_from_material"] as? Bool, true)
+    }
+
+    func testBackupMaterialAttributesLeavesWhenPageOneAndInteriorPagesAreGone() throws {
+        let (input, backups) = try makeBackedUpDatabase()
+        let messages = try rows(input, "SELECT id, body, n FROM message ORDER BY id;")
+        let contacts = try rows(input, "SELECT id, name, score FROM contact ORDER BY id;")
+        // Page 1 (all but its salt) and every table's root (interior pages: each table has several leaves).
+        let roots = try rows(input, "SELECT rootpage FROM sqlite_master WHERE type = 'table' ORDER BY name;").compactMap { Int($0) }
+        XCTAssertEqual(roots.count, 2)
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: input))
+        try handle.seek(toOffset: 16)
+        try handle.write(contentsOf: Data(count: 4096 - 16))
+        try handle.close()
+        for root in roots { try zeroPage(input, page: root) }
+
+        let output = dir.path("material.db"), report = dir.path("material.json")
+        let result = try repair([input, "-o", output, "--passphrase-file", dir.path("pw"), "--backup", backups, "--report", report])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(try rows(output, "SELECT id, body, n FROM message ORDER BY id;"), messages, "real table names and every row")
+        XCTAssertEqual(try rows(output, "SELECT id, name, score FROM contact ORDER BY id;"), contacts)
+        XCTAssertEqual(try rows(output, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'recovered%';"), ["0"])
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+        XCTAssertEqual(json["schema_from_material"] as? Bool, true)
+        XCTAssertGreaterThan(try XCTUnwrap(json["leaves_from_material"] as? Int), 10)
+    }
+
+    func testBackupDirectoryWithoutMaterialIsAnError() throws {
+        let input = try makeDatabase(encrypted: true)
+        try FileManager.default.createDirectory(atPath: dir.path("empty"), withIntermediateDirectories: true)
+        let result = try repair([input, "-o", dir.path("x.db"), "--passphrase-file", dir.path("pw"), "--backup", dir.path("empty")])
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("repair material"), result.stderr)
+    }
 }

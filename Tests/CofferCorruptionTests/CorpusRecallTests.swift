@@ -39,23 +39,9 @@ final class CorpusRecallTests: XCTestCase {
 
     /// Known repair defects: "flavor/kind" → the guarantees they break. Those are reported in the recall table
     /// but not asserted here; each defect has its own failing test in KnownRepairIssueTests (run with
-    /// COFFER_RUN_KNOWN_ISSUES=1).
-    static let knownIssues: [String: Set<Guarantee>] = [
-        // KnownRepairIssueTests.testFreePagesAreNotAdoptedWhenTheFreelistIsLost
-        "plain-4096/zero-page1": [.recall, .noResurrection, .noJunk],
-        "plain-4096/overwrite-header": [.noResurrection, .noJunk],
-        "plain-4096/damage-freelist-trunk": [.noResurrection, .noJunk],
-        "plain-1024/zero-page1": [.recall, .noResurrection, .noJunk],
-        "plain-1024/overwrite-header": [.recall, .noResurrection, .noJunk],
-        "plain-1024/damage-freelist-trunk": [.noResurrection, .noJunk],
-        // KnownRepairIssueTests.testPlaintextPageSizeSurvivesADamagedMagic (and the freelist issue above)
-        "plain-1024/flip-salt": [.recall, .noResurrection, .noJunk],
-        // KnownRepairIssueTests.testInteriorPagesSurviveTruncation, testLeafKeepsItsOtherRowsWhenOneOverflowChainIsTruncated
-        "plain-4096/truncate": [.recall],
-        "plain-1024/truncate": [.recall],
-        "encrypted-4096/truncate": [.recall],
-        "encrypted-1024/truncate": [.recall],
-    ]
+    /// COFFER_RUN_KNOWN_ISSUES=1). Empty: every defect listed here so far is fixed, and its reduction runs
+    /// always.
+    static let knownIssues: [String: Set<Guarantee>] = [:]
 
     func testEncrypted4096Corpus() throws {
         try runCorpus(passphrase: "corpus passphrase", pageSize: 4096, compareWithRecover: false)

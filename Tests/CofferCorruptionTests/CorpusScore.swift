@@ -4,7 +4,7 @@
 //   equal to the pristine row → correct; equal to a history version (deleted row, pre-update version) →
 //   resurrected; another value under a pristine key → altered; an unknown key → junk.
 // A row of any other table (repair's inferred `recovered_N`, `.recover`'s `lost_and_found`) has no schema, so
-// it is matched by raw signature (rowid then stored fields): a pristine signature → correct, a history
+// it is matched by raw signature (rowid then stored fields; stored fields alone for a WITHOUT ROWID table): a pristine signature → correct, a history
 // signature → resurrected, anything else → junk.
 // Correct rows are counted once per row identity, however many copies come back.
 
@@ -59,7 +59,11 @@ struct CorpusScore: CustomStringConvertible {
             } else {
                 let lostAndFound = name.hasPrefix("lost_and_found")
                 let sql = lostAndFound ? "SELECT * FROM \"\(name)\"" : "SELECT rowid, * FROM \"\(name)\""
-                for values in try LibraryReader.rows(path, key: key, pageSize: pageSize, sql: sql) {
+                // An inferred WITHOUT ROWID table (repair's rows of orphan index-format pages) has no rowid:
+                // its rows are bare records, the raw signature of a WITHOUT ROWID row.
+                let rows = try (try? LibraryReader.rows(path, key: key, pageSize: pageSize, sql: sql))
+                    ?? LibraryReader.rows(path, key: key, pageSize: pageSize, sql: "SELECT * FROM \"\(name)\"")
+                for values in rows {
                     let signature = CorpusTruth.trimmed(lostAndFound ? lostAndFoundSignature(values) : values)
                     if let id = truth.rawPristine[signature] {
                         correct.insert(id)

@@ -1,7 +1,7 @@
-// Repair defects the corpus found, each reduced to a small failing case. They are skipped by default
-// (the repair module belongs to another engineer, who is still working on it); run them with
-// COFFER_RUN_KNOWN_ISSUES=1 to see them fail, and remove the skip when fixed. The corpus leaves exactly
-// these guarantees unasserted for the affected kinds (CorpusRecallTests.knownIssues).
+// Repair defects the corpus found, each reduced to a small case. Each ran skipped (COFFER_RUN_KNOWN_ISSUES=1)
+// while it failed and its guarantees were left unasserted in the corpus (CorpusRecallTests.knownIssues);
+// fixed now, they run always as regression tests. A new defect gets a reduction here, skipped with
+// `skipUnlessRequested` until fixed.
 
 import CofferCorruption
 import CofferRepair
@@ -34,10 +34,6 @@ final class KnownRepairIssueTests: XCTestCase {
     /// `messages` (a record shorter than the table fits, as after ALTER TABLE ADD COLUMN): drafts 23, 46, …,
     /// 299 — ids of deleted messages — come back as messages rows (the "junk" column of the table).
     func testFreePagesAreNotAdoptedWhenTheFreelistIsLost() throws {
-        try skipUnlessRequested("""
-            Salvager adopts free pages when the freelist is lost (damaged trunk, damaged or zeroed page 1): \
-            deleted rows are resurrected on plaintext files written with secure_delete off
-            """)
         let directory = try TemporaryDirectory("coffer-known")
         let path = directory.path("freelist.db")
         try make(path, pageSize: 4096, """
@@ -57,10 +53,6 @@ final class KnownRepairIssueTests: XCTestCase {
     /// (the rows of WITHOUT ROWID tables) are only counted as `orphanPagesIgnored`: every row is lost although
     /// every page holding one is intact.
     func testWithoutRowidRowsSurviveLossOfPageOne() throws {
-        try skipUnlessRequested("""
-            Salvager drops every WITHOUT ROWID row when page 1 is lost: orphan index-format leaves are \
-            ignored instead of being inferred into a table
-            """)
         let directory = try TemporaryDirectory("coffer-known")
         let path = directory.path("wr.db")
         try make(path, pageSize: 4096, """
@@ -77,10 +69,6 @@ final class KnownRepairIssueTests: XCTestCase {
     /// rejected whole (BTreePage.cells checks every child against pageCount). WITHOUT ROWID rows stored in its
     /// cells are lost, although the page is intact.
     func testInteriorPagesSurviveTruncation() throws {
-        try skipUnlessRequested("""
-            an intact interior page with a child pointer past the end of a truncated file is rejected, \
-            losing the WITHOUT ROWID rows in its cells
-            """)
         let directory = try TemporaryDirectory("coffer-known")
         let path = directory.path("truncated.db")
         try make(path, pageSize: 1024, """
@@ -107,10 +95,6 @@ final class KnownRepairIssueTests: XCTestCase {
     /// whole (BTreePage.cells checks every overflow pointer against pageCount): its other rows, whose pages
     /// are all intact, are lost too, instead of only the row whose chain is gone.
     func testLeafKeepsItsOtherRowsWhenOneOverflowChainIsTruncated() throws {
-        try skipUnlessRequested("""
-            a leaf with one cell whose overflow pointer lies past the end of a truncated file is rejected \
-            whole, losing the leaf's intact rows
-            """)
         let directory = try TemporaryDirectory("coffer-known")
         let path = directory.path("overflow-cut.db")
         try make(path, pageSize: 4096, """
@@ -144,10 +128,6 @@ final class KnownRepairIssueTests: XCTestCase {
     /// it does on the plain-1024 chat fixture (824,320 bytes), and the corpus then recovers 23% of the rows
     /// after flip-salt, overwrite-header or zero-page1.
     func testPlaintextPageSizeSurvivesADamagedMagic() throws {
-        try skipUnlessRequested("""
-            plaintext page-size detection picks 2048 for the 1024-byte-page chat fixture when its magic is \
-            damaged (B-tree header scoring does not separate multiples of the page size; bytes 16–17 ignored)
-            """)
         let directory = try TemporaryDirectory("coffer-known")
         let fixture = try ChatFixture.make(in: directory, passphrase: nil, pageSize: 1024)
         let damaged = directory.path("damaged.db")

@@ -22,7 +22,10 @@
 // - first freeblock not 0 and not inside [end of pointer array, U−4]: corrupt header.
 // - a cell pointer outside [content start, U), or a cell whose bytes extend past U: a corrupt pointer would
 //   make us read free space or another cell, which could resurrect deleted data. The whole page is rejected.
-// - a payload size larger than the whole file could hold, or a child page 0 / past the end: impossible.
+// - a payload size larger than the whole file could hold, or a child page 0 / past `maxPage`: impossible.
+//   `maxPage` is the larger of the real and the header's page count (TreeWalker), so an intact page of a
+//   truncated file is kept: its cut-off child is skipped by the walk and its cut-off overflow chain drops
+//   only its own row (OverflowReader), not the page.
 
 /// The four B-tree page types.
 public enum BTreePageType: UInt8, Sendable, Codable {

@@ -10,6 +10,8 @@
 //   corrupt pointer and is rejected (not marked visited, so its real owner or the orphan scan can take it).
 // - Depth is capped at 40 (SQLite itself stops at 20).
 // - An unreadable page (bad HMAC) is marked visited and reported; nothing below it is reachable from here.
+// - A child past the end of a truncated file is skipped alone; its parent and siblings are still used
+//   (pages are parsed against `maxPage`, which allows pointers up to the size the header claims).
 
 /// Counts from one tree walk.
 public struct WalkStatistics: Sendable, Equatable {
@@ -21,9 +23,26 @@ public struct WalkStatistics: Sendable, Equatable {
     public var pagesRejected = 0
     /// The page numbers that could not be read, in the order met.
     public var unreadablePages: [UInt32] = []
+    /// The key ranges (low, high] of subtrees that could not be used (unreadable, rejected, cross-linked or
+    /// past the end): nil bounds are open. For table trees the bounds are rowids; for index trees they are
+    /// always open (only the fact that something is missing is known). A walk that used every page has none.
+    public var holes: [KeyRange] = []
 
     /// Empty statistics.
     public init() {}
+}
+
+/// A rowid interval (low, high]; a nil bound is open.
+public struct KeyRange: Sendable, Equatable {
+    /// Exclusive lower bound.
+    public var low: Int64?
+    /// Inclusive upper bound.
+    public var high: Int64?
+
+    /// Whether every key of [first, last] lies inside the range.
+    public func contains(first: Int64, last: Int64) -> Bool {
+        (low.map { first > $0 } ?? true) && (high.map { last <= $0 } ?? true)
+    }
 }
 
 /// Walks B-trees over a ``PageSource``.
@@ -33,10 +52,23 @@ public struct TreeWalker {
     /// Upper bound on any payload size: the file's total usable bytes.
     public let maxPayload: Int
 
+    /// Upper bound on child and overflow page numbers: the larger of the file's real page count and the
+    /// size page 1's header claims (offset 28). A truncated file keeps intact pages that point past its new
+    /// end; those pointers are plausible (the header says the file was that long), so the page is kept and
+    /// only the missing child or chain is lost. The claim is capped at SQLite's 2^30 pages.
+    public let maxPage: UInt32
+
     /// Creates a walker.
     public init(source: PageSource) {
         self.source = source
-        let total = Int(source.pageCount).multipliedReportingOverflow(by: source.usableSize)
+        var claimed: UInt32 = 0
+        if source.pageCount >= 1, case .success(let page1) = source.page(1), let size = ByteView(page1).u32(28),
+            size <= 1 << 30
+        {
+            claimed = size
+        }
+        maxPage = max(source.pageCount, claimed)
+        let total = Int(maxPage).multipliedReportingOverflow(by: source.usableSize)
         maxPayload = total.overflow ? Int(Int32.max) : min(total.partialValue, Int(Int32.max))
     }
 
@@ -49,7 +81,7 @@ public struct TreeWalker {
     /// Parses already-read plaintext page bytes as a B-tree page with all its cells.
     public func parse(bytes: [UInt8], pageNumber: UInt32) -> Result<(page: BTreePage, cells: [BTreeCell]), WalkFailure> {
         guard let page = BTreePage(bytes: bytes, pageNumber: pageNumber, usableSize: source.usableSize),
-            let cells = page.cells(maxPayload: maxPayload, maxPage: source.pageCount)
+            let cells = page.cells(maxPayload: maxPayload, maxPage: maxPage)
         else { return .failure(.malformed) }
         return .success((page, cells))
     }
@@ -74,18 +106,24 @@ public struct TreeWalker {
         var stack = [Pending(page: root, depth: 0, low: nil, high: nil)]
         var isTable = expectTable
         while let next = stack.popLast() {
+            let hole = KeyRange(low: next.low, high: next.high)
             guard next.page >= 1, next.page <= source.pageCount, next.depth <= 40,
                 !visited.contains(next.page)
-            else { continue }
+            else {
+                stats.holes.append(hole)
+                continue
+            }
             let parsed: (page: BTreePage, cells: [BTreeCell])
             switch parse(next.page) {
             case .failure(.unreadable):
                 visited.insert(next.page)
                 stats.pagesUnreadable += 1
                 stats.unreadablePages.append(next.page)
+                stats.holes.append(hole)
                 continue
             case .failure(.malformed):
                 stats.pagesRejected += 1
+                stats.holes.append(hole)
                 continue
             case .success(let value):
                 parsed = value
@@ -93,10 +131,12 @@ public struct TreeWalker {
             let type = parsed.page.type
             if let isTable, isTable != type.isTable {
                 stats.pagesRejected += 1
+                stats.holes.append(hole)
                 continue
             }
             if type.isTable, !TreeWalker.keysWithin(parsed.cells, low: next.low, high: next.high) {
                 stats.pagesRejected += 1
+                stats.holes.append(hole)
                 continue
             }
             isTable = type.isTable

@@ -6,8 +6,10 @@
 //
 // Page size detection:
 // - Plaintext: header bytes 16–17 (1 means 65536) when page 1 carries the SQLite magic and a power of two
-//   in 512…65536; reserve from byte 20. If page 1 is damaged, every candidate size that fits the file is
-//   scored by how many of the first pages look like B-tree pages.
+//   in 512…65536; reserve from byte 20. If the magic is damaged, every candidate size that fits the file is
+//   scored by the share of sampled pages that look like B-tree pages; bytes 16–17 win among the sizes
+//   scoring within 3/4 of the best, else the smallest of those (a multiple of the true size scores as well
+//   as the true size, since it too reads pages at true page boundaries).
 // - Encrypted: the size is not stored in clear. Candidates 512…65536 (those dividing the file size first)
 //   are tried and the one at which page 1's HMAC verifies wins. If page 1 fails at every size, other pages
 //   are sampled: one that verifies proves the key right and page 1 damaged. If none verifies anywhere, the
@@ -266,25 +268,37 @@ public final class DatabaseFile: PageSource {
                 return (size, Int(reserve), false)
             }
         }
-        // Header damaged: score each candidate by how many sampled pages parse as B-tree page headers.
-        var best: (size: Int, score: Int)?
+        // Magic damaged: score each candidate by the share of sampled pages that parse as B-tree page
+        // headers. A multiple of the true size reads true pages at every offset it tries and scores about as
+        // well as the true size (a smaller size mostly lands mid-page and scores badly), so every size within
+        // 3/4 of the best share qualifies; header bytes 16–17 win among them when they are a power of two
+        // (flip-salt and a damaged magic leave them intact), else the smallest qualifying size.
+        var shares: [(size: Int, share: Double)] = []
         for size in orderedCandidates(fileSize: fileSize, preferred: nil) {
             let count = UInt32(clamping: fileSize / UInt64(size))
-            var score = 0
+            var sampled = 0
+            var valid = 0
             for pageNumber in samplePages(count: count) {
                 let offset = UInt64(pageNumber - 1) * UInt64(size)
                 guard let raw = read(fd, offset: offset, count: size) else { continue }
+                sampled += 1
                 if BTreePageHeader(page: ByteView(raw), pageNumber: pageNumber, usableSize: size) != nil {
-                    score += 1
+                    valid += 1
                 }
             }
-            if score > (best?.score ?? 0) { best = (size, score) }
+            if valid > 0 { shares.append((size, Double(valid) / Double(sampled))) }
         }
-        guard let best else {
+        guard let best = shares.map(\.share).max() else {
             if Array(head.prefix(16)) != sqliteMagic { throw .keyRequired }
             throw .unknownPageSize
         }
-        return (best.size, 0, true)
+        let qualifying = shares.filter { $0.share >= 0.75 * best }.map(\.size).sorted()
+        if let raw = view.u16(16), qualifying.contains(raw == 1 ? 65536 : Int(raw)) {
+            let size = raw == 1 ? 65536 : Int(raw)
+            let reserve = Int(view.u8(20) ?? 0)
+            return (size, reserve < size - 480 ? reserve : 0, true)
+        }
+        return (qualifying.first ?? 4096, 0, true)
     }
 
     /// Reads exactly `count` bytes at `offset`, or returns `nil`.

@@ -1,8 +1,17 @@
 // OrphanAdoption — deciding which table an orphan page belongs to.
 //
 // An orphan is an authenticated, well-formed leaf page that no B-tree walk reached (its parent was
-// destroyed). It is attributed by evidence, never by guesswork:
-// 1. Fit (required): every record of the page must fit the table (RowFit: column count, NULL rowid alias,
+// destroyed) — or a stale page: a free page of a plaintext file keeps its deleted rows, and when the
+// freelist is lost (damaged trunk, header gone) nothing marks it free. Resurrecting a row is worse than
+// losing one, so a doubtful orphan is dropped. It is attributed by evidence, never by guesswork:
+// 1. Room (required): a live leaf of table T can only be orphaned where T's own walk failed. A table whose
+//    tree was walked without a gap has no orphan leaves; otherwise every key of the page must lie inside
+//    one hole (the key range (low, high] of a subtree the walk could not use, known from the interior
+//    cells above it). WITHOUT ROWID tables (index trees, whose keys are records) only need some hole.
+//    A record shorter than T's column count (legal after ALTER TABLE ADD COLUMN) needs T's own tree to
+//    hold short records too: SQLite writes every column, so otherwise it is another table's (a dropped
+//    `drafts(id, conversation_id, body)` leaf fits `messages` as a short record).
+//    Fit (required): every record of the page must fit the table (RowFit: column count, NULL rowid alias,
 //    affinities). A table that one record does not fit is not a candidate.
 // 2. Score among fitting tables:
 //    +4 every record has exactly the table's column count (short records are legal but weaker evidence);
@@ -10,11 +19,19 @@
 //    +3 the page's rowid range falls in a gap between the table's reached leaves (or the table reached
 //       none), −6 it overlaps a reached leaf's range (those rowids already have an owner there);
 //    +2 a neighbouring page (±1) is a reached leaf of the table (SQLite allocates tree pages together).
-// 3. An index-format page is also the format of every real index. If a real index's records could have
-//    the page's field count, the page may be that index's, and is ignored rather than adopted into a
-//    WITHOUT ROWID table: permuted index entries must never become rows.
-// 4. The single best score wins. No fitting table, or a tie for best, sends the page to an inferred table
-//    (`recovered_N`), grouped with other unattributed pages of the same shape.
+// 3. An index-format page is also the format of every real index. If every record of the page could be an
+//    entry of a real index (same width, every field fitting the indexed column's affinity, a rowid table's
+//    trailing rowid an integer naming a row that was salvaged or may have been lost in a hole of the
+//    table's walk — IndexShape), the page may be that index's, and is ignored rather than
+//    adopted into a WITHOUT ROWID table: permuted index entries must never become rows. Width alone is not
+//    enough evidence: a WITHOUT ROWID table is often as wide as one of its indexes (receipts(message_id,
+//    reader, read_at) and its index on (reader, read_at) both have three fields), and losing its root
+//    would then lose every row.
+// 4. The single best score wins. A tie for best, or a page that fits a table without room in it, is
+//    dropped (`orphanPagesIgnored`). A page that fits no table at all goes to an inferred table
+//    (`recovered_N`, grouped with other pages of the same shape) — but only when it cannot be a free page:
+//    the freelist was walked completely, or there is no schema (page 1 lost; surviving freelist trunks
+//    found by scanning are claimed first, see FreePages).
 
 /// The evidence kept for one orphan page (no rows: rows are re-read when emitted, keeping memory bounded).
 struct OrphanSummary {
@@ -28,6 +45,8 @@ struct OrphanSummary {
     let classes: [Set<Character>]
     /// Candidate table indexes that every record fits, with their scores.
     var scores: [Int: Int] = [:]
+    /// Whether every record fits some table of the schema (with or without room for the page in it).
+    var fitsSomeTable = false
 }
 
 /// The rowid ranges of the leaves reached for one table.
@@ -65,6 +84,16 @@ enum OrphanScorer {
         case .text: return "t"
         case .blob: return "b"
         }
+    }
+
+    /// Rule 1: whether `table` has room for the page (a hole its keys fit in, no unexplained short record).
+    static func mayBelong(summary: OrphanSummary, table: TableDescription, holes: [KeyRange], sawShortRecord: Bool)
+        -> Bool
+    {
+        if !sawShortRecord, summary.fieldCounts.contains(where: { $0 < table.columns.count }) { return false }
+        if table.withoutRowid { return !holes.isEmpty }
+        guard let low = summary.minRowid, let high = summary.maxRowid else { return false }
+        return holes.contains { $0.contains(first: low, last: high) }
     }
 
     static func score(summary: OrphanSummary, table: TableDescription, reached: ReachedRanges) -> Int {
@@ -125,40 +154,85 @@ struct InferredGrouping {
     }
 
     /// The table description for group `index`, named `recovered_<index+1>`.
-    static func table(index: Int, group: Group) -> TableDescription {
-        let name = "recovered_\(index + 1)"
+    /// With `withoutRowid` (index-format records: a WITHOUT ROWID table's rows), the table is WITHOUT
+    /// ROWID keyed on every column — the real key is unknown, and the whole record is unique.
+    /// `taken` holds names already in use (lowercased); `_` is appended until the name is free.
+    static func table(index: Int, group: Group, withoutRowid: Bool = false, taken: Set<String> = []) -> TableDescription {
+        var name = "recovered_\(index + 1)"
+        while taken.contains(name.lowercased()) { name += "_" }
         let columns = (0..<max(1, group.fieldCount)).map {
             ColumnDescription(name: "c\($0 + 1)", declaredType: "", affinity: .blob)
         }
-        let sql = "CREATE TABLE \(name)(" + columns.map(\.name).joined(separator: ", ") + ")"
+        let list = columns.map(\.name).joined(separator: ", ")
+        let sql = withoutRowid
+            ? "CREATE TABLE \(name)(\(list), PRIMARY KEY(\(list))) WITHOUT ROWID" : "CREATE TABLE \(name)(\(list))"
         return TableDescription(
-            name: name, rootPage: 0, sql: sql, columns: columns, rowidAliasColumn: nil, withoutRowid: false,
-            primaryKeyColumns: [], isInferred: true)
+            name: name, rootPage: 0, sql: sql, columns: columns, rowidAliasColumn: nil, withoutRowid: withoutRowid,
+            primaryKeyColumns: withoutRowid ? Array(columns.indices) : [], isInferred: true)
+    }
+}
+
+/// The record shape of one real index: per field, the affinity its values were stored under (nil: any value,
+/// for an expression term or an unknown column), and whether the last field is a rowid (always an integer).
+struct IndexShape: Equatable {
+    var fields: [Affinity?]
+    var endsWithRowid: Bool
+    /// The indexed table's name (nil when unknown).
+    var table: String? = nil
+
+    /// Whether every record could be an entry of this index: same width, every field fits its column's
+    /// affinity (RowFit rules), and a rowid table's trailing rowid is an integer. Affinities are what tell a
+    /// WITHOUT ROWID table's rows from a same-width index's entries: the index permutes the columns, so its
+    /// fields rarely fit them in table order, and a row's fields rarely fit them in index order.
+    ///
+    /// Text fits a numeric column when it does not look numeric, so affinities alone often admit a row of
+    /// another table; the trailing rowid is sharper evidence: an index entry names a row of its table, whose
+    /// rowid was salvaged or lies where the table's walk left a hole (`rowidPlausible`).
+    func admits(_ records: [[SalvagedValue]], checkText: Bool, rowidPlausible: (Int64) -> Bool) -> Bool {
+        records.allSatisfy { fields in
+            guard fields.count == self.fields.count else { return false }
+            for (index, value) in fields.enumerated() {
+                if endsWithRowid, index == fields.count - 1 {
+                    guard case .integer(let rowid) = value, rowidPlausible(rowid) else { return false }
+                } else if let affinity = self.fields[index], !RowFit.fits(value, affinity, checkText: checkText) {
+                    return false
+                }
+            }
+            return true
+        }
     }
 }
 
 enum IndexShapes {
-    /// Field counts that records of the schema's real indexes can have: the indexed terms plus the rowid
-    /// (rowid tables) or plus the PRIMARY KEY columns not already indexed (WITHOUT ROWID tables). For an
-    /// automatic index (no SQL), every width from 2 to the table's column count + 1 is assumed.
-    static func widths(schema: Schema) -> Set<Int> {
-        var widths = Set<Int>()
+    /// The record shapes of the schema's real indexes: the indexed terms plus the rowid (rowid tables) or
+    /// plus the PRIMARY KEY columns not already indexed (WITHOUT ROWID tables). For an automatic index (no
+    /// SQL) or an index of an unknown table, every width from 2 to the table's column count + 1 is assumed,
+    /// with any value in any field.
+    static func shapes(schema: Schema) -> [IndexShape] {
+        var shapes: [IndexShape] = []
         for entry in schema.indexes {
             let table = schema.tables.first { $0.name.lowercased() == entry.tableName.lowercased() }
-            let columnCount = table?.columns.count ?? 0
-            guard let sql = entry.sql, let terms = indexedTerms(sql) else {
-                widths.formUnion(2...max(2, columnCount + 1))
+            guard let table, let sql = entry.sql, let terms = indexedTerms(sql) else {
+                let columnCount = table?.columns.count ?? 0
+                for width in 2...max(2, columnCount + 1) {
+                    shapes.append(IndexShape(fields: Array(repeating: nil, count: width), endsWithRowid: false))
+                }
                 continue
             }
-            if let table, table.withoutRowid {
+            func affinity(_ name: String) -> Affinity? {
+                table.columns.first { $0.name.lowercased() == name.lowercased() }?.affinity
+            }
+            var fields = terms.map(affinity)
+            if table.withoutRowid {
                 let indexed = Set(terms.map { $0.lowercased() })
                 let extra = table.primaryKeyColumns.filter { !indexed.contains(table.columns[$0].name.lowercased()) }
-                widths.insert(terms.count + extra.count)
+                fields += extra.map { table.columns[$0].affinity }
+                shapes.append(IndexShape(fields: fields, endsWithRowid: false))
             } else {
-                widths.insert(terms.count + 1)
+                shapes.append(IndexShape(fields: fields + [nil], endsWithRowid: true, table: table.name))
             }
         }
-        return widths
+        return shapes
     }
 
     /// The first token of each top-level term of `CREATE … INDEX name ON table(term, …)`.

@@ -18,6 +18,13 @@ public struct RepairReport: Sendable, Codable, Equatable {
     public var orphanLeavesInferred = 0
     /// Orphan index-format pages left unattributed (usually pages of real indexes, which are rebuilt).
     public var orphanPagesIgnored = 0
+    /// Orphan leaves attributed by backup repair material (stored bytes matched its checksum); also
+    /// counted in ``orphanLeavesAdopted``.
+    public var leavesFromMaterial = 0
+    /// Whether the schema came from backup repair material (sqlite_master unreadable in the file).
+    public var schemaFromMaterial = false
+    /// Whether the file's salt was replaced by the one kept in backup repair material.
+    public var saltFromMaterial = false
     /// Overflow chains rejected (unreadable page, wrong length, loop).
     public var overflowChainsBroken = 0
     /// Rows salvaged per table.
@@ -58,6 +65,9 @@ public struct RepairReport: Sendable, Codable, Equatable {
         case orphanLeavesAdopted = "orphan_leaves_adopted"
         case orphanLeavesInferred = "orphan_leaves_inferred"
         case orphanPagesIgnored = "orphan_pages_ignored"
+        case leavesFromMaterial = "leaves_from_material"
+        case schemaFromMaterial = "schema_from_material"
+        case saltFromMaterial = "salt_from_material"
         case overflowChainsBroken = "overflow_chains_broken"
         case tables
         case rowsSalvaged = "rows_salvaged"

@@ -8,11 +8,19 @@
 //    against the table (RowFit). Failures are dropped and counted — never stored truncated.
 // 3. Walk every real index from its root only to claim its pages (indexes are rebuilt, not salvaged).
 // 4. Claim the freelist: freelist pages are never scanned, so deleted rows are never resurrected. Free
-//    space inside live pages is never read either — only cells named by the cell-pointer array.
+//    space inside live pages is never read either — only cells named by the cell-pointer array. When the
+//    freelist cannot be walked completely (FreePages), surviving trunks are found by scanning, and every
+//    orphan is treated as possibly free.
 // 5. Scan every unclaimed page. An authenticated, well-formed leaf is an orphan: summarise it, score it
-//    against the tables (OrphanAdoption), then re-read and emit its rows into the winner or an inferred
-//    table. Duplicates resolve deterministically: a rowid (or WITHOUT ROWID key) already salvaged from a
-//    tree wins over an orphan's copy; between orphans the lower page number wins.
+//    against the tables (OrphanAdoption: only tables whose walk left a hole its keys fit in), then emit its
+//    rows into the winner or, when it fits no table and cannot be a free page, an inferred table.
+//    Duplicates resolve deterministically: a rowid (or WITHOUT ROWID key) already salvaged from a tree wins
+//    over an orphan's copy; between orphans the lower page number wins.
+// 6. With no schema, index-format orphans are a WITHOUT ROWID table's rows or an index's entries: once
+//    every rowid is known, pages whose records end in salvaged rowids are taken for indexes, the rest are
+//    inferred as WITHOUT ROWID tables.
+// Backup repair material (SalvageHints), when given, supplies the schema if sqlite_master is unreadable
+// and attributes orphan leaves whose stored bytes still match their recorded checksum.
 // Memory: one page at a time plus, per table, the set of salvaged keys and per-leaf rowid ranges, and one
 // small summary per orphan page. No row is kept after it is handed to the sink.
 
@@ -33,6 +41,9 @@ public final class Salvager {
     public let source: PageSource
     /// The WAL overlay, if a WAL was found.
     public let wal: WALOverlay?
+    /// Evidence from backup repair material (schema, leaf checksums), used only where the file's own
+    /// structure is lost; see ``SalvageHints``.
+    public var hints: SalvageHints?
 
     /// Opens `path` and, when `useWAL` is true, its WAL: `walPath`, or `path-wal` when that exists.
     /// `salt` overrides a damaged salt (see ``DatabaseFile/init(path:key:settings:salt:)``).
@@ -65,6 +76,11 @@ public final class Salvager {
         var rowids = Set<Int64>()
         var keys = Set<[SalvagedValue]>()
         var reached = ReachedRanges()
+        /// Key ranges of the table's own tree that the walk could not reach: only there can an orphan leaf
+        /// of the table be live (see OrphanAdoption, rule 1).
+        var holes: [KeyRange] = []
+        /// Whether the tree held a record shorter than the table (ALTER TABLE ADD COLUMN happened).
+        var sawShortRecord = false
         var rows = 0
     }
 
@@ -92,7 +108,13 @@ public final class Salvager {
 
         var schema = Schema.read(from: source, visited: &claimed)
         report.schemaReadable = schema.isReadable
-        if !schema.isReadable {
+        if !schema.isReadable, let hints {
+            // sqlite_master is gone: the material's schema names the tables and their roots.
+            let unreadable = schema.unreadablePages
+            schema = hints.schema(pageCount: source.pageCount)
+            schema.unreadablePages = unreadable
+            report.schemaFromMaterial = true
+        } else if !schema.isReadable {
             schema.recoverOrphanLeaves(from: source, claimed: &claimed)
             report.schemaLeavesRecovered = schema.recoveredLeaves.count
         }
@@ -120,11 +142,13 @@ public final class Salvager {
                         report.rowsDropped += 1
                         continue
                     }
+                    if fields.count < table.columns.count { states[index].sawShortRecord = true }
                     try emit(row, tableIndex: index, sink: &sink)
                 }
             }
             claimed.formUnion(chainPages)
             badPages.formUnion(stats.unreadablePages)
+            states[index].holes = stats.holes
         }
 
         // 3. Real indexes: claim their pages and overflow chains.
@@ -144,14 +168,27 @@ public final class Salvager {
             badPages.formUnion(stats.unreadablePages)
         }
 
-        // 4. Freelist, pointer-map pages (auto-vacuum) and the lock-byte page: never data.
+        // 4. Freelist, pointer-map pages (auto-vacuum) and the lock-byte page: never data. When the freelist
+        // cannot be walked completely, surviving trunks are found by scanning (FreePages).
+        var freelistComplete = false
         if case .success(let page1) = source.page(1) {
             let header = ByteView(page1)
-            for (page, _) in PageRoles.freelist(source: source, header: header) { claimed.insert(page) }
+            let free = FreePages.fromHeader(source: source, header: header)
+            claimed.formUnion(free.pages)
+            freelistComplete = free.complete
             claimed.formUnion(PageRoles.pointerMapPages(source: source, header: header))
         }
         let lockByte = UInt32(clamping: (1 << 30) / source.pageSize + 1)
         claimed.insert(lockByte)
+        if !freelistComplete {
+            for (trunk, leaves) in FreePages.scanTrunks(source: source, skip: claimed, reached: claimed) {
+                claimed.insert(trunk)
+                claimed.formUnion(leaves)
+            }
+        }
+        // Unattributed leaves become inferred tables only when they cannot be free pages: the freelist is
+        // fully known, or there is no schema at all (page 1 lost; surviving trunks were claimed above).
+        let mayInfer = freelistComplete || !schema.isReadable
 
         // 5. Orphans. Every table's tree has been walked, so scores are final when a page is met: an adopted
         // page is emitted at once from the records already decoded (ascending page order, after all tree
@@ -161,7 +198,8 @@ public final class Salvager {
         var orphanChains = Set<UInt32>()
         var unparseable: [UInt32] = []
         var grouping = InferredGrouping()
-        let indexWidths = IndexShapes.widths(schema: schema)
+        var recordPages: [(summary: OrphanSummary, lastIntegers: [Int64]?)] = []
+        let indexShapes = IndexShapes.shapes(schema: schema)
         for pageNumber in 1...max(1, source.pageCount) where source.pageCount >= 1 {
             if claimed.contains(pageNumber) || orphanChains.contains(pageNumber) { continue }
             tick()
@@ -184,9 +222,19 @@ public final class Salvager {
                 if parsed.page.type != .tableInterior, !parsed.cells.isEmpty { unparseable.append(pageNumber) }
                 continue
             }
-            let mayBeRealIndex = !summary.type.isTable && !summary.fieldCounts.isDisjoint(with: indexWidths)
-            if !mayBeRealIndex, let winner = OrphanScorer.winner(summary.scores) {
+            let mayBeRealIndex =
+                !summary.type.isTable
+                && indexShapes.contains { shape in
+                    shape.admits(records.compactMap(\.1), checkText: checkText) { rowid in
+                        guard let state = states.first(where: { $0.table.name == shape.table }) else { return true }
+                        return state.rowids.contains(rowid)
+                            || state.holes.contains { $0.contains(first: rowid, last: rowid) }
+                    }
+                }
+            let certain = materialOwner(of: pageNumber, summary: summary)
+            if let winner = certain ?? (mayBeRealIndex ? nil : OrphanScorer.winner(summary.scores)) {
                 report.orphanLeavesAdopted += 1
+                if certain != nil { report.leavesFromMaterial += 1 }
                 let table = states[winner].table
                 for (rowid, fields) in records {
                     guard let fields else {
@@ -200,9 +248,17 @@ public final class Salvager {
                     }
                     try emit(row, tableIndex: winner, sink: &sink)
                 }
-            } else if summary.type == .tableLeaf {
+            } else if summary.type == .tableLeaf, mayInfer, !summary.fitsSomeTable {
                 grouping.add(summary)
                 report.orphanLeavesInferred += 1
+            } else if !summary.type.isTable, !schema.isReadable, !summary.fitsSomeTable {
+                // No schema: a WITHOUT ROWID table's page, or an index's. Decided once every rowid is known.
+                let last = records.compactMap { $0.1?.last }
+                let integers = last.compactMap { value -> Int64? in
+                    if case .integer(let number) = value { return number }
+                    return nil
+                }
+                recordPages.append((summary, integers.count == last.count ? integers : nil))
             } else {
                 report.orphanPagesIgnored += 1
             }
@@ -210,11 +266,8 @@ public final class Salvager {
         report.pagesUnparseable = unparseable.filter { !orphanChains.contains($0) }.count
         var assignments: [(page: UInt32, table: Int)] = []
         for (index, group) in grouping.groups.enumerated() {
-            var table = InferredGrouping.table(index: index, group: group)
-            while states.contains(where: { $0.table.name.lowercased() == table.name.lowercased() }) {
-                table.name += "_"
-                table.sql = "CREATE TABLE \(table.name)(" + table.columns.map(\.name).joined(separator: ", ") + ")"
-            }
+            let table = InferredGrouping.table(
+                index: index, group: group, taken: Set(states.map { $0.table.name.lowercased() }))
             states.append(TableState(table: table))
             schema.tables.append(table)
             try sink.begin(table: table)
@@ -226,6 +279,9 @@ public final class Salvager {
                 assignment.page, tableIndex: assignment.table, walker: walker, overflow: overflow,
                 checkText: checkText, sink: &sink)
         }
+        try inferRecordTables(
+            recordPages, firstIndex: grouping.groups.count, schema: &schema, walker: walker, overflow: overflow,
+            checkText: checkText, sink: &sink)
 
         report.pagesBadHMAC = badPages.count
         report.pagesOk = max(0, report.pagesTotal - report.pagesBadHMAC)
@@ -244,6 +300,58 @@ public final class Salvager {
                     SalvageProgress(pagesScanned: pagesScanned, pagesTotal: report.pagesTotal, rowsSalvaged: report.rowsSalvaged))
             }
         }
+    }
+
+    /// Index-format orphan pages when there is no schema: each is a WITHOUT ROWID table's or an index's.
+    /// An index of a rowid table ends every entry with the rowid of a row; so a page whose records all end
+    /// with an integer, 90% of them a salvaged rowid (an index may still hold entries of rows lost with
+    /// their pages), is taken for an index and ignored (an index of a WITHOUT ROWID table ends with its key
+    /// columns, often the same integers — a message id, say: ignored too, and so may a real table be). The rest are grouped
+    /// by shape into inferred tables whose rows are the records, in record order, deduplicated.
+    private func inferRecordTables<Sink: SalvageSink>(
+        _ pages: [(summary: OrphanSummary, lastIntegers: [Int64]?)], firstIndex: Int, schema: inout Schema,
+        walker: TreeWalker, overflow: OverflowReader, checkText: Bool, sink: inout Sink
+    ) throws {
+        guard !pages.isEmpty else { return }
+        var rowids = Set<Int64>()
+        for state in states where !state.table.withoutRowid { rowids.formUnion(state.rowids) }
+        var grouping = InferredGrouping()
+        for page in pages {
+            if let last = page.lastIntegers, last.filter(rowids.contains).count * 10 >= last.count * 9 {
+                report.orphanPagesIgnored += 1
+                continue
+            }
+            grouping.add(page.summary)
+            report.orphanLeavesInferred += 1
+        }
+        var assignments: [(page: UInt32, table: Int)] = []
+        for (index, group) in grouping.groups.enumerated() {
+            let table = InferredGrouping.table(
+                index: firstIndex + index, group: group, withoutRowid: true,
+                taken: Set(states.map { $0.table.name.lowercased() }))
+            states.append(TableState(table: table))
+            schema.tables.append(table)
+            try sink.begin(table: table)
+            assignments += group.pages.map { ($0, states.count - 1) }
+        }
+        for assignment in assignments.sorted(by: { $0.page < $1.page }) {
+            try emitOrphan(
+                assignment.page, tableIndex: assignment.table, walker: walker, overflow: overflow,
+                checkText: checkText, sink: &sink)
+        }
+    }
+
+    /// The table the backup material attributes orphan page `pageNumber` to, when the page's stored bytes
+    /// still match the material's checksum, every record fits the table and the table has room for it
+    /// (see SalvageHints). The main file's image is what the checksum describes, so a page the WAL
+    /// overrides is left to scoring.
+    private func materialOwner(of pageNumber: UInt32, summary: OrphanSummary) -> Int? {
+        guard let hint = hints?.leafOwners[pageNumber], wal?.index.frames[pageNumber] == nil,
+            let owner = states.firstIndex(where: { $0.table.name == hint.name && !$0.table.isInferred }),
+            summary.scores[owner] != nil, let raw = file.rawPage(pageNumber),
+            SalvageHints.checksum(raw) == hint.checksum
+        else { return nil }
+        return owner
     }
 
     /// The decoded fields of a cell's full payload, or nil (overflow failures are counted).
@@ -318,13 +426,18 @@ public final class Salvager {
         }
         guard !records.isEmpty else { return nil }
         var summary = OrphanSummary(
-            pageNumber: page.pageNumber, type: page.type, minRowid: cells.first?.rowid, maxRowid: cells.last?.rowid,
+            pageNumber: page.pageNumber, type: page.type, minRowid: cells.compactMap(\.rowid).min(),
+            maxRowid: cells.compactMap(\.rowid).max(),
             fieldCounts: counts, classes: classes)
         for (index, state) in states.enumerated() where state.table.withoutRowid == !page.type.isTable {
             let fitsAll = records.allSatisfy {
                 RowFit.row(fields: $0.1, rowid: $0.0, table: state.table, checkText: checkText) != nil
             }
-            if fitsAll {
+            guard fitsAll else { continue }
+            summary.fitsSomeTable = true
+            if OrphanScorer.mayBelong(summary: summary, table: state.table, holes: state.holes,
+                                      sawShortRecord: state.sawShortRecord)
+            {
                 summary.scores[index] = OrphanScorer.score(summary: summary, table: state.table, reached: state.reached)
             }
         }
@@ -339,8 +452,16 @@ public final class Salvager {
         let table = states[tableIndex].table
         var chainPages: [UInt32] = []
         for cell in parsed.cells {
-            guard let fields = payloadFields(cell, overflow: overflow, chainPages: &chainPages),
-                let row = RowFit.row(fields: fields, rowid: cell.rowid, table: table, checkText: checkText)
+            guard let fields = payloadFields(cell, overflow: overflow, chainPages: &chainPages) else {
+                report.rowsDropped += 1
+                continue
+            }
+            // An inferred table of index-format records: the record is the row (BLOB affinity), keyed on every
+            // column, so a record of another width or with a NULL (never in a key) is not one of its rows.
+            let inferredRecord = table.isInferred && table.withoutRowid
+            let recordFits = fields.count == table.columns.count && !fields.contains(.null)
+            guard let row = inferredRecord ? (recordFits ? SalvagedRow(rowid: nil, values: fields) : nil)
+                    : RowFit.row(fields: fields, rowid: cell.rowid, table: table, checkText: checkText)
             else {
                 report.rowsDropped += 1
                 continue

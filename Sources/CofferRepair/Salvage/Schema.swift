@@ -31,6 +31,15 @@ public struct SchemaEntry: Sendable, Codable, Equatable {
     public var rootPage: UInt32
     /// Its SQL (nil for automatic indexes).
     public var sql: String?
+
+    /// Creates an entry (as read from sqlite_master, or from backup repair material).
+    public init(kind: SchemaEntryKind, name: String, tableName: String, rootPage: UInt32, sql: String?) {
+        self.kind = kind
+        self.name = name
+        self.tableName = tableName
+        self.rootPage = rootPage
+        self.sql = sql
+    }
 }
 
 /// A table to salvage into.
