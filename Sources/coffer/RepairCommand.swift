@@ -27,6 +27,8 @@ struct RepairCommand: ParsableCommand {
 
     @OptionGroup var key: KeyOptions
 
+    @OptionGroup var compat: CipherCompatOptions
+
     @Option(help: "The WAL file to read (default: INPUT-wal when it exists).")
     var wal: String?
 
@@ -50,10 +52,10 @@ struct RepairCommand: ParsableCommand {
         guard FileManager.default.fileExists(atPath: input) else {
             throw CLIFailure(status: .failure, message: "no such file: \(input)")
         }
-        let encryption = try key.encryption()
-        let salvager = try openInput(encryption: encryption)
+        let encryption = try compat.inputEncryption(key)
+        let salvager = Salvager(file: try compat.openFile(input, key: key), walPath: wal)
         let outputEncryption: Encryption = plaintextOutput ? .none : encryption
-        let cipher = CipherOptions(pageSize: salvager.file.pageSize, kdfIterations: key.kdfIterations)
+        let cipher = compat.outputCipher(for: salvager.file, key: key)
         let temporary = output + ".coffer-partial"
         removeDatabaseFiles(temporary)
         let progress = ProgressBar(enabled: Terminal.stderrIsTerminal)
@@ -135,7 +137,7 @@ struct RepairCommand: ParsableCommand {
 
     static func summary(_ report: RepairReport, input: String, output: String, pageOneDamaged: Bool) -> String {
         var parts = [
-            "repaired \(input) → \(output): \(report.rowsSalvaged) rows salvaged in \(report.tables.count) tables",
+            "repaired \(input) (\(report.profile)) → \(output): \(report.rowsSalvaged) rows salvaged in \(report.tables.count) tables",
             "\(report.rowsDropped) dropped",
             "\(report.pagesOk)/\(report.pagesTotal) pages ok, \(report.pagesBadHMAC) failed HMAC, \(report.pagesUnparseable) unparseable",
             "\(report.orphanLeavesAdopted) orphan leaves adopted",
