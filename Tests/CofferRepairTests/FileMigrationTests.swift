@@ -78,7 +78,7 @@ final class FileMigrationTests: XCTestCase {
         let result = try FileMigration.run(file: file, output: output, encryption: .passphrase("new"))
         XCTAssertTrue(result.verified)
         XCTAssertEqual(result.inputProfile, "plaintext")
-        XCTAssertEqual(try Shell.run("sqlcipher", output, "PRAGMA key='new';\nSELECT b FROM t ORDER BY a; PRAGMA user_version;"), "x\ny\n3\n")
+        XCTAssertEqual(try Shell.run("sqlcipher", output, "PRAGMA key='new'; PRAGMA cipher_page_size=4096;\nSELECT b FROM t ORDER BY a; PRAGMA user_version;"), "x\ny\n3\n")
         XCTAssertFalse(try Data(contentsOf: URL(fileURLWithPath: output)).starts(with: Array("SQLite format 3".utf8)))
     }
 

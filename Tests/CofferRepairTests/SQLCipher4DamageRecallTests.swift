@@ -7,17 +7,17 @@ import XCTest
 /// and what the repair engine gets back, against the ground truth: per damage kind, the recall and zero
 /// junk or altered rows. Each kind prints one `[recall]` line (figures for the README).
 final class SQLCipher4DamageRecallTests: XCTestCase {
-    private let name = "v4-4096.db"
+    private let fixtureName = "v4-4096.db"
     private let key = KeyMaterial.passphrase("pw-v4-4096")
     private let truthCount = 1200 + 20
 
     private func pristineRoles() throws -> [PageInfo] {
-        PageRoles.classify(try ProfileDetection.open(path: SQLCipherFixtures.path(name), key: key))
+        PageRoles.classify(try ProfileDetection.open(path: SQLCipherFixtures.path(fixtureName), key: key))
     }
 
     /// rowid → set of pages (its leaf and overflow pages) in the pristine file, for msgs.
     private func msgsPages() throws -> [Int64: Set<UInt32>] {
-        let file = try ProfileDetection.open(path: SQLCipherFixtures.path(name), key: key)
+        let file = try ProfileDetection.open(path: SQLCipherFixtures.path(fixtureName), key: key)
         var visited = Set<UInt32>()
         let schema = Schema.read(from: file, visited: &visited)
         let root = try XCTUnwrap(schema.tables.first { $0.name == "msgs" }?.rootPage)
@@ -42,7 +42,7 @@ final class SQLCipher4DamageRecallTests: XCTestCase {
     /// Salvages the damaged copy; asserts no junk or altered row; returns msgs rows recovered and recall.
     private func run(_ kind: String, damage: (String) throws -> Void) throws -> (msgs: Set<[SalvagedValue]>, recall: Double) {
         let dir = try TemporaryDirectory()
-        let path = try SQLCipherFixtures.copy(name, to: dir)
+        let path = try SQLCipherFixtures.copy(fixtureName, to: dir)
         try damage(path)
         let file = try ProfileDetection.open(path: path, key: key)
         XCTAssertEqual(file.settings.name, "sqlcipher4", kind)
@@ -90,7 +90,7 @@ final class SQLCipher4DamageRecallTests: XCTestCase {
     }
 
     func testTruncatedFileKeepsEveryRowWhosePagesSurvive() throws {
-        let file = try ProfileDetection.open(path: SQLCipherFixtures.path(name), key: key)
+        let file = try ProfileDetection.open(path: SQLCipherFixtures.path(fixtureName), key: key)
         let keep = UInt32(file.pageCount) * 6 / 10
         let (msgs, _) = try run("truncated to \(keep) of \(file.pageCount) pages") { path in
             let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path))

@@ -104,6 +104,8 @@ if __name__ == "__main__":
         simple("v4-%d.db" % size, "pw-v4-%d" % size, 200, pragmas=("PRAGMA cipher_page_size = %d" % size,))
     simple("v4-rawkey.db", "x'%s'" % RAW_KEY, 200)
     # A custom combination no generation uses: SHA-512 KDF with 12345 rounds, HMAC-SHA1, 2048-byte pages.
+    # Set after the key, as apps do: the codec lays pages out for reserve 48, but the header keeps 80 (the
+    # B-tree reserve), which the reader must take from page 1 (DatabaseFile.btreeReserve).
     simple("custom.db", "pw-custom", 200, pragmas=(
         "PRAGMA kdf_iter = 12345", "PRAGMA cipher_hmac_algorithm = HMAC_SHA1",
         "PRAGMA cipher_kdf_algorithm = PBKDF2_HMAC_SHA512", "PRAGMA cipher_page_size = 2048"))
