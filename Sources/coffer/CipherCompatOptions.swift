@@ -30,6 +30,9 @@ struct CipherCompatOptions: ParsableArguments {
     @Option(name: .customLong("raw-key-file"), help: "Read a raw 256-bit key (64 hex digits, or x'…') from this file instead of a passphrase.")
     var rawKeyFile: String?
 
+    @Flag(name: .customLong("page-decoder"), help: "Read through Coffer's page decoder even when the linked SQLCipher could (info, verify).")
+    var forcePageDecoder = false
+
     func validate() throws {
         if let compat, !(1...4).contains(compat) { throw ValidationError("--cipher-compat must be 1, 2, 3 or 4") }
         if let reserve, !(0...255).contains(reserve) || reserve % 16 != 0 {
@@ -49,6 +52,7 @@ struct CipherCompatOptions: ParsableArguments {
     /// Whether the options name a format only the page decoder reads (anything but SQLCipher 3 as the linked
     /// library reads it: SHA-1 KDF, SHA-1 HMAC, reserve 48), or a raw key given as a file.
     func needsPageDecoder(_ key: KeyOptions) -> Bool {
+        if forcePageDecoder { return true }
         guard let settings = explicitSettings(key) else { return rawKeyFile != nil }
         return rawKeyFile != nil || settings.kdfAlgorithm != .sha1 || settings.hmacAlgorithm != .sha1
             || settings.reserveBytes != 48

@@ -132,7 +132,7 @@ final class CipherCompatCommandTests: XCTestCase {
         XCTAssertEqual(rawResult.status, 0, rawResult.stderr)
         let rawCheck = try Shell.run(
             "/usr/bin/sqlcipher", ["-batch", raw],
-            input: "PRAGMA key = \"x'\(String(repeating: "0123456789abcdef", count: 4))'\";\nSELECT count(*) FROM msgs;\n")
+            input: "PRAGMA key = \"x'\(String(repeating: "0123456789abcdef", count: 4))'\";\nPRAGMA cipher_page_size = 4096;\nSELECT count(*) FROM msgs;\n")
         XCTAssertEqual(rawCheck.stdout, "200\n", rawCheck.stderr)
 
         let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: db))
