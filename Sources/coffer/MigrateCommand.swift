@@ -88,7 +88,8 @@ struct MigrateCommand: ParsableCommand {
             encoder.outputFormatting = [.sortedKeys]
             print(String(decoding: try encoder.encode(result), as: UTF8.self))
         } else {
-            print("migrated \(input) (\(ProfileDetection.describe(file))) → \(output) (Coffer, \(outputEncryption.isEncrypted ? "encrypted" : "plaintext"))")
+            print("migrated \(input) → \(output) (Coffer format, \(outputEncryption.isEncrypted ? "encrypted" : "plaintext"))")
+            print("  input: \(ProfileDetection.describe(file))")
             let width = result.checks.map(\.table.count).max() ?? 0
             for check in result.checks {
                 let name = check.table.padding(toLength: width, withPad: " ", startingAt: 0)
