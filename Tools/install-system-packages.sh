@@ -6,6 +6,8 @@
 # corpus's baseline for plaintext files. Needs root (or sudo) the first time; does
 # nothing when everything is present.
 set -e
+# The SQLCipher 4.12 producer for the repair throughput figures (optional: tests skip without it).
+python3 -c 'import sqlcipher3' >/dev/null 2>&1 || pip install sqlcipher3-binary >/dev/null 2>&1 || true
 if [ -f /usr/include/sqlcipher/sqlite3.h ] && [ -f /usr/include/openssl/evp.h ] && command -v sqlcipher >/dev/null 2>&1 && command -v sqlite3 >/dev/null 2>&1; then
     exit 0
 fi

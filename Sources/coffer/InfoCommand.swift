@@ -14,10 +14,13 @@ struct InfoCommand: ParsableCommand {
 
     @OptionGroup var key: KeyOptions
 
+    @OptionGroup var compat: CipherCompatOptions
+
     @Flag(help: "Print one JSON object instead of text.")
     var json = false
 
     func run() throws {
+        if compat.needsPageDecoder(key) { return try runDecoded() }
         var configuration = try key.configuration()
         configuration.readOnly = true
         configuration.readerCount = 0
@@ -27,6 +30,7 @@ struct InfoCommand: ParsableCommand {
             defer { try? database.close() }
             info = try database.info()
         } catch {
+            if CLIFailure.isWrongPassphrase(error), !compat.isExplicit(key) { return try runDecoded() }
             throw CLIFailure(error, opening: self.database)
         }
         if json {

@@ -17,8 +17,11 @@ struct KeyOptions: ParsableArguments {
     @Option(name: .customLong("page-size"), help: "Cipher page size in bytes (default 4096; repair detects it).")
     var pageSize: Int?
 
-    @Option(name: .customLong("kdf-iter"), help: "PBKDF2 iterations.")
-    var kdfIterations: Int = CipherOptions().kdfIterations
+    @Option(name: .customLong("kdf-iter"), help: "PBKDF2 iterations (default 64000, Coffer's; detected on input files).")
+    var kdfIterationsOption: Int?
+
+    /// The iterations given, or Coffer's default.
+    var kdfIterations: Int { kdfIterationsOption ?? CipherOptions().kdfIterations }
 
     func validate() throws {
         if [passphraseFile != nil, passphraseEnv != nil, prompt].filter({ $0 }).count > 1 {

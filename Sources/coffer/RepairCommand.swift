@@ -30,6 +30,8 @@ struct RepairCommand: ParsableCommand {
 
     @OptionGroup var key: KeyOptions
 
+    @OptionGroup var compat: CipherCompatOptions
+
     @Option(help: "The WAL file to read (default: INPUT-wal when it exists).")
     var wal: String?
 
@@ -58,22 +60,23 @@ struct RepairCommand: ParsableCommand {
         guard FileManager.default.fileExists(atPath: input) else {
             throw CLIFailure(status: .failure, message: "no such file: \(input)")
         }
-        let encryption = try key.encryption()
+        let encryption = try compat.inputEncryption(key)
         let material = try loadMaterial(encryption: encryption)
-        let salvager: Salvager
+        let file: DatabaseFile
         var saltFromMaterial = false
         do {
-            salvager = try openInput(encryption: encryption, salt: nil, pageSize: key.pageSize)
+            file = try compat.openFile(input, key: key)
         } catch let failure as CLIFailure {
             // Every page failing with the file's own salt: the material's copy of the salt may still work
             // (a wrong salt authenticates nothing, so trying it cannot produce a row).
             guard let salt = material?.databaseSalt, salt.count == 16 else { throw failure }
-            salvager = try openInput(encryption: encryption, salt: [UInt8](salt), pageSize: key.pageSize ?? material?.pageSize)
+            file = try compat.openFile(input, key: key, salt: [UInt8](salt))
             saltFromMaterial = true
         }
+        let salvager = Salvager(file: file, walPath: wal)
         if let material { salvager.hints = Self.hints(material) }
         let outputEncryption: Encryption = plaintextOutput ? .none : encryption
-        let cipher = CipherOptions(pageSize: salvager.file.pageSize, kdfIterations: key.kdfIterations)
+        let cipher = compat.outputCipher(for: salvager.file, key: key)
         let temporary = output + ".coffer-partial"
         removeDatabaseFiles(temporary)
         let progress = ProgressBar(enabled: Terminal.stderrIsTerminal)
@@ -137,56 +140,13 @@ struct RepairCommand: ParsableCommand {
         return SalvageHints(schemaEntries: entries, leaves: leaves)
     }
 
-    /// Opens INPUT for salvage, turning key problems into the documented exit codes and messages.
-    private func openInput(encryption: Encryption, salt: [UInt8]?, pageSize: Int?) throws -> Salvager {
-        var settings = CipherSettings.plaintext
-        var material: KeyMaterial?
-        switch encryption {
-        case .none:
-            break
-        case .passphrase(let text):
-            material = .passphrase(text)
-        case .passphraseData(let data):
-            material = .passphrase([UInt8](data))
-        case .rawKey(let data):
-            material = .rawKey([UInt8](data))
-        }
-        if material != nil {
-            settings = .sqlcipher3
-            settings.kdfRounds = key.kdfIterations
-        }
-        settings.pageSize = pageSize
-        do {
-            return try Salvager(path: input, key: material, settings: settings, salt: salt, walPath: wal)
-        } catch let error as DatabaseFileError {
-            switch error {
-            case .wrongKey:
-                throw CLIFailure(
-                    status: .wrongPassphrase,
-                    message: "wrong passphrase: no page of \(input) authenticates with this key at any page size (page 1 and a sample of other pages checked)")
-            case .saltDamagedOrWrongKey:
-                throw CLIFailure(
-                    status: .failure,
-                    message: "no page of \(input) authenticates, and its salt (the first 16 bytes, which every page key depends on) looks damaged: either the salt is destroyed or the passphrase is wrong. Nothing can be decrypted from the passphrase alone.")
-            case .keyRequired:
-                throw CLIFailure(status: .usage, message: "\(input) is not a plaintext SQLite file: give its passphrase (--passphrase-file or --passphrase-env)")
-            case .cannotOpen(let reason):
-                throw CLIFailure(status: .failure, message: "cannot read \(input): \(reason)")
-            case .tooSmall, .unknownPageSize:
-                throw CLIFailure(status: .failure, message: "nothing could be salvaged: \(input) holds no recognisable page (\(error))")
-            case .invalidRawKey, .keyDerivationFailed:
-                throw CLIFailure(status: .usage, message: "unusable key: \(error)")
-            }
-        }
-    }
-
     private func removeDatabaseFiles(_ path: String) {
         for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 
     static func summary(_ report: RepairReport, input: String, output: String, pageOneDamaged: Bool) -> String {
         var parts = [
-            "repaired \(input) → \(output): \(report.rowsSalvaged) rows salvaged in \(report.tables.count) tables",
+            "repaired \(input) (\(report.profile)) → \(output): \(report.rowsSalvaged) rows salvaged in \(report.tables.count) tables",
             "\(report.rowsDropped) dropped",
             "\(report.pagesOk)/\(report.pagesTotal) pages ok, \(report.pagesBadHMAC) failed HMAC, \(report.pagesUnparseable) unparseable",
             "\(report.orphanLeavesAdopted) orphan leaves adopted",

@@ -16,11 +16,15 @@ struct VerifyCommand: ParsableCommand {
 
     @OptionGroup var key: KeyOptions
 
+    @OptionGroup var compat: CipherCompatOptions
+
     func run() throws {
+        if compat.needsPageDecoder(key) { return try runDecoded() }
         let report: VerificationReport
         do {
             report = try Database.verify(path: database, configuration: try key.configuration())
         } catch {
+            if CLIFailure.isWrongPassphrase(error), !compat.isExplicit(key) { return try runDecoded() }
             throw CLIFailure(error, opening: database)
         }
         if json {

@@ -140,7 +140,7 @@ public final class DatabaseFile: PageSource {
             pageOneDamaged = found.pageOneDamaged
             self.settings = settings.with(pageSize: found.pageSize)
             decoder = PageDecoder(settings: self.settings, keys: keys, pageSize: found.pageSize)
-            usableSize = found.pageSize - settings.reserveBytes
+            usableSize = found.pageSize - DatabaseFile.btreeReserve(fd: handle.fileDescriptor, decoder: decoder, pageOneDamaged: found.pageOneDamaged)
         } else {
             salt = []
             let found = try DatabaseFile.detectPlaintext(fd: handle.fileDescriptor, fileSize: size, head: head)

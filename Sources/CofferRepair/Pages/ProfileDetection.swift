@@ -1,0 +1,144 @@
+// ProfileDetection — finds which SQLCipher generation (and page size) wrote a file, from its key alone.
+//
+// Nothing in an encrypted file says how it was written: the salt (bytes 0–15) is all that is in clear.
+// So each candidate profile is tried in turn, and the first one at which page 1's HMAC verifies at some
+// page size wins (when page 1 is damaged, another page's HMAC proves the key; see DatabaseFile). Profile 1
+// has no HMAC: it is accepted only when page 1 decrypts to a plausible SQLite header.
+//
+// Cost: a passphrase is stretched once per distinct (KDF, rounds) pair — profiles 1 and 2 share one
+// derivation — and the result is handed to DatabaseFile as a raw key, which only derives the 2-round HMAC
+// key. A raw key is never stretched. Candidates are tried cheapest-common first: SQLCipher 3 (Coffer's own
+// files), 4 (what apps ship today), 2, 1.
+//
+// A wrong passphrase fails every candidate at every page size: it is reported as the first candidate's
+// error (`.wrongKey`, or `.saltDamagedOrWrongKey` when the salt looks destroyed) — never as "unknown format".
+
+import Foundation
+
+/// Finds the cipher profile and page size of an encrypted database from its key.
+///
+/// ```swift
+/// let file = try ProfileDetection.open(path: "app.db", key: .passphrase("secret"))
+/// print(file.settings.name, file.pageSize)   // "sqlcipher4 4096"
+/// ```
+public enum ProfileDetection {
+    /// The profiles tried when none is given, in order, each with its page size left to detection.
+    public static let defaultCandidates: [CipherSettings] = [
+        CipherSettings.sqlcipher3, .sqlcipher4, .sqlcipher2, .sqlcipher1,
+    ].map { $0.with(pageSize: nil) }
+
+    /// Opens `path` with the first of `candidates` under which the file authenticates.
+    ///
+    /// - Parameters:
+    ///   - key: the passphrase or raw key.
+    ///   - candidates: profiles to try in order (their `pageSize`, when set, skips page-size detection).
+    ///   - salt: a known salt replacing the file's first 16 bytes (see ``DatabaseFile``).
+    /// - Returns: the opened file; `file.settings.name` names the profile found.
+    /// - Throws: ``DatabaseFileError``: `.wrongKey` when no candidate authenticates any page.
+    public static func open(
+        path: String, key: KeyMaterial, candidates: [CipherSettings] = defaultCandidates, salt: [UInt8]? = nil
+    ) throws(DatabaseFileError) -> DatabaseFile {
+        let fileSalt: [UInt8]
+        if let salt { fileSalt = salt } else { fileSalt = try readSalt(path) }
+        var derived: [DerivationKey: [UInt8]] = [:]
+        var firstError: DatabaseFileError?
+        for profile in candidates where profile.isEncrypted {
+            let material: KeyMaterial
+            switch key {
+            case .rawKey:
+                material = key
+            case .passphrase:
+                let slot = DerivationKey(algorithm: profile.kdfAlgorithm, rounds: profile.kdfRounds)
+                if let bytes = derived[slot] {
+                    material = .rawKey(bytes)
+                } else {
+                    let keys: DerivedKeys
+                    do { keys = try DerivedKeys(key: key, salt: fileSalt, settings: profile) } catch {
+                        throw .keyDerivationFailed
+                    }
+                    derived[slot] = keys.encryptionKeyBytes
+                    material = .rawKey(keys.encryptionKeyBytes)
+                }
+            }
+            do {
+                return try DatabaseFile(path: path, key: material, settings: profile, salt: fileSalt)
+            } catch {
+                switch error {
+                case .wrongKey, .saltDamagedOrWrongKey:
+                    if firstError == nil { firstError = error }
+                default:
+                    throw error
+                }
+            }
+        }
+        throw firstError ?? .wrongKey
+    }
+
+    /// A one-line description of what was found, for reports: "sqlcipher4 (PBKDF2-HMAC-SHA512 256000
+    /// rounds, HMAC-SHA512, 4096-byte pages, reserve 80)".
+    public static func describe(_ file: DatabaseFile) -> String {
+        describe(file.settings, pageSize: file.pageSize)
+    }
+
+    /// A one-line description of `settings` at `pageSize`.
+    public static func describe(_ settings: CipherSettings, pageSize: Int) -> String {
+        guard settings.isEncrypted else { return "plaintext, \(pageSize)-byte pages" }
+        let kdf = settings.kdfAlgorithm == .sha1 ? "PBKDF2-HMAC-SHA1" : "PBKDF2-HMAC-SHA512"
+        let hmac: String
+        switch settings.hmacAlgorithm {
+        case .none: hmac = "no HMAC"
+        case .sha1: hmac = "HMAC-SHA1"
+        case .sha512: hmac = "HMAC-SHA512"
+        }
+        return "\(settings.name) (\(kdf) \(settings.kdfRounds) rounds, \(hmac), \(pageSize)-byte pages, reserve \(settings.reserveBytes))"
+    }
+
+    private struct DerivationKey: Hashable {
+        let algorithm: KDFAlgorithm
+        let rounds: Int
+    }
+
+    private static func readSalt(_ path: String) throws(DatabaseFileError) -> [UInt8] {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw .cannotOpen(path) }
+        defer { try? handle.close() }
+        guard let head = DatabaseFile.read(handle.fileDescriptor, offset: 0, count: 16) else { throw .tooSmall }
+        return head
+    }
+}
+
+extension CipherSettings {
+    /// The settings of SQLCipher generation `version` (1–4) with the page size left to detection, or nil.
+    public static func compatibility(_ version: Int) -> CipherSettings? {
+        switch version {
+        case 1: return CipherSettings.sqlcipher1.with(pageSize: nil)
+        case 2: return CipherSettings.sqlcipher2.with(pageSize: nil)
+        case 3: return CipherSettings.sqlcipher3.with(pageSize: nil)
+        case 4: return CipherSettings.sqlcipher4.with(pageSize: nil)
+        default: return nil
+        }
+    }
+
+    /// The reserve SQLCipher uses for `hmac`: the 16-byte IV plus the HMAC, rounded up to 16.
+    public static func defaultReserve(for hmac: HMACAlgorithm) -> Int {
+        (16 + hmac.length + 15) / 16 * 16
+    }
+}
+
+extension DatabaseFile {
+    /// The reserve the B-tree layer uses: header byte 20 of page 1 when it authenticates and asks for more
+    /// than the codec's own reserve, else the codec's.
+    ///
+    /// The two differ in files SQLCipher 4 really writes: an app that sets `cipher_hmac_algorithm`,
+    /// `cipher_use_hmac` or `cipher_compatibility` *after* `PRAGMA key` gets pages whose IV and HMAC sit in
+    /// the last 48 (or 16) bytes while the header — and every B-tree formula SQLite applies — says 80. Using
+    /// the codec's reserve there would misplace every cell near the end of a page and every overflow chunk.
+    /// A header value below the codec's reserve, or leaving fewer than 480 usable bytes, is not believed.
+    static func btreeReserve(fd: Int32, decoder: PageDecoder, pageOneDamaged: Bool) -> Int {
+        let codec = decoder.settings.reserveBytes
+        guard !pageOneDamaged, let raw = read(fd, offset: 0, count: decoder.pageSize),
+            case .success(let page) = decoder.decode(raw, pageNumber: 1), let header = ByteView(page).u8(20)
+        else { return codec }
+        let reserve = Int(header)
+        return reserve > codec && decoder.pageSize - reserve >= 480 ? reserve : codec
+    }
+}
