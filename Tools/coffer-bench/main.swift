@@ -18,6 +18,9 @@ struct CofferBench: ParsableCommand {
     @Option(parsing: .upToNextOption, help: "Run only these workloads (W0 W1 W2 W3 W4 W4b W5 W6 W7).")
     var only: [String] = []
 
+    @Option(parsing: .upToNextOption, help: "Run only these implementations (raw-c coffer coffer-plain).")
+    var impl: [String] = []
+
     @Option(help: "Repetitions per figure (the median is reported).")
     var repetitions: Int = 3
 
@@ -45,7 +48,7 @@ struct CofferBench: ParsableCommand {
                 if json { Report.printJSON(measurement) }
             }
         }
-        for impl in Implementation.allCases {
+        for impl in Implementation.allCases where self.impl.isEmpty || self.impl.contains(impl.rawValue) {
             if wants("W0") { record(try writes.openCosts(impl)) }
             if wants("W1") { record([try writes.bulkInsert(impl)]) }
             if wants("W2") { record([try writes.singleRowTransactions(impl)]) }
