@@ -1,3 +1,4 @@
+import Coffer
 import Foundation
 
 /// One measured figure: a workload run by one implementation.
@@ -25,6 +26,16 @@ enum Implementation: String, CaseIterable {
 struct Harness {
     let repetitions: Int
     let directory: URL
+    /// The page cache of every connection, in KiB: Coffer's `cacheSizeKiB`, and `PRAGMA cache_size` on the
+    /// raw C connections, so that ratios measure the layer and not a cache-size difference.
+    let cacheKiB: Int
+
+    /// Coffer's configuration for `impl`: the README's (a passphrase, or none), with the bench cache size.
+    func configuration(_ impl: Implementation) -> Configuration {
+        var configuration = Configuration(encryption: impl.isEncrypted ? .passphrase(WriteWorkloads.passphrase) : .none)
+        configuration.cacheSizeKiB = cacheKiB
+        return configuration
+    }
 
     /// A fresh database path for one run.
     func freshPath(_ name: String) -> String {

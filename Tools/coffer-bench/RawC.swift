@@ -7,7 +7,8 @@ final class RawConnection {
     let handle: OpaquePointer
 
     /// Opens `path`, keyed with `key` (a passphrase, or a raw-key spec `x'…'`) when given.
-    init(path: String, key: String?, pageSize: Int = 4096, readOnly: Bool = false) throws {
+    /// `cacheKiB` sets `PRAGMA cache_size` (nil keeps SQLite's default, 2 MiB).
+    init(path: String, key: String?, pageSize: Int = 4096, readOnly: Bool = false, cacheKiB: Int? = nil) throws {
         var db: OpaquePointer?
         sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         guard let db else { throw BenchError("cannot open \(path)") }
@@ -17,6 +18,7 @@ final class RawConnection {
             exec("PRAGMA cipher_page_size = \(pageSize)")
         }
         exec("SELECT count(*) FROM sqlite_master")
+        if let cacheKiB { exec("PRAGMA cache_size = -\(cacheKiB)") }
         if !readOnly {
             exec("PRAGMA journal_mode = WAL")
             exec("PRAGMA synchronous = NORMAL")
@@ -27,6 +29,12 @@ final class RawConnection {
 
     func exec(_ sql: String) {
         sqlite3_exec(handle, sql, nil, nil, nil)
+    }
+
+    /// Steps a prepared statement once, throwing unless it returns `expected`.
+    func step(_ statement: OpaquePointer, expecting expected: Int32) throws {
+        let code = sqlite3_step(statement)
+        guard code == expected else { throw BenchError("step returned \(code): \(String(cString: sqlite3_errmsg(handle)))") }
     }
 
     func prepare(_ sql: String) throws -> OpaquePointer {

@@ -27,6 +27,14 @@ enum Report {
                     + format(raw, width: 14) + format(coffer, width: 17) + format(plain, width: 20)
                     + format(ratio, width: 15, decimals: 2) + format(encryption, width: 14, decimals: 2))
         }
+        // W6: what share of their solo throughput the readers keep while the writer runs.
+        for impl in Implementation.allCases {
+            let with = results.first { $0.workload == "W6-readers" && $0.impl == impl.rawValue }
+            let alone = results.first { $0.workload == "W6-readers-alone" && $0.impl == impl.rawValue }
+            if let with, let alone {
+                lines.append("W6 \(impl.rawValue): readers keep \(String(format: "%.0f", 100 * with.opsPerSecond / alone.opsPerSecond))% of their throughput while the writer runs")
+            }
+        }
         return lines.joined(separator: "\n")
     }
 

@@ -10,14 +10,12 @@ struct WriteWorkloads {
     var rowCount: Int { rows.count }
     static let passphrase = "benchmark passphrase"
 
-    static func configuration(_ impl: Implementation) -> Configuration {
-        Configuration(encryption: impl.isEncrypted ? .passphrase(passphrase) : .none)
-    }
+    func configuration(_ impl: Implementation) -> Configuration { harness.configuration(impl) }
 
     /// A database filled with `rows` rows, closed, for the read workloads and W0.
     func prepareDatabase(_ impl: Implementation, rows: Int) throws -> String {
         let path = harness.freshPath("fill")
-        let database = try Database(path: path, configuration: Self.configuration(impl))
+        let database = try Database(path: path, configuration: configuration(impl))
         try database.write { db in
             try db.executeScript(BenchRow.schema)
             let insert = try db.cachedStatement(sql: BenchRow.insertSQL)
@@ -51,13 +49,13 @@ struct WriteWorkloads {
             withExtendedLifetime(opened) {}
         case .coffer, .cofferPlain:
             first = try harness.median(setUp: {}, { _ in
-                let database = try Database(path: path, configuration: Self.configuration(impl))
+                let database = try Database(path: path, configuration: configuration(impl))
                 _ = try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM person") }
                 try database.close()
             })
             // A second reader while the first is busy: the pool opens one more, with the derived key.
             second = try harness.median(setUp: { () -> Database in
-                let database = try Database(path: path, configuration: Self.configuration(impl))
+                let database = try Database(path: path, configuration: configuration(impl))
                 _ = try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM person") }
                 return database
             }, { database in
@@ -91,7 +89,7 @@ struct WriteWorkloads {
     private func insert(_ impl: Implementation, path: String, rows: Int, perTransaction: Int) throws {
         switch impl {
         case .rawC:
-            let connection = try RawConnection(path: path, key: Self.passphrase)
+            let connection = try RawConnection(path: path, key: Self.passphrase, cacheKiB: harness.cacheKiB)
             connection.exec(BenchRow.schema)
             let begin = try connection.prepare("BEGIN IMMEDIATE"), commit = try connection.prepare("COMMIT")
             let insert = try connection.prepare(BenchRow.insertSQL)
@@ -107,7 +105,7 @@ struct WriteWorkloads {
                 sqlite3_step(commit); sqlite3_reset(commit)
             }
         case .coffer, .cofferPlain:
-            let database = try Database(path: path, configuration: Self.configuration(impl))
+            let database = try Database(path: path, configuration: configuration(impl))
             try database.write { try $0.executeScript(BenchRow.schema) }
             var next = 0
             while next < rows {

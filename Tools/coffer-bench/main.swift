@@ -1,4 +1,5 @@
 import ArgumentParser
+import Coffer
 import Foundation
 
 /// `coffer-bench`: every workload on raw SQLCipher C calls, Coffer encrypted and Coffer plaintext, in
@@ -14,19 +15,31 @@ struct CofferBench: ParsableCommand {
     @Flag(help: "Smaller counts: the whole run takes under a minute.")
     var quick = false
 
-    @Option(parsing: .upToNextOption, help: "Run only these workloads (W0 W1 W2…).")
+    @Option(parsing: .upToNextOption, help: "Run only these workloads (W0 W1 W2 W3 W4 W4b W5 W6 W7).")
     var only: [String] = []
+
+    @Option(parsing: .upToNextOption, help: "Run only these implementations (raw-c coffer coffer-plain).")
+    var impl: [String] = []
 
     @Option(help: "Repetitions per figure (the median is reported).")
     var repetitions: Int = 3
+
+    @Option(help: "Page cache per connection in KiB, for every implementation (default: Coffer's default).")
+    var cacheKib: Int = Configuration().cacheSizeKiB
 
     mutating func run() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-bench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let harness = Harness(repetitions: quick ? 1 : max(1, repetitions), directory: directory)
+        let harness = Harness(repetitions: quick ? 1 : max(1, repetitions), directory: directory, cacheKiB: cacheKib)
         let rows = BenchRow.generate(quick ? 10_000 : 100_000)
         let writes = WriteWorkloads(harness: harness, rows: rows, transactionCount: quick ? 500 : 2_000)
+        let reads = ReadWorkloads(
+            harness: harness, writes: writes, lookupCount: quick ? 10_000 : 100_000,
+            perCallLookupCount: quick ? 5_000 : 20_000, rangeQueryCount: quick ? 100 : 1_000)
+        let concurrent = ConcurrentWorkloads(reads: reads, writerRows: quick ? 5_000 : 20_000)
+        let keyValue = KeyValueWorkloads(harness: harness, count: quick ? 10_000 : 100_000)
+        let checksums = ChecksumLog()
         var results: [Measurement] = []
         func wants(_ workload: String) -> Bool { only.isEmpty || only.contains(workload) }
         func record(_ measurements: [Measurement]) {
@@ -35,12 +48,21 @@ struct CofferBench: ParsableCommand {
                 if json { Report.printJSON(measurement) }
             }
         }
-        for impl in Implementation.allCases {
+        for impl in Implementation.allCases where self.impl.isEmpty || self.impl.contains(impl.rawValue) {
             if wants("W0") { record(try writes.openCosts(impl)) }
             if wants("W1") { record([try writes.bulkInsert(impl)]) }
             if wants("W2") { record([try writes.singleRowTransactions(impl)]) }
+            if wants("W3") { record([try reads.fetchAll(impl, checksums: checksums)]) }
+            if wants("W4") { record([try reads.lookupsInOneRead(impl, checksums: checksums)]) }
+            if wants("W4b") { record([try reads.lookupsPerRead(impl, checksums: checksums)]) }
+            if wants("W5") { record([try reads.rangeQueries(impl, checksums: checksums)]) }
+            if wants("W6") { record(try concurrent.run(impl)) }
+            if wants("W7") { record(try keyValue.run(impl)) }
         }
         if !json { print(Report.table(results)) }
+        guard checksums.mismatches.isEmpty else {
+            throw BenchError("implementations read different rows:\n" + checksums.mismatches.joined(separator: "\n"))
+        }
     }
 }
 

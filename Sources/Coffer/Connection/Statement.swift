@@ -36,6 +36,9 @@ public final class Statement {
     /// Column name lookup shared by every ``Row`` this statement produces.
     lazy var rowLayout = RowLayout(names: columnNames)
 
+    /// The column table of the last record type decoded from this statement (see `StatementDecoder`).
+    var recordColumns: RecordColumns?
+
     init(connection: Connection, sql: String) throws {
         var statement: OpaquePointer?
         // `tail` points into the C string given to prepare, so it is only read while that string lives:

@@ -8,7 +8,7 @@ extension Query {
     public func fetchAll(_ db: Connection) throws -> [Root] {
         let (sql, arguments) = try selectFragment.render()
         return try db.withStatement(sql: sql, arguments: arguments) { statement in
-            let decoder = StatementDecoder(statement: statement, names: Root.columnDefinitions.map(\.name))
+            let decoder = StatementDecoder.forRecord(Root.self, on: statement)
             var records: [Root] = []
             while try statement.step() { records.append(try decoder.decode(Root.self)) }
             return records
@@ -20,7 +20,7 @@ extension Query {
         let (sql, arguments) = try limit(1, offset: offsetValue).selectFragment.render()
         return try db.withStatement(sql: sql, arguments: arguments) { statement in
             guard try statement.step() else { return nil }
-            return try StatementDecoder(statement: statement, names: Root.columnDefinitions.map(\.name)).decode(Root.self)
+            return try StatementDecoder.forRecord(Root.self, on: statement).decode(Root.self)
         }
     }
 
@@ -72,7 +72,7 @@ public final class RecordCursor<Record: TableRecord> {
         try statement.bind(arguments)
         statement.isInUse = true
         self.statement = statement
-        self.decoder = StatementDecoder(statement: statement, names: Record.columnDefinitions.map(\.name))
+        self.decoder = StatementDecoder.forRecord(Record.self, on: statement)
     }
 
     deinit { finish() }

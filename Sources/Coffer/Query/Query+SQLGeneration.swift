@@ -1,10 +1,16 @@
+import Foundation
+
 // SQL generation: the one place a query becomes text. Clauses come in SQLite's order; values stay bound.
 
 extension Query {
     /// The `FROM … WHERE … GROUP BY … HAVING … ORDER BY … LIMIT …` tail shared by every statement.
     func tail(from table: SQLFragment, includeOrderAndLimit: Bool = true) -> SQLFragment {
-        var sql = SQLFragment(raw: " FROM ") + table
-        sql += whereClause
+        SQLFragment(raw: " FROM ") + table + clauses(includeOrderAndLimit: includeOrderAndLimit)
+    }
+
+    /// `WHERE … GROUP BY … HAVING … ORDER BY … LIMIT …`, the part of the tail after the table.
+    func clauses(includeOrderAndLimit: Bool = true) -> SQLFragment {
+        var sql = whereClause
         if !groupings.isEmpty { sql += SQLFragment(raw: " GROUP BY ") + SQLFragment.join(groupings, separator: ", ") }
         if !havings.isEmpty { sql += SQLFragment(raw: " HAVING ") + Self.conjunction(havings) }
         if includeOrderAndLimit { sql += orderAndLimit }
@@ -37,9 +43,10 @@ extension Query {
         SQLFragment.join(Root.columnDefinitions.map { SQLFragment([.identifier($0.name)]) }, separator: ", ")
     }
 
-    /// `SELECT <columns> FROM "table" …`.
+    /// `SELECT <columns> FROM "table" …`. The head is rendered once per record type (see
+    /// ``RecordSelectHeads``): rebuilding and requoting it cost as much as SQLite's own point lookup.
     var selectFragment: SQLFragment {
-        SQLFragment(raw: "SELECT ") + Self.recordSelection + tail(from: Self.table)
+        RecordSelectHeads.shared.head(for: Root.self) + clauses()
     }
 
     /// `SELECT count(*) …`, wrapping the query when grouping or limits change what is counted.
@@ -72,5 +79,31 @@ extension Query {
         guard groupings.isEmpty, havings.isEmpty, orderings.isEmpty, limitValue == nil else {
             throw CofferError(code: .apiMisuse, message: "\(operation) takes filters only (no group, order or limit)")
         }
+    }
+}
+
+/// `SELECT "a", "b", … FROM "table"` for each record type, rendered once and kept as raw SQL.
+///
+/// Every record fetch starts with it; the columns and table of a `@Table` type never change, so the text
+/// is the same each time. An identifier that cannot be rendered keeps its error, thrown at render time.
+final class RecordSelectHeads: @unchecked Sendable {
+    static let shared = RecordSelectHeads()
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    private var heads: [ObjectIdentifier: SQLFragment] = [:]
+
+    func head<Root: TableRecord>(for type: Root.Type) -> SQLFragment {
+        let key = ObjectIdentifier(type)
+        if let head = lock.withLock({ heads[key] }) { return head }
+        let head: SQLFragment
+        do {
+            let (sql, _) = try (SQLFragment(raw: "SELECT ") + Query<Root>.recordSelection + SQLFragment(raw: " FROM ")
+                + Query<Root>.table).render()
+            head = SQLFragment(raw: sql)
+        } catch {
+            head = SQLFragment([.invalid(error as? CofferError ?? CofferError(code: .apiMisuse, message: "\(error)"))])
+        }
+        lock.withLock { heads[key] = head }
+        return head
     }
 }

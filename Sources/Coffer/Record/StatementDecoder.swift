@@ -18,14 +18,29 @@ final class StatementDecoder {
     /// exclusivity check would cost more than the lookup it serves.
     @exclusivity(unchecked) var next = 0
 
-    init(statement: Statement, names: [String], base: Int = 0) {
+    convenience init(statement: Statement, names: [String], base: Int = 0) {
+        self.init(statement: statement, columns: RecordColumns(names: names), base: base)
+    }
+
+    init(statement: Statement, columns: RecordColumns, base: Int = 0) {
         self.statement = statement
         self.handle = statement.handle
-        self.names = names
+        self.names = columns.names
+        self.indexByName = columns.indexByName
         self.base = base
-        var index: [String: Int] = [:]
-        for (offset, name) in names.enumerated() { index[name] = offset }
-        self.indexByName = index
+    }
+
+    /// A decoder for `Record` on `statement`, reusing the column table the statement keeps for it: a
+    /// cached statement fetching one record type builds the table once, not once per fetch.
+    static func forRecord<Record: TableRecord>(_ type: Record.Type, on statement: Statement) -> StatementDecoder {
+        let columns: RecordColumns
+        if let cached = statement.recordColumns, cached.recordType == ObjectIdentifier(type) {
+            columns = cached
+        } else {
+            columns = RecordColumns(names: Record.columnDefinitions.map(\.name), recordType: ObjectIdentifier(type))
+            statement.recordColumns = columns
+        }
+        return StatementDecoder(statement: statement, columns: columns)
     }
 
     /// Decodes one record from the current row.
@@ -50,6 +65,22 @@ final class StatementDecoder {
     /// True when every column of the record is NULL (the missing side of a left join).
     var isAllNull: Bool {
         (0..<names.count).allSatisfy { sqlite3_column_type(handle, Int32(base + $0)) == SQLITE_NULL }
+    }
+}
+
+/// The names of a record's columns in selection order, and the index of each.
+final class RecordColumns {
+    let names: [String]
+    let indexByName: [String: Int]
+    /// The record type the table was built for, when it was built from one.
+    let recordType: ObjectIdentifier?
+
+    init(names: [String], recordType: ObjectIdentifier? = nil) {
+        self.names = names
+        self.recordType = recordType
+        var index: [String: Int] = [:]
+        for (offset, name) in names.enumerated() { index[name] = offset }
+        self.indexByName = index
     }
 }
 

@@ -1,0 +1,176 @@
+import CSQLCipher
+import Coffer
+import Foundation
+
+/// W6: one writer inserts `writerRows` rows in transactions of 100 into a copy of the filled table while
+/// two readers do one-lookup reads (as in W4b) for the same wall time; then the same two readers run
+/// alone for that time again. Reported: writer rows/s (`W6-writer`), reader lookups/s with the writer
+/// (`W6-readers`) and without (`W6-readers-alone`).
+///
+/// On a 2-core machine the writer and the two readers are three busy threads: read throughput with the
+/// writer running is bounded by CPU share as well as by each commit discarding the readers' page caches.
+struct ConcurrentWorkloads {
+    let reads: ReadWorkloads
+    let writerRows: Int
+    static let rowsPerTransaction = 100
+    static let readerCount = 2
+
+    var harness: Harness { reads.harness }
+
+    func run(_ impl: Implementation) throws -> [Measurement] {
+        var writer: [Double] = [], together: [Double] = [], alone: [Double] = []
+        for _ in 0..<harness.repetitions {
+            let path = harness.freshPath("w6")
+            try FileManager.default.copyItem(atPath: try reads.filledDatabase(impl), toPath: path)
+            let session = try Session(impl: impl, path: path, harness: harness)
+            defer { session.close() }
+            let firstID = Int64(reads.rowCount + 1)
+            let rows = (0..<Int64(writerRows)).map { BenchRow.make(firstID + $0) }
+            let (writerSeconds, lookups) = try session.readWhile { try session.insert(rows) }
+            writer.append(Double(rows.count) / writerSeconds)
+            together.append(Double(lookups) / writerSeconds)
+            let (aloneSeconds, aloneLookups) = try session.readWhile { Thread.sleep(forTimeInterval: writerSeconds) }
+            alone.append(Double(aloneLookups) / aloneSeconds)
+        }
+        func measurement(_ name: String, _ values: [Double]) -> Measurement {
+            let median = values.sorted()[values.count / 2]
+            return Measurement(workload: name, impl: impl.rawValue, opsPerSecond: median, seconds: 1 / median)
+        }
+        return [measurement("W6-writer", writer), measurement("W6-readers", together), measurement("W6-readers-alone", alone)]
+    }
+
+    /// One implementation's connections for a W6 run: a writer and `readerCount` readers.
+    final class Session: @unchecked Sendable {
+        let impl: Implementation
+        let rowCount: Int
+        private let database: Database?
+        private let rawWriter: RawConnection?
+        private let rawReaders: [RawConnection]
+
+        init(impl: Implementation, path: String, harness: Harness) throws {
+            self.impl = impl
+            // Lookups go to the rows that existed before the writer started.
+            self.rowCount = try Self.existingRows(path: path, impl: impl, harness: harness)
+            switch impl {
+            case .rawC:
+                database = nil
+                rawWriter = try RawConnection(path: path, key: WriteWorkloads.passphrase, cacheKiB: harness.cacheKiB)
+                rawReaders = try (0..<ConcurrentWorkloads.readerCount).map { _ in
+                    try RawConnection(path: path, key: WriteWorkloads.passphrase, readOnly: true, cacheKiB: harness.cacheKiB)
+                }
+            case .coffer, .cofferPlain:
+                let database = try Database(path: path, configuration: harness.configuration(impl))
+                // Open both readers before timing starts.
+                try database.read { _ in try database.read { _ in } }
+                self.database = database
+                rawWriter = nil
+                rawReaders = []
+            }
+        }
+
+        private static func existingRows(path: String, impl: Implementation, harness: Harness) throws -> Int {
+            let database = try Database(path: path, configuration: harness.configuration(impl == .cofferPlain ? .cofferPlain : .coffer))
+            defer { try? database.close() }
+            return try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM person") } ?? 0
+        }
+
+        func close() { try? database?.close() }
+
+        /// Inserts `rows` in transactions of 100.
+        func insert(_ rows: [BenchRow]) throws {
+            let size = ConcurrentWorkloads.rowsPerTransaction
+            if let rawWriter {
+                let insert = try rawWriter.prepare(BenchRow.insertSQL)
+                defer { sqlite3_finalize(insert) }
+                for start in stride(from: 0, to: rows.count, by: size) {
+                    rawWriter.exec("BEGIN IMMEDIATE")
+                    for row in rows[start..<min(rows.count, start + size)] {
+                        row.bind(to: insert)
+                        try rawWriter.step(insert, expecting: SQLITE_DONE)
+                        sqlite3_reset(insert)
+                    }
+                    rawWriter.exec("COMMIT")
+                }
+            } else if let database {
+                for start in stride(from: 0, to: rows.count, by: size) {
+                    try database.write { db in
+                        for row in rows[start..<min(rows.count, start + size)] {
+                            try db.execute(sql: BenchRow.insertSQL, arguments: row.arguments)
+                        }
+                    }
+                }
+            }
+        }
+
+        /// Runs `body` on this thread while the readers look up rows on theirs; returns body's wall time
+        /// and the lookups the readers completed meanwhile.
+        func readWhile(_ body: () throws -> Void) throws -> (seconds: Double, lookups: Int) {
+            let stop = StopFlag()
+            let group = DispatchGroup()
+            let counts = LookupCounts(readers: ConcurrentWorkloads.readerCount)
+            for reader in 0..<ConcurrentWorkloads.readerCount {
+                group.enter()
+                let thread = Thread { [self] in
+                    counts.finish(reader, self.lookUp(reader: reader, until: stop))
+                    group.leave()
+                }
+                thread.start()
+            }
+            let start = DispatchTime.now().uptimeNanoseconds
+            var failure: (any Error)?
+            do { try body() } catch { failure = error }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            stop.set()
+            group.wait()
+            if let failure { throw failure }
+            if let error = counts.error { throw error }
+            return (seconds, counts.total)
+        }
+
+        private func lookUp(reader: Int, until stop: StopFlag) -> Result<Int, any Error> {
+            Result {
+                var generator = SeededGenerator(seed: UInt64(60 + reader))
+                var lookups = 0
+                let statement = try rawReaders.indices.contains(reader) ? rawReaders[reader].prepare(BenchRow.selectByIDSQL) : nil
+                defer { statement.map { _ = sqlite3_finalize($0) } }
+                while !stop.isSet {
+                    let id = Int64.random(in: 1...Int64(rowCount), using: &generator)
+                    if let statement {
+                        _ = try RawLookup.row(id: id, statement: statement, connection: rawReaders[reader])
+                    } else if let database {
+                        _ = try CofferLookup.person(id: id, in: database)
+                    }
+                    lookups += 1
+                }
+                return lookups
+            }
+        }
+    }
+}
+
+/// A flag the main thread sets and reader threads poll.
+final class StopFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+/// What each reader thread counted, or the error it stopped on.
+final class LookupCounts: @unchecked Sendable {
+    private let lock = NSLock()
+    private var results: [Result<Int, any Error>?]
+
+    init(readers: Int) { results = Array(repeating: nil, count: readers) }
+
+    func finish(_ reader: Int, _ result: Result<Int, any Error>) { lock.withLock { results[reader] = result } }
+
+    var total: Int { lock.withLock { results.reduce(0) { $0 + ((try? $1?.get()) ?? 0) } } }
+
+    var error: (any Error)? {
+        lock.withLock {
+            for case .failure(let error)? in results { return error }
+            return nil
+        }
+    }
+}
