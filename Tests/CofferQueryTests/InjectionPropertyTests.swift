@@ -1,4 +1,5 @@
 import Coffer
+import CofferTestSupport
 import Foundation
 import XCTest
 
@@ -25,7 +26,7 @@ final class InjectionPropertyTests: XCTestCase {
         let database = try makeDatabase()
         try database.write { db in _ = try db.upgradeSchema(for: [Keyword.self]) }
         let schemaBefore = try schema(database)
-        var generator = SplitMix64(seed: 0xC0FFEE)
+        var generator = SeededGenerator(seed: 0xC0FFEE)
         var strings = (0..<2_000).map { _ in Self.hostileString(&generator) }
         strings.append(String(repeating: "'; DROP TABLE x; -- ", count: 52_429))  // about 1 MB
         strings.append(contentsOf: Self.pieces)
@@ -104,28 +105,16 @@ final class InjectionPropertyTests: XCTestCase {
             .map(\.values)
     }
 
-    private static func hostileString(_ generator: inout SplitMix64) -> String {
+    private static func hostileString(_ generator: inout SeededGenerator) -> String {
         let count = Int(generator.next() % 6) + 1
         return (0..<count).map { _ in pieces[Int(generator.next() % UInt64(pieces.count))] }.joined()
     }
 
     /// Random bytes, including invalid UTF-8: encoded surrogates, lone continuation bytes, 0xFF, NUL.
-    private static func hostileBytes(_ generator: inout SplitMix64) -> Data {
+    private static func hostileBytes(_ generator: inout SeededGenerator) -> Data {
         let fragments: [[UInt8]] = [[0xED, 0xA0, 0x80], [0x80], [0xFF, 0xFE], [0], [0x27], [0x22], [0xC3]]
         let count = Int(generator.next() % 5)
         return Data((0..<count).flatMap { _ in fragments[Int(generator.next() % UInt64(fragments.count))] })
     }
 }
 
-/// A small, seedable generator (SplitMix64), so every run tries the same strings.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

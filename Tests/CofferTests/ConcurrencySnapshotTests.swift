@@ -28,7 +28,7 @@ final class ConcurrencySnapshotTests: XCTestCase {
         let tally = Tally()
         let group = DispatchGroup()
         DispatchQueue.global().async(group: group) {
-            var random = SeededRandom(seed: 42)
+            var random = SeededGenerator(seed: 42)
             let deadline = Date().addingTimeInterval(3)
             while Date() < deadline {
                 let from = random.next(upTo: 50) + 1, to = random.next(upTo: 50) + 1, amount = random.next(upTo: 100)
@@ -87,18 +87,4 @@ final class ConcurrencySnapshotTests: XCTestCase {
         let count = try await db.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM t") }
         XCTAssertEqual(count, 50)
     }
-}
-
-/// A small deterministic generator (SplitMix64) so concurrency tests replay the same choices.
-struct SeededRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func nextValue() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func next(upTo bound: Int) -> Int { Int(nextValue() % UInt64(bound)) }
 }
