@@ -14,10 +14,8 @@ final class FullDiskTests: XCTestCase {
     }
 
     /// dash's `ulimit -f` counts 512-byte blocks: 1 MiB.
-    private let limit = ["-f", "2048"]
-
-    private func runLimited(_ arguments: [String]) throws -> ChildRun {
-        try ChildRun.run("/bin/sh", ["-c", "trap '' XFSZ; ulimit \(limit.joined(separator: " ")) && exec \"$0\" \"$@\"",
+    private func runLimited(_ arguments: [String], blocks: Int = 2048) throws -> ChildRun {
+        try ChildRun.run("/bin/sh", ["-c", "trap '' XFSZ; ulimit -f \(blocks) && exec \"$0\" \"$@\"",
                                      Shell.cofferExecutable] + arguments, in: dir.url.path)
     }
 
@@ -64,5 +62,37 @@ final class FullDiskTests: XCTestCase {
         XCTAssertFalse(run.stderr.isEmpty, "the failure is explained")
         let left = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix("out.db") }
         XCTAssertEqual(left, [], "a failed repair leaves no OUTPUT behind")
+    }
+
+    /// The disk fills at many points of one repair (file size limits from 4 KiB up to the whole output):
+    /// each run either writes a whole OUTPUT or fails, explains why and leaves nothing named OUTPUT*.
+    func testRepairFailsCleanlyWhereverTheDiskFills() throws {
+        let input = dir.path("mid.db")
+        let made = try Shell.run("/usr/bin/sqlcipher", ["-batch", input], input: """
+            CREATE TABLE t(id INTEGER PRIMARY KEY, body BLOB, s TEXT);
+            CREATE INDEX t_s ON t(s);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 600)
+              INSERT INTO t SELECT x, randomblob(300), 'text ' || x FROM c;
+            """)
+        XCTAssertEqual(made.status, 0, made.stderr)
+        var failures = 0, successes = 0
+        for blocks in stride(from: 8, through: 1200, by: 24) {
+            let output = dir.path("o\(blocks).db")
+            let run = try runLimited(["repair", input, "-o", output], blocks: blocks)
+            XCTAssertNil(run.signal, "\(blocks) blocks: \(run.stderr)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix("o\(blocks).db") }
+            if run.exitStatus == 0 {
+                successes += 1
+                let check = try Shell.run("/usr/bin/sqlcipher", ["-batch", output], input: "SELECT count(*) FROM t; PRAGMA integrity_check;")
+                XCTAssertEqual(check.stdout, "600\nok\n", "\(blocks) blocks")
+            } else {
+                failures += 1
+                XCTAssertEqual(left, [], "\(blocks) blocks: a failed repair left \(left)")
+                XCTAssertFalse(run.stderr.isEmpty, "\(blocks) blocks: the failure is explained")
+            }
+        }
+        print("full disk, repair: \(failures) limits failed cleanly, \(successes) completed whole")
+        XCTAssertGreaterThan(failures, 10)
+        XCTAssertGreaterThan(successes, 0)
     }
 }
