@@ -72,7 +72,7 @@ case "${1:-}" in
         seconds=${2:-20}
         for target in "${TARGETS[@]}"; do
             echo "== fuzz $target ${seconds}s"
-            run "$target" "$seconds" 2>&1 | grep -E '^#[0-9]+ +(DONE|INITED)|stat::|ERROR|SUMMARY|==[0-9]+==|Test unit written' || true
+            run "$target" "$seconds" 2>&1 | grep -E '^#[0-9]+[[:space:]]+(DONE|INITED)|stat::|ERROR|SUMMARY|==[0-9]+==|Test unit written' || true
             if compgen -G "Fuzz/artifacts/$target/*" >/dev/null; then
                 echo "fuzz $target: crash inputs in Fuzz/artifacts/$target" >&2
                 exit 1
