@@ -10,7 +10,7 @@ final class HostileFileBoundsTests: XCTestCase {
     /// Generous for a debug build on a shared 2-core machine; a walk of 2^31 pages or an allocation sized
     /// from a header would exceed them by orders of magnitude.
     private let secondsBound = 20.0
-    private let memoryBoundMB = 300
+    private let memoryBoundMB = 150
 
     override func setUpWithError() throws { dir = try TemporaryDirectory() }
 
