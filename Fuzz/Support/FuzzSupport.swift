@@ -84,9 +84,21 @@ final class MemoryPageSource: PageSource {
     }
 }
 
-/// A scratch file for targets whose API takes a path; one per process, overwritten by each input.
+/// A scratch file for targets whose API takes a path; one per process, overwritten by each input (plain
+/// write(2): no atomic rename, no fsync, so file-based targets still run hundreds of inputs a second).
 func scratchFile(_ name: String, _ bytes: [UInt8]) -> String {
     let path = NSTemporaryDirectory() + "coffer-fuzz-\(getpid())-\(name)"
-    _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    if fd >= 0 {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written <= 0 { break }
+                offset += written
+            }
+        }
+        close(fd)
+    }
     return path
 }
