@@ -99,6 +99,10 @@ let package = Package(
         .testTarget(name: "CofferKeyValueTests", dependencies: ["Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferBackupTests", dependencies: ["Coffer", "CofferTestSupport", "CofferTestVFS", "coffer"]),
         .testTarget(
+            name: "CofferReliabilityTests",
+            dependencies: ["CofferRepair", "Coffer", "CofferTestSupport", "CofferTestVFS", "coffer"]
+        ),
+        .testTarget(
             name: "CofferCorruptionTests",
             dependencies: ["CofferCorruption", "CofferRepair", "Coffer", "CSQLCipher", "CofferTestSupport", "coffer-corrupt"]
         ),

@@ -42,6 +42,15 @@ static int power_cut;
 static long long countdown = -1;
 static long long operations;
 
+// Fault injection (independent of the power cut): the N-th write/sync/truncate of the armed kinds fails.
+static int fault_kinds;           // COFFER_TESTVFS_FAULT_* bits; 0 = disarmed
+static long long fault_countdown;  // operations of those kinds left before the first failure
+static int fault_full;            // fail with SQLITE_FULL instead of an SQLITE_IOERR_* code
+static int fault_sticky;          // once fired, every later operation of those kinds fails too
+static int fault_firing;          // fired and sticky
+static long long fault_seen;      // operations of the armed kinds seen since arming
+static long long fault_fired;     // failures returned since arming
+
 static Tracked *find_tracked(const char *path, sqlite3_int64 size) {
     for (Tracked *t = tracked_files; t; t = t->next) {
         if (strcmp(t->path, path) == 0) return t;
@@ -87,6 +96,18 @@ static int consume_operation(void) {
     return power_cut;
 }
 
+// Returns the error to inject for one operation of `kind` (0 = let it through). Caller holds the mutex.
+static int consume_fault(int kind, int ioerr) {
+    if (!(fault_kinds & kind)) return 0;
+    fault_seen++;
+    if (!fault_firing) {
+        if (fault_countdown <= 0 || --fault_countdown > 0) return 0;
+        if (fault_sticky) fault_firing = 1;
+    }
+    fault_fired++;
+    return fault_full ? SQLITE_FULL : ioerr;
+}
+
 // Keeps the synced content of every sector [offset, offset+amount) touches, once per sync period.
 static void remember_sectors(CrashFile *f, sqlite3_int64 offset, int amount) {
     Tracked *t = f->tracked;
@@ -130,6 +151,11 @@ static int crash_write(sqlite3_file *file, const void *buffer, int amount, sqlit
         pthread_mutex_unlock(&mutex);
         return SQLITE_IOERR_WRITE;
     }
+    int fault = consume_fault(COFFER_TESTVFS_FAULT_WRITE, SQLITE_IOERR_WRITE);
+    if (fault) {
+        pthread_mutex_unlock(&mutex);
+        return fault;
+    }
     if (f->tracked) remember_sectors(f, offset, amount);
     int rc = f->real->pMethods->xWrite(f->real, buffer, amount, offset);
     pthread_mutex_unlock(&mutex);
@@ -140,8 +166,10 @@ static int crash_truncate(sqlite3_file *file, sqlite3_int64 size) {
     CrashFile *f = (CrashFile *)file;
     pthread_mutex_lock(&mutex);
     int off = power_cut;
+    int fault = off ? 0 : consume_fault(COFFER_TESTVFS_FAULT_TRUNCATE, SQLITE_IOERR_TRUNCATE);
     pthread_mutex_unlock(&mutex);
     if (off) return SQLITE_IOERR_TRUNCATE;
+    if (fault) return fault;
     return f->real->pMethods->xTruncate(f->real, size);
 }
 
@@ -151,6 +179,11 @@ static int crash_sync(sqlite3_file *file, int flags) {
     if (consume_operation()) {
         pthread_mutex_unlock(&mutex);
         return SQLITE_IOERR_FSYNC;
+    }
+    int fault = consume_fault(COFFER_TESTVFS_FAULT_SYNC, SQLITE_IOERR_FSYNC);
+    if (fault) {
+        pthread_mutex_unlock(&mutex);
+        return fault;
     }
     int rc = f->real->pMethods->xSync(f->real, flags);
     if (rc == SQLITE_OK && f->tracked) {
@@ -314,6 +347,10 @@ int coffer_testvfs_register(int make_default) {
     power_cut = 0;
     countdown = -1;
     operations = 0;
+    fault_kinds = 0;
+    fault_firing = 0;
+    fault_seen = 0;
+    fault_fired = 0;
     pthread_mutex_unlock(&mutex);
     return sqlite3_vfs_register(&crash_vfs, make_default);
 }
@@ -325,6 +362,8 @@ int coffer_testvfs_unregister(void) {
     forget_all();
     power_cut = 0;
     countdown = -1;
+    fault_kinds = 0;
+    fault_firing = 0;
     pthread_mutex_unlock(&mutex);
     return rc;
 }
@@ -400,4 +439,30 @@ long long coffer_testvfs_apply_power_loss(unsigned long long seed) {
     countdown = -1;
     pthread_mutex_unlock(&mutex);
     return reverted;
+}
+
+void coffer_testvfs_fail(int kinds, long long nth, int full, int sticky) {
+    pthread_mutex_lock(&mutex);
+    fault_kinds = kinds;
+    fault_countdown = nth;
+    fault_full = full;
+    fault_sticky = sticky;
+    fault_firing = 0;
+    fault_seen = 0;
+    fault_fired = 0;
+    pthread_mutex_unlock(&mutex);
+}
+
+long long coffer_testvfs_fault_operations_seen(void) {
+    pthread_mutex_lock(&mutex);
+    long long n = fault_seen;
+    pthread_mutex_unlock(&mutex);
+    return n;
+}
+
+long long coffer_testvfs_faults_fired(void) {
+    pthread_mutex_lock(&mutex);
+    long long n = fault_fired;
+    pthread_mutex_unlock(&mutex);
+    return n;
 }

@@ -89,6 +89,8 @@ public final class RepairWriter: SalvageSink {
             }
             created.insert(table.name)
             outcome.tablesCreated += 1
+        } catch let error as CofferError where RepairWriter.outputFailed(error) {
+            throw error  // the disk, not the sql: OUTPUT cannot be trusted, the repair must fail
         } catch {
             outcome.objectsFailed.append(table.name)
         }
@@ -120,6 +122,8 @@ public final class RepairWriter: SalvageSink {
                         _ = try connection.makeStatement(sql: sql).step()
                     }
                     outcome.objectsCreated.append(entry.name)
+                } catch let error as CofferError where RepairWriter.outputFailed(error) {
+                    throw error
                 } catch {
                     outcome.objectsFailed.append(entry.name)
                 }
@@ -131,6 +135,11 @@ public final class RepairWriter: SalvageSink {
         if let applicationID = schema.applicationID {
             try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA application_id = \(applicationID)") }
         }
+    }
+
+    /// Whether `error` is OUTPUT's storage failing (I/O, full disk, out of memory) rather than refused SQL.
+    static func outputFailed(_ error: CofferError) -> Bool {
+        [.ioError, .full, .noMemory, .readOnly, .cantOpen].contains(error.code.primary)
     }
 
     /// Whether `sql` starts with one of the keyword sequences.

@@ -41,6 +41,23 @@ long long coffer_testvfs_apply_power_loss(unsigned long long seed);
 /// Writes and syncs seen since registration (for choosing a cut point).
 long long coffer_testvfs_operation_count(void);
 
+// Fault injection, independent of the power cut: with the VFS registered, the `nth` (from 1) write,
+// sync or truncate among `kinds` fails with SQLITE_FULL when `full` is nonzero, else with
+// SQLITE_IOERR_WRITE / _FSYNC / _TRUNCATE. With `sticky`, every later operation of those kinds fails
+// too (a full disk); without, only that one does (a transient error). kinds = 0 disarms. Arming resets
+// the counters below.
+enum {
+    COFFER_TESTVFS_FAULT_WRITE = 1,
+    COFFER_TESTVFS_FAULT_SYNC = 2,
+    COFFER_TESTVFS_FAULT_TRUNCATE = 4,
+};
+/// Arms (or, with kinds = 0, disarms) a fault, as described above.
+void coffer_testvfs_fail(int kinds, long long nth, int full, int sticky);
+/// Operations of the armed kinds seen since arming (with a large `nth`: the number of fault points).
+long long coffer_testvfs_fault_operations_seen(void);
+/// Failures injected since arming.
+long long coffer_testvfs_faults_fired(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,16 @@
+// Fuzz target: a WAL file → committed frames (page size 512). Every committed frame lies inside the file.
+import Foundation
+
+func fuzz_wal(_ bytes: [UInt8]) {
+    let path = scratchFile("wal", bytes)
+    guard let index = WALIndex(path: path, pageSize: 512) else { return }
+    let total = index.frames.values.reduce(0) { $0 + $1.count }
+    fuzzCheck(total == index.committedFrames, "frame count \(total) != committed \(index.committedFrames)")
+    fuzzCheck(index.databaseSize > 0, "commit frame with size 0")
+    for offsets in index.frames.values {
+        for offset in offsets {
+            fuzzCheck(offset >= 32 + 24 && offset + 512 <= UInt64(bytes.count), "frame body outside the file")
+            fuzzCheck((offset - 32 - 24) % UInt64(24 + 512) == 0, "frame body misaligned")
+        }
+    }
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Builds and runs CofferRepair's libFuzzer targets (Fuzz/Targets/*.swift).
+#
+#   Tools/fuzz.sh TARGET SECONDS     build TARGET, run it SECONDS on Fuzz/corpus/TARGET (new inputs kept in
+#                                    .build-fuzz/corpus/TARGET, crashes in Fuzz/artifacts/TARGET/)
+#   Tools/fuzz.sh --build            build only; prints the binary's path
+#   Tools/fuzz.sh --ci [SECONDS]     every target for SECONDS (default 20) each; fails on any crash
+#   Tools/fuzz.sh --replay TARGET    run the target once over its committed corpus (no fuzzing)
+#
+# How it builds: swiftc over CofferRepair's sources (every file that does not `import Coffer`, i.e. all but
+# the output writer) plus Fuzz/Support and every target, as one module named CofferRepair, with
+# -sanitize=fuzzer,address, into one binary (rebuilt only when a source changed); COFFER_FUZZ_TARGET selects
+# the target. swift-crypto comes from the package's normal debug build (.build, built here if
+# missing); the package's own build is never changed. Output goes to .build-fuzz/ (git-ignored).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=$ROOT/.build-fuzz
+DEPS=${FUZZ_DEPS_SCRATCH:-$ROOT/.build}
+TARGETS=(varint record page overflow wal salvage pagedecoder)
+TIMEOUT=${FUZZ_TIMEOUT:-5}          # seconds per input
+RSS=${FUZZ_RSS_MB:-1024}            # memory per process
+MAXLEN=${FUZZ_MAX_LEN:-70000}
+
+check_target() {
+    [[ -f Fuzz/Targets/$1.swift ]] || { echo "no target $1 (have: ${TARGETS[*]})" >&2; exit 2; }
+}
+
+build() {
+    local binary=$OUT/bin/coffer-fuzz
+    local bin
+    bin=$(swift build --scratch-path "$DEPS" --show-bin-path)
+    if [[ ! -e $bin/Modules/_CryptoExtras.swiftmodule ]]; then
+        swift build --scratch-path "$DEPS" --product _CryptoExtras >&2
+    fi
+    mkdir -p "$OUT/bin"
+    local sources objects
+    mapfile -t sources < <(grep -rL '^import Coffer$' --include='*.swift' Sources/CofferRepair | sort)
+    mapfile -t objects < <(find "$bin" -path '*Crypto*.build/*.o' -o -path '*SwiftASN1.build/*.o' | sort)
+    if [[ -x $binary ]] && [[ -z $(find "${sources[@]}" Fuzz/Support Fuzz/Targets -newer "$binary" -name '*.swift') ]]; then
+        echo "$binary"
+        return
+    fi
+    rm -f "$binary"
+    { swiftc -sanitize=fuzzer,address -parse-as-library -module-name CofferRepair -O -g \
+        -I "$bin/Modules" -I Sources/COpenSSL \
+        "${sources[@]}" Fuzz/Support/*.swift Fuzz/Targets/*.swift "${objects[@]}" -lcrypto \
+        -o "$binary" 2>&1 || true; } | { grep -v 'ld.gold: warning: Cannot export local symbol' || true; } >&2
+    [[ -x $binary ]] || exit 1
+    echo "$binary"
+}
+
+run() {
+    local target=$1 seconds=$2
+    check_target "$target"
+    local binary
+    binary=$(build)
+    mkdir -p "$OUT/corpus/$target" "Fuzz/artifacts/$target" "Fuzz/corpus/$target"
+    COFFER_FUZZ_TARGET=$target "$binary" -max_total_time="$seconds" -timeout="$TIMEOUT" -rss_limit_mb="$RSS" -max_len="$MAXLEN" \
+        -print_final_stats=1 -artifact_prefix="Fuzz/artifacts/$target/" \
+        "$OUT/corpus/$target" "Fuzz/corpus/$target"
+}
+
+case "${1:-}" in
+    --build) build ;;
+    --replay)
+        check_target "$2"
+        binary=$(build)
+        COFFER_FUZZ_TARGET=$2 "$binary" -runs=0 -timeout="$TIMEOUT" -rss_limit_mb="$RSS" "Fuzz/corpus/$2"
+        ;;
+    --ci)
+        seconds=${2:-20}
+        for target in "${TARGETS[@]}"; do
+            echo "== fuzz $target ${seconds}s"
+            run "$target" "$seconds" 2>&1 | grep -E '^#[0-9]+[[:space:]]+(DONE|INITED)|stat::|ERROR|SUMMARY|==[0-9]+==|Test unit written' || true
+            if compgen -G "Fuzz/artifacts/$target/*" >/dev/null; then
+                echo "fuzz $target: crash inputs in Fuzz/artifacts/$target" >&2
+                exit 1
+            fi
+        done
+        echo "fuzz: ${#TARGETS[@]} targets, no crash"
+        ;;
+    ""|-h|--help) sed -n 2,14p "$0"; exit 2 ;;
+    *) run "$1" "${2:-60}" ;;
+esac
