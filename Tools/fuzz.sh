@@ -35,7 +35,7 @@ build() {
     fi
     mkdir -p "$OUT/bin"
     local sources objects
-    mapfile -t sources < <(grep -rL '^import Coffer$' --include='*.swift' Sources/CofferRepair | sort)
+    mapfile -t sources < <(grep -rLE '^(@_spi\([A-Za-z]+\) )?import Coffer$' --include='*.swift' Sources/CofferRepair | sort)
     mapfile -t objects < <(find "$bin" -path '*Crypto*.build/*.o' -o -path '*SwiftASN1.build/*.o' | sort)
     if [[ -x $binary ]] && [[ -z $(find "${sources[@]}" Fuzz/Support Fuzz/Targets -newer "$binary" -name '*.swift') ]]; then
         echo "$binary"
