@@ -30,14 +30,39 @@ extension Database {
         // The gate keeps a running incremental backup's page reads and the rekey's rewrite apart.
         changeTracker.checkpointGate.lock()
         defer { changeTracker.checkpointGate.unlock() }
+        let checkpointer = self.checkpointer, writer = self.writer
         try writer.sync { connection in
             try connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;")
-            defer { try? connection.executeScript("PRAGMA journal_mode = WAL;") }
-            guard let newKey = try DatabaseKey.make(for: newEncryption, path: path, options: cipher) else { return }
+            guard let newKey = try DatabaseKey.make(for: newEncryption, path: path, options: cipher) else {
+                try connection.executeScript("PRAGMA journal_mode = WAL;")
+                return
+            }
             let spec = newKey.existingFileSpec()
             let code = spec.withUnsafeBytes { sqlite3_rekey(connection.handle, $0.baseAddress, Int32($0.count)) }
-            guard code == SQLITE_OK else { throw connection.failure(code: code, sql: "PRAGMA rekey") }
-            factory.replaceKey(newKey)
+            // SQLCipher 3.4.1's rekey ignores the result of its own commit and switches the connection to the
+            // new key anyway, so neither its return code nor this connection can be trusted: close it without
+            // another statement and prove the outcome on a fresh writer. A failed commit leaves a hot journal
+            // of old-key pages, which the reopen with the previous key rolls back.
+            checkpointer?.uninstall(from: connection)
+            writer.replaceConnection(nil)
+            let previousKey = factory.key
+            if code == SQLITE_OK && !FileManager.default.fileExists(atPath: path + "-journal") {
+                factory.replaceKey(newKey)
+                do {
+                    let reopened = try factory.open(.writer)
+                    checkpointer?.install(on: reopened)
+                    writer.replaceConnection(reopened)
+                    return
+                } catch CofferError.wrongPassphrase {
+                    // The new key does not open the file: the rekey did not take. Any other failure (I/O)
+                    // propagates with the new key kept, since the file is under it.
+                    factory.replaceKey(previousKey)
+                }
+            }
+            let reopened = try factory.open(.writer)
+            checkpointer?.install(on: reopened)
+            writer.replaceConnection(reopened)
+            throw CofferError(code: .ioError, message: "the rekey did not commit; the database keeps its previous key")
         }
     }
 
