@@ -23,12 +23,7 @@ extension KeyValueStore {
     func writeTransaction<T>(_ body: (Connection, WriteContext) throws -> T) throws -> T {
         let result: (T, CacheInvalidation)
         do {
-            result = try database.write { db in
-                let context = WriteContext(now: configuration.now())
-                let value = try body(db, context)
-                try performUpkeep(in: db, context: context)
-                return (value, context.invalidation)
-            }
+            result = try database.write { db in try runTransactionBody(body, in: db) }
         } catch {
             cache.invalidate(.everything)
             throw error
@@ -41,18 +36,23 @@ extension KeyValueStore {
     func writeTransaction<T: Sendable>(_ body: @escaping @Sendable (Connection, WriteContext) throws -> T) async throws -> T {
         let result: (T, CacheInvalidation)
         do {
-            result = try await database.write { db in
-                let context = WriteContext(now: self.configuration.now())
-                let value = try body(db, context)
-                try self.performUpkeep(in: db, context: context)
-                return (value, context.invalidation)
-            }
+            result = try await database.write { db in try self.runTransactionBody(body, in: db) }
         } catch {
             cache.invalidate(.everything)
             throw error
         }
         cache.invalidate(result.1)
         return result.0
+    }
+
+    /// The part both ``writeTransaction(_:)`` variants run inside the transaction: `body`, then upkeep.
+    private func runTransactionBody<T>(
+        _ body: (Connection, WriteContext) throws -> T, in db: Connection
+    ) throws -> (T, CacheInvalidation) {
+        let context = WriteContext(now: configuration.now())
+        let value = try body(db, context)
+        try performUpkeep(in: db, context: context)
+        return (value, context.invalidation)
     }
 
     // MARK: Operations inside a transaction
