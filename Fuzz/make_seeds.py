@@ -6,8 +6,11 @@ Real pages come from databases the `sqlcipher` shell writes (plaintext with 512-
 the fuzz target's raw key and 1024-byte pages). Malformed cases follow the ideas of SQLite's
 test/corrupt*.test (no code taken): absurd header page counts, cell counts larger than the page, cell
 pointers and content start out of range, B-tree and freelist cycles, overflow chains that loop or end early,
-truncated files, and WAL headers that promise more frames than exist."""
-import os, shutil, struct, subprocess, tempfile
+truncated files, and WAL headers that promise more frames than exist.
+
+`make_seeds.py --coffer PATH/TO/coffer` writes only the `coffer-*` seeds: the same database copied by Coffer
+itself (`coffer migrate --output-plaintext`, Coffer's 4096-byte pages), cut into pages and records."""
+import os, shutil, struct, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus")
@@ -183,4 +186,44 @@ def overflow_loop(db, ps):
     return b
 
 
-main()
+def varint_at(data, at):
+    """SQLite's big-endian varint at `at`: (value, offset after it)."""
+    value = 0
+    for i in range(9):
+        byte = data[at + i]
+        if i == 8:
+            return (value << 8) | byte, at + 9
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value, at + i + 1
+    return value, at + 9
+
+
+def coffer_seeds(coffer):
+    """Seeds from a file Coffer wrote: the shell's database migrated through Coffer's writer."""
+    tmp = tempfile.mkdtemp()
+    try:
+        plain = os.path.join(tmp, "plain.db")
+        shell(plain, SCHEMA)
+        out = os.path.join(tmp, "coffer.db")
+        subprocess.run([coffer, "migrate", plain, "--output", out, "--output-plaintext"], check=True, capture_output=True)
+        db = open(out, "rb").read()
+        put("salvage", "coffer-written", db)
+        for n, p in enumerate(pages(db, 4096), start=1):
+            put("page", f"coffer-p{n}", bytes([1 if n == 1 else 0]) + p)
+            hdr = 100 if n == 1 else 0
+            if p[hdr] == 0x0D:  # a table leaf: its first cell's record goes to the record target
+                cells = struct.unpack(">H", p[hdr + 3:hdr + 5])[0]
+                if cells:
+                    at = struct.unpack(">H", p[hdr + 8:hdr + 10])[0]
+                    size, at = varint_at(p, at)
+                    _, at = varint_at(p, at)  # the rowid
+                    put("record", f"coffer-p{n}", p[at:at + min(size, 200)])
+    finally:
+        shutil.rmtree(tmp)
+
+
+if len(sys.argv) == 3 and sys.argv[1] == "--coffer":
+    coffer_seeds(os.path.abspath(sys.argv[2]))
+else:
+    main()

@@ -82,6 +82,25 @@ final class FileMigrationTests: XCTestCase {
         XCTAssertFalse(try Data(contentsOf: URL(fileURLWithPath: output)).starts(with: Array("SQLite format 3".utf8)))
     }
 
+    func testColumnsAddedLaterWithADefaultMatchTheirCheck() throws {
+        let dir = try TemporaryDirectory()
+        let plain = dir.path("altered.db")
+        // Rows 1 and 2 keep two-field records; SQLite reads c, d and e from the DEFAULTs.
+        try Shell.run("sqlite3", plain, """
+            CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT); INSERT INTO t(b) VALUES ('x'), ('y');
+            ALTER TABLE t ADD COLUMN c INTEGER DEFAULT 7; ALTER TABLE t ADD COLUMN d TEXT DEFAULT 'dflt';
+            ALTER TABLE t ADD COLUMN e REAL DEFAULT (-1.5); ALTER TABLE t ADD COLUMN f BLOB;
+            INSERT INTO t(b, c, d, e, f) VALUES ('z', 1, 'own', 2.5, x'00');
+            """)
+        let output = dir.path("out.db")
+        let result = try FileMigration.run(file: try DatabaseFile(path: plain, key: nil), output: output, encryption: .passphrase("k"))
+        XCTAssertTrue(result.verified, "\(result.checks)")
+        XCTAssertEqual(result.checks.first?.rowsOut, 3)
+        XCTAssertEqual(
+            try Shell.run("sqlcipher", output, "PRAGMA key='k'; PRAGMA cipher_page_size=4096;\nSELECT quote(a)||quote(b)||quote(c)||quote(d)||quote(e)||quote(f) FROM t ORDER BY a;"),
+            "1'x'7'dflt'-1.5NULL\n2'y'7'dflt'-1.5NULL\n3'z'1'own'2.5X'00'\n")
+    }
+
     func testDamagedInputIsRefusedAndTheCheckCatchesAnAlteredRow() throws {
         let dir = try TemporaryDirectory()
         let damaged = try SQLCipherFixtures.copy("v4-4096.db", to: dir)

@@ -189,6 +189,7 @@ struct TableHash: Sendable {
 /// Forwards rows to the repair writer, hashing each table's rows on the way.
 struct HashingSink: SalvageSink {
     let writer: RepairWriter
+    private let defaults = ColumnDefaults()
     private(set) var tables: [TableDescription] = []
     private(set) var hashes: [String: TableHash] = [:]
 
@@ -202,10 +203,8 @@ struct HashingSink: SalvageSink {
     mutating func insert(_ row: SalvagedRow, into table: TableDescription) throws {
         let rowid: Int64? = table.withoutRowid ? nil : row.rowid
         // A record shorter than its table (a column added later) reads back with the missing columns
-        // filled: NULL here, so a non-NULL DEFAULT shows as a mismatch rather than passing unseen.
-        var values = Array(row.values.prefix(table.columns.count))
-        while values.count < table.columns.count { values.append(.null) }
-        hashes[table.name, default: TableHash()].add(rowid: rowid, values: values)
+        // filled with their DEFAULT, on the output as on the input.
+        hashes[table.name, default: TableHash()].add(rowid: rowid, values: defaults.complete(row.values, of: table))
         try writer.insert(row, into: table)
     }
 
