@@ -6,7 +6,8 @@ import Foundation
 // `coffer info` and `coffer verify` for files the linked SQLCipher 3.4.1 cannot open (SQLCipher 1, 2, 4,
 // custom settings, raw-key files): answered by the page decoder and the salvage engine. Used when the
 // cipher options name such a format, or when no setting was given and the library refuses the key (the
-// profile is then detected; a key that fits no profile is still exit 3).
+// profile is then detected; a key that fits no profile is still exit 3); `info` also falls back to it
+// when the library reports the file damaged.
 
 extension CLIFailure {
     /// Whether `error` is the library's wrong-passphrase refusal.

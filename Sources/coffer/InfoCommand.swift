@@ -31,6 +31,8 @@ struct InfoCommand: ParsableCommand {
             info = try database.info()
         } catch {
             if CLIFailure.isWrongPassphrase(error), !compat.isExplicit(key) { return try runDecoded() }
+            // A file SQLite should not open (a WAL claiming impossible sizes, say) is read page by page.
+            if let failure = error as? CofferError, failure.isCorruption { return try runDecoded() }
             throw CLIFailure(error, opening: self.database)
         }
         if json {

@@ -35,6 +35,14 @@ final class HostileFileBoundsTests: XCTestCase {
             XCTAssertNotNil(run.exitStatus, label, file: file, line: line)
             XCTAssertLessThan(run.seconds, secondsBound, label, file: file, line: line)
             XCTAssertLessThan(run.maxRSSKilobytes / 1024, memoryBoundMB, label, file: file, line: line)
+            // No command may change its input (SQLite's checkpoint-on-close would grow it to the WAL's claim).
+            for (path, original) in [(input, bytes), (input + "-wal", wal ?? [])] where !original.isEmpty {
+                let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
+                XCTAssertEqual(size, original.count, "\(label): \(path) changed size", file: file, line: line)
+                if size == original.count {
+                    XCTAssertEqual(try HostileFile.bytes(path), original, "\(label): \(path) changed", file: file, line: line)
+                }
+            }
             if arguments[0] == "repair", run.exitStatus == 0 {
                 let check = try Shell.run("/usr/bin/sqlcipher", ["-batch", output], input: "PRAGMA integrity_check;")
                 XCTAssertEqual(check.stdout, "ok\n", label, file: file, line: line)

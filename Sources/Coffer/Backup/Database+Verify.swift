@@ -36,10 +36,10 @@ extension Database {
         guard FileManager.default.fileExists(atPath: path) else {
             throw CofferError(code: .fileNotFound, message: "no database at \(path)")
         }
-        let pageSize = configuration.encryption.isEncrypted ? configuration.cipher.pageSize : 4096
         var damaged: [Int] = []
         var damagedInWAL: [Int] = []
         let file = try PageFile(path: path, writable: false)
+        let pageSize = configuration.encryption.isEncrypted ? configuration.cipher.pageSize : try plaintextPageSize(file)
         let pageCount = file.size / pageSize
         if configuration.encryption.isEncrypted, pageCount > 0,
            let key = try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher) {
@@ -48,14 +48,26 @@ extension Database {
             if codec.usesHMAC && damaged.count == pageCount {
                 throw CofferError(code: .wrongPassphrase, message: "no page of \(path) authenticates: wrong passphrase or key (or a destroyed salt)")
             }
-            damagedInWAL = try WALScan.committedFrames(path: path + "-wal")
-                .filter { frame in !frame.page.withUnsafeBytes { codec.verify($0, pageNumber: frame.pageNumber) } }
-                .map { Int($0.pageNumber) }
+            try WALScan.scan(path: path + "-wal") { frame in
+                if !frame.page.withUnsafeBytes({ codec.verify($0, pageNumber: frame.pageNumber) }) {
+                    damagedInWAL.append(Int(frame.pageNumber))
+                }
+            }
         }
         var readOnly = configuration
         readOnly.readOnly = true
         return VerificationReport(
             pageSize: pageSize, pageCount: pageCount, damagedPages: damaged, damagedWALPages: damagedInWAL,
-            integrityErrors: integrityProblems(path: path, configuration: readOnly))
+            integrityErrors: try WALScan.impossibleClaim(databasePath: path).map { [$0] }
+                ?? integrityProblems(path: path, configuration: readOnly))
+    }
+
+    /// A plaintext file's page size from its header (bytes 16–17, 1 meaning 65536), 4096 when unreadable.
+    private static func plaintextPageSize(_ file: PageFile) throws -> Int {
+        let header = try file.read(count: 18, at: 0)
+        guard header.count == 18 else { return 4096 }
+        let raw = Int(header[16]) << 8 | Int(header[17])
+        let size = raw == 1 ? 65536 : raw
+        return size >= 512 && size <= 65536 && size & (size - 1) == 0 ? size : 4096
     }
 }

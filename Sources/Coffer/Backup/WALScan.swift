@@ -17,21 +17,32 @@ enum WALScan {
         let page: [UInt8]
     }
 
-    /// The committed frames of the WAL at `path` (empty when there is none or it is not a WAL).
-    static func committedFrames(path: String) throws -> [Frame] {
-        guard let file = try? PageFile(path: path, writable: false) else { return [] }
+    /// What a scan of a WAL found.
+    struct Summary {
+        /// The WAL's page size (0 when there is no valid WAL).
+        var pageSize = 0
+        /// The database size in pages after the last valid commit (0 when nothing is committed).
+        var committedDatabasePages = 0
+    }
+
+    /// Passes each committed frame of the WAL at `path` to `body`, in order, holding in memory only the
+    /// frames of the transaction being read (a missing file or one that is not a WAL has none).
+    @discardableResult
+    static func scan(path: String, committed body: (Frame) throws -> Void = { _ in }) throws -> Summary {
+        var summary = Summary()
+        guard let file = try? PageFile(path: path, writable: false) else { return summary }
         let header = try file.read(count: 32, at: 0)
-        guard header.count == 32 else { return [] }
+        guard header.count == 32 else { return summary }
         let magic = ChangedPageTracker.bigEndian(header, 0)
-        guard magic == 0x377f_0682 || magic == 0x377f_0683 else { return [] }
+        guard magic == 0x377f_0682 || magic == 0x377f_0683 else { return summary }
         let bigEndianWords = magic & 1 == 1
         let pageSize = Int(ChangedPageTracker.bigEndian(header, 8))
-        guard pageSize >= 512 else { return [] }
+        guard pageSize >= 512, pageSize <= 65536 else { return summary }
         var sums = checksum(header[0..<24], seed: (0, 0), bigEndian: bigEndianWords)
-        guard sums == (ChangedPageTracker.bigEndian(header, 24), ChangedPageTracker.bigEndian(header, 28)) else { return [] }
+        guard sums == (ChangedPageTracker.bigEndian(header, 24), ChangedPageTracker.bigEndian(header, 28)) else { return summary }
+        summary.pageSize = pageSize
         let salts = (ChangedPageTracker.bigEndian(header, 16), ChangedPageTracker.bigEndian(header, 20))
         var pending: [Frame] = []
-        var committed: [Frame] = []
         var index = 1
         while true {
             let offset = 32 + (index - 1) * (pageSize + 24)
@@ -43,13 +54,30 @@ enum WALScan {
             sums = checksum(frame[24...], seed: sums, bigEndian: bigEndianWords)
             guard sums == (ChangedPageTracker.bigEndian(frame, 16), ChangedPageTracker.bigEndian(frame, 20)) else { break }
             pending.append(Frame(index: index, pageNumber: ChangedPageTracker.bigEndian(frame, 0), page: Array(frame[24...])))
-            if ChangedPageTracker.bigEndian(frame, 4) != 0 {
-                committed += pending
+            let databasePages = ChangedPageTracker.bigEndian(frame, 4)
+            if databasePages != 0 {
+                for committed in pending { try body(committed) }
                 pending.removeAll()
+                summary.committedDatabasePages = Int(databasePages)
             }
             index += 1
         }
-        return committed
+        return summary
+    }
+
+    /// Why opening `databasePath` through SQLite would be unsafe, or nil. A WAL whose last commit says the
+    /// database has more pages than the file and the WAL together hold is damaged, and SQLite 3.15 would
+    /// extend the main file to that size (10^9 pages: a terabyte) when it checkpoints the WAL on close.
+    static func impossibleClaim(databasePath: String) throws -> String? {
+        let walPath = databasePath + "-wal"
+        let summary = try scan(path: walPath)
+        guard summary.committedDatabasePages > 0 else { return nil }
+        let bytes = [databasePath, walPath].reduce(0) {
+            $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0)
+        }
+        let possible = bytes / summary.pageSize + 1
+        guard summary.committedDatabasePages > possible else { return nil }
+        return "the WAL's last commit says the database has \(summary.committedDatabasePages) pages; the file and its WAL hold at most \(possible)"
     }
 
     private static func checksum(_ bytes: ArraySlice<UInt8>, seed: (UInt32, UInt32), bigEndian: Bool) -> (UInt32, UInt32) {

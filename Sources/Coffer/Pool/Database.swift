@@ -49,6 +49,11 @@ public final class Database: Sendable {
         if configuration.readOnly && !FileManager.default.fileExists(atPath: path) {
             throw CofferError(code: .fileNotFound, message: "no database at \(path)")
         }
+        // A read-only open must not let SQLite's checkpoint-on-close grow the file to what a damaged WAL
+        // claims (writable opens skip this scan: it reads the whole WAL).
+        if configuration.readOnly, let claim = try WALScan.impossibleClaim(databasePath: path) {
+            throw CofferError(code: .corrupt, message: "\(path) is damaged: \(claim)")
+        }
         let isMemory = path == ":memory:"
         let key = isMemory ? nil : try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher)
         var configuration = configuration
