@@ -73,7 +73,7 @@ public final class Salvager {
 
     private struct TableState {
         var table: TableDescription
-        var rowids = Set<Int64>()
+        var rowids = RowidSet()
         var keys = Set<[SalvagedValue]>()
         var reached = ReachedRanges()
         /// Key ranges of the table's own tree that the walk could not reach: only there can an orphan leaf
@@ -313,11 +313,11 @@ public final class Salvager {
         walker: TreeWalker, overflow: OverflowReader, checkText: Bool, sink: inout Sink
     ) throws {
         guard !pages.isEmpty else { return }
-        var rowids = Set<Int64>()
-        for state in states where !state.table.withoutRowid { rowids.formUnion(state.rowids) }
+        let rowidTables = states.filter { !$0.table.withoutRowid }
+        func salvaged(_ rowid: Int64) -> Bool { rowidTables.contains { $0.rowids.contains(rowid) } }
         var grouping = InferredGrouping()
         for page in pages {
-            if let last = page.lastIntegers, last.filter(rowids.contains).count * 10 >= last.count * 9 {
+            if let last = page.lastIntegers, last.filter(salvaged).count * 10 >= last.count * 9 {
                 report.orphanPagesIgnored += 1
                 continue
             }
