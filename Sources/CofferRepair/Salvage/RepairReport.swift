@@ -43,8 +43,9 @@ public struct RepairReport: Sendable, Codable, Equatable {
     public var schemaReadable = false
     /// sqlite_master leaves recovered by scanning when page 1 was unreadable.
     public var schemaLeavesRecovered = 0
-    /// The source's text encoding: 1 UTF-8, 2 UTF-16le, 3 UTF-16be (1 when unknown). TEXT values are
-    /// carried as the raw bytes of this encoding; numeric-looking-text checks apply to UTF-8 only.
+    /// The source's text encoding: 1 UTF-8, 2 UTF-16le, 3 UTF-16be (1 when unknown). UTF-16 TEXT is
+    /// converted to UTF-8 exactly as SQLite converts it on read (see ``TextEncoding``); the
+    /// numeric-looking-text checks apply to UTF-8 sources only.
     public var textEncoding = 1
     /// The detected page size.
     public var pageSize = 0

@@ -87,6 +87,7 @@ public final class Salvager {
     private var report = RepairReport()
     private var states: [TableState] = []
     private var claimed = Set<UInt32>()
+    private var textEncoding = TextEncoding.utf8
     private var pagesScanned = 0
     private var progress: ((SalvageProgress) -> Void)?
 
@@ -121,8 +122,9 @@ public final class Salvager {
         var badPages = Set(schema.unreadablePages)
         states = schema.tables.map { TableState(table: $0) }
         for state in states { try sink.begin(table: state.table) }
-        report.textEncoding = Int(textEncoding() ?? 1)
-        let checkText = report.textEncoding == 1
+        textEncoding = declaredTextEncoding() ?? .utf8
+        report.textEncoding = Int(textEncoding.rawValue)
+        let checkText = textEncoding == .utf8
 
         // 2. Tables from their roots.
         for index in states.indices {
@@ -384,7 +386,13 @@ public final class Salvager {
                 return
             }
         }
-        try sink.insert(row, into: table)
+        if textEncoding == .utf8 {
+            try sink.insert(row, into: table)
+        } else {
+            var converted = row
+            converted.values = row.values.map(textEncoding.utf8)
+            try sink.insert(converted, into: table)
+        }
         states[tableIndex].rows += 1
         report.rowsSalvaged += 1
     }
@@ -470,12 +478,10 @@ public final class Salvager {
         }
     }
 
-    /// Whether the database text encoding (header offset 56) is UTF-8 (or unknown).
-    /// The database text encoding from header offset 56 (1 UTF-8, 2 UTF-16le, 3 UTF-16be), or nil when page
-    /// 1 is unreadable or the field is not one of those (0 means UTF-8 in a file with no schema yet).
-    private func textEncoding() -> UInt32? {
-        guard case .success(let page1) = source.page(1), let encoding = ByteView(page1).u32(56) else { return nil }
-        if encoding == 0 { return 1 }
-        return (1...3).contains(encoding) ? encoding : nil
+    /// The database text encoding from header offset 56, or nil when page 1 is unreadable or the field is
+    /// not one of SQLite's (0 means UTF-8 in a file with no schema yet).
+    private func declaredTextEncoding() -> TextEncoding? {
+        guard case .success(let page1) = source.page(1) else { return nil }
+        return TextEncoding(header: page1)
     }
 }

@@ -109,12 +109,15 @@ public struct Schema: Sendable, Codable {
         }
         visited.formUnion(overflowPages)
         var schema = Schema(entries: [], tables: [], isReadable: stats.pagesVisited > 0, unreadablePages: stats.unreadablePages)
-        for row in rows { schema.add(row: row, pageCount: source.pageCount) }
+        var encoding = TextEncoding.utf8
         if case .success(let page1) = source.page(1) {
             let header = ByteView(page1)
             schema.userVersion = header.u32(60).map { Int32(bitPattern: $0) }
             schema.applicationID = header.u32(68).map { Int32(bitPattern: $0) }
+            encoding = TextEncoding(header: page1) ?? .utf8
         }
+        // A UTF-16 database stores its names and SQL as UTF-16 too.
+        for row in rows { schema.add(row: row.map(encoding.utf8), pageCount: source.pageCount) }
         return schema
     }
 
