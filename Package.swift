@@ -95,7 +95,7 @@ let package = Package(
             name: "CofferQueryTests",
             dependencies: ["Coffer", "CofferTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "CofferRepairTests", dependencies: ["CofferRepair", "Coffer"]),
+        .testTarget(name: "CofferRepairTests", dependencies: ["CofferRepair", "Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferKeyValueTests", dependencies: ["Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferBackupTests", dependencies: ["Coffer", "CofferTestSupport", "CofferTestVFS", "coffer"]),
         .testTarget(

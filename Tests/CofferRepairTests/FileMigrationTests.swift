@@ -1,5 +1,6 @@
 import Coffer
 import Foundation
+import CofferTestSupport
 import XCTest
 
 @testable import CofferRepair

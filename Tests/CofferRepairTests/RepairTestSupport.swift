@@ -1,57 +1,12 @@
-// Shared helpers for CofferRepair tests: temporary directories, running the real `sqlcipher` / `sqlite3`
-// shells, reading ground truth through the real SQLCipher library, byte damage, and a collecting sink.
+// Shared helpers for CofferRepair tests: reading ground truth through the real SQLCipher library, byte
+// damage, and a collecting sink (temporary directories and the shells come from CofferTestSupport).
 
 import CSQLCipher
+import CofferTestSupport
 import Foundation
 import XCTest
 
 @testable import CofferRepair
-
-/// A temporary directory removed at deinit.
-final class TemporaryDirectory {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-repair-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
-
-enum Shell {
-    /// Runs `tool` (sqlcipher or sqlite3) on `database` with `sql` on stdin; returns stdout. Fails the test on
-    /// a non-zero exit.
-    @discardableResult
-    static func run(
-        _ tool: String, _ database: String, _ sql: String, file: StaticString = #filePath,
-        line: UInt = #line
-    ) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/\(tool)")
-        process.arguments = ["-batch", "-bail", database]
-        let input = Pipe()
-        let output = Pipe()
-        let error = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        input.fileHandleForWriting.write(Data(sql.utf8))
-        try input.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        if process.terminationStatus != 0 {
-            XCTFail("\(tool) failed: \(String(decoding: err, as: UTF8.self))", file: file, line: line)
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Creates an encrypted database with the sqlcipher shell.
-    static func sqlcipher(_ database: String, key: String = "pw", pageSize: Int = 4096, _ sql: String) throws {
-        try run("sqlcipher", database, "PRAGMA key='\(key)';\nPRAGMA cipher_page_size=\(pageSize);\n\(sql)\n")
-    }
-}
 
 /// Ground truth read through the real library from a pristine file.
 enum GroundTruth {

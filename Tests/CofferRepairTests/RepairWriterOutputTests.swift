@@ -1,4 +1,5 @@
 import Coffer
+import CofferTestSupport
 import XCTest
 
 @testable import CofferRepair

@@ -1,3 +1,4 @@
+import CofferTestSupport
 import XCTest
 
 @testable import CofferRepair
@@ -5,7 +6,7 @@ import XCTest
 /// `RowidSet` answers exactly as a `Set<Int64>` would, and an ascending dense walk costs one range.
 final class RowidSetTests: XCTestCase {
     func testAgreesWithASetOnRandomInsertsIncludingTheExtremes() {
-        var generator = SeededGenerator(state: 42)
+        var generator = SeededGenerator(seed: 42)
         for round in 0..<40 {
             var ranges = RowidSet()
             var reference = Set<Int64>()

@@ -1,4 +1,5 @@
 import Foundation
+import CofferTestSupport
 import XCTest
 
 @testable import CofferRepair

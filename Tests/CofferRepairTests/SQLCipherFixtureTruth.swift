@@ -1,6 +1,7 @@
 // Ground truth of the fixtures in Tests/Fixtures/sqlcipher/, written by SQLCipher 4.12 with
 // make_fixtures.py: `row(i)` below mirrors the script's `row()`.
 
+import CofferTestSupport
 import Foundation
 
 @testable import CofferRepair

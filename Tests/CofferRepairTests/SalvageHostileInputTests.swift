@@ -1,20 +1,10 @@
 import Foundation
+import CofferTestSupport
 import XCTest
 
 @testable import CofferRepair
 
 /// Deterministic damage from a seed (SplitMix64), so every failure reproduces.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 final class SalvageHostileInputTests: XCTestCase {
     func testRandomDamageToAnEncryptedFileNeverInventsRows() throws {
         for seed: UInt64 in [1, 2, 3] {
@@ -24,7 +14,7 @@ final class SalvageHostileInputTests: XCTestCase {
             let msgs = Set(try GroundTruth.rows(path, key: "pw", pageSize: 1024, table: "msgs"))
             let kv = Set(try GroundTruth.rows(path, key: "pw", pageSize: 1024, table: "kv", withRowid: false))
             let pages = try DatabaseFile(path: path, key: .passphrase("pw")).pageCount
-            var random = SeededGenerator(state: seed)
+            var random = SeededGenerator(seed: seed)
             for _ in 0..<25 {
                 let page = UInt32.random(in: 2...pages, using: &random)
                 try Damage.flip(
@@ -45,7 +35,7 @@ final class SalvageHostileInputTests: XCTestCase {
             try Shell.run("sqlite3", path, "PRAGMA page_size=1024;\n" + standardSchemaSQL)
             let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64)
             let pages = UInt32(size / 1024)
-            var random = SeededGenerator(state: seed)
+            var random = SeededGenerator(seed: seed)
             for _ in 0..<20 {
                 // Whole pages of noise, and single bytes in B-tree headers and cell pointers.
                 let page = UInt32.random(in: 1...pages, using: &random)

@@ -1,3 +1,4 @@
+import CofferTestSupport
 import XCTest
 
 @testable import CofferRepair

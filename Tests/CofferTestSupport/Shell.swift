@@ -60,6 +60,32 @@ public enum Shell {
         return try run("/usr/bin/sqlcipher", ["-batch", database], input: script)
     }
 
+    /// Runs `tool` (`sqlcipher` or `sqlite3` in /usr/bin) on `database` with `sql` on standard input,
+    /// stopping at the first error; returns standard output and throws when the shell fails.
+    @discardableResult
+    public static func run(_ tool: String, _ database: String, _ sql: String) throws -> String {
+        let result = try run("/usr/bin/\(tool)", ["-batch", "-bail", database], input: sql)
+        guard result.status == 0 else { throw Failure(tool: tool, result: result) }
+        return result.stdout
+    }
+
+    /// Writes an encrypted database with the `sqlcipher` shell: `sql` after `PRAGMA key` and
+    /// `cipher_page_size`, stopping at the first error; throws when the shell fails.
+    public static func sqlcipher(_ database: String, key: String = "pw", pageSize: Int = 4096, _ sql: String) throws {
+        let result = try sqlcipher(database, passphrase: key, pageSize: pageSize, ".bail on\n" + sql)
+        guard result.status == 0 else { throw Failure(tool: "sqlcipher", result: result) }
+    }
+
+    /// A shell that exited with an error.
+    public struct Failure: Error, CustomStringConvertible {
+        /// The shell's name.
+        public let tool: String
+        /// What it printed and returned.
+        public let result: Result
+        /// The shell, its exit status and its standard error.
+        public var description: String { "\(tool) exited \(result.status): \(result.stderr)" }
+    }
+
     /// The `coffer` executable built beside the test bundle.
     public static var cofferExecutable: String {
         productsDirectory.appendingPathComponent("coffer").path
