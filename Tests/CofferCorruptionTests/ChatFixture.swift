@@ -8,6 +8,7 @@
 //    free pages still hold deleted rows, dropped drafts and pre-update versions: a repair that reads them
 //    resurrects rows, which the corpus detects by matching output rows against the history.
 
+import CofferRepair
 import CofferTestSupport
 import Foundation
 import XCTest
@@ -21,8 +22,16 @@ struct ChatFixture {
     let passphrase: String?
     /// The page size.
     let pageSize: Int
+    /// For a file SQLCipher 4.12 wrote (`sqlcipher3-binary`): plaintext copies of `path` and `historyPath`
+    /// exported by SQLCipher 4.12 itself, from which the linked 3.4.1 library reads the ground truth.
+    var plaintextCopies: (pristine: String, history: String)? = nil
 
-    var flavor: String { (passphrase == nil ? "plain" : "encrypted") + "-\(pageSize)" }
+    /// The file's cipher profile.
+    var settings: CipherSettings { passphrase == nil ? .plaintext : plaintextCopies == nil ? .sqlcipher3 : .sqlcipher4 }
+
+    var flavor: String {
+        (plaintextCopies != nil ? "sqlcipher4" : passphrase == nil ? "plain" : "encrypted") + "-\(pageSize)"
+    }
 
     static let phase1 = """
         CREATE TABLE conversations(id INTEGER PRIMARY KEY, title TEXT NOT NULL, created_at REAL, muted INTEGER DEFAULT 0);
@@ -75,6 +84,39 @@ struct ChatFixture {
         let secureDelete = passphrase == nil ? "PRAGMA secure_delete=OFF;\n" : ""
         try run(path, passphrase: passphrase, pageSize: pageSize, secureDelete + phase2)
         return ChatFixture(path: path, historyPath: history, passphrase: passphrase, pageSize: pageSize)
+    }
+
+    /// Whether python's `sqlcipher3` (SQLCipher 4) is installed.
+    static var canMakeSQLCipher4: Bool {
+        (try? Shell.run("/usr/bin/env", ["python3", "-c", "import sqlcipher3"]).status) == 0
+    }
+
+    /// The same two phases written by SQLCipher 4.12 with its defaults (4096-byte pages, SHA-512), and
+    /// plaintext exports of both states for the ground truth.
+    static func makeSQLCipher4(in directory: TemporaryDirectory, passphrase: String) throws -> ChatFixture {
+        let path = directory.path("sqlcipher4-4096.db")
+        let history = directory.path("sqlcipher4-4096-history.db")
+        let copies = (pristine: directory.path("sqlcipher4-truth.db"), history: directory.path("sqlcipher4-history-truth.db"))
+        let script = """
+            import shutil, sqlcipher3, sys
+            path, history, pristine_copy, history_copy, key, phase1, phase2 = sys.argv[1:]
+            def connect(p):
+                c = sqlcipher3.connect(p, isolation_level=None)
+                c.execute("PRAGMA key = '%s'" % key.replace("'", "''"))
+                return c
+            def run(p, sql):
+                c = connect(p); c.executescript(sql); c.close()
+            def export(p, out):
+                c = connect(p)
+                c.execute("ATTACH DATABASE '%s' AS plain KEY ''" % out)
+                c.execute("SELECT sqlcipher_export('plain')"); c.execute("DETACH DATABASE plain"); c.close()
+            run(path, phase1); shutil.copy(path, history); run(path, phase2)
+            export(path, pristine_copy); export(history, history_copy)
+            """
+        let result = try Shell.run(
+            "/usr/bin/env", ["python3", "-c", script, path, history, copies.pristine, copies.history, passphrase, phase1, phase2])
+        guard result.status == 0 else { throw LibraryReader.Failure(description: "sqlcipher3 failed: \(result.stderr)") }
+        return ChatFixture(path: path, historyPath: history, passphrase: passphrase, pageSize: 4096, plaintextCopies: copies)
     }
 
     private static func run(_ path: String, passphrase: String?, pageSize: Int, _ sql: String) throws {

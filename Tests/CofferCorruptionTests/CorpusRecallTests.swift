@@ -59,9 +59,21 @@ final class CorpusRecallTests: XCTestCase {
         try runCorpus(passphrase: nil, pageSize: 1024, compareWithRecover: true)
     }
 
+    /// The same corpus on a file SQLCipher 4.12 wrote; the profile is detected as `coffer repair` does.
+    func testSQLCipher4Corpus() throws {
+        try XCTSkipUnless(ChatFixture.canMakeSQLCipher4, "python3 -m pip install sqlcipher3-binary")
+        let directory = try TemporaryDirectory("coffer-corpus")
+        try runCorpus(ChatFixture.makeSQLCipher4(in: directory, passphrase: "corpus passphrase"), in: directory, compareWithRecover: false)
+    }
+
     private func runCorpus(passphrase: String?, pageSize: Int, compareWithRecover: Bool) throws {
         let directory = try TemporaryDirectory("coffer-corpus")
         let fixture = try ChatFixture.make(in: directory, passphrase: passphrase, pageSize: pageSize)
+        try runCorpus(fixture, in: directory, compareWithRecover: compareWithRecover)
+    }
+
+    private func runCorpus(_ fixture: ChatFixture, in directory: TemporaryDirectory, compareWithRecover: Bool) throws {
+        let passphrase = fixture.passphrase
         let truth = try CorpusTruth.load(fixture)
         try assertPlacementMatchesLibrary(truth)
         if passphrase == nil { try assertPlacementMatchesDBStat(truth, path: fixture.path) }
@@ -102,12 +114,14 @@ final class CorpusRecallTests: XCTestCase {
         }
         let context = "\(name) touched \(damage.pages.map { "\($0.page):\($0.role)" })"
         if let passphrase = fixture.passphrase, !damage.saltDamaged {
-            try assertTouchedPagesAreExactlyTheUnauthenticOnes(damaged, passphrase: passphrase, damage: damage, context: context)
+            try assertTouchedPagesAreExactlyTheUnauthenticOnes(
+                damaged, passphrase: passphrase, settings: fixture.settings, damage: damage, context: context)
         }
         let bound = RowPlacement.physicalBound(truth.placed, damage: damage)
         let known = Self.knownIssues["\(fixture.flavor)/\(kind.rawValue)"] ?? []
 
-        switch try RepairRun.repair(damaged, output: directory.path("\(name)-repaired.db"), passphrase: fixture.passphrase) {
+        let detect = fixture.plaintextCopies != nil
+        switch try RepairRun.repair(damaged, output: directory.path("\(name)-repaired.db"), passphrase: fixture.passphrase, detectProfile: detect) {
         case .refused(let error):
             line.refused += 1
             line.cases += 1
@@ -157,7 +171,8 @@ final class CorpusRecallTests: XCTestCase {
     private static func inject(kind: DamageKind, seed: UInt64, fixture: ChatFixture, output: String) throws -> DamageReport? {
         let result = Result { () throws(CorruptionError) -> DamageReport in
             try CorruptionInjector.inject(
-                input: fixture.path, output: output, key: fixture.passphrase.map { .passphrase($0) }, kind: kind, seed: seed)
+                input: fixture.path, output: output, key: fixture.passphrase.map { .passphrase($0) }, settings: fixture.settings,
+                kind: kind, seed: seed)
         }
         switch result {
         case .success(let report): return report
@@ -169,9 +184,9 @@ final class CorpusRecallTests: XCTestCase {
     /// On an encrypted file the bound can be checked against the cipher: every page the injector reports
     /// touched fails its HMAC (or is gone, or all zero), and every other page still authenticates.
     private func assertTouchedPagesAreExactlyTheUnauthenticOnes(
-        _ damaged: String, passphrase: String, damage: DamageReport, context: String
+        _ damaged: String, passphrase: String, settings: CipherSettings, damage: DamageReport, context: String
     ) throws {
-        let file = try DatabaseFile(path: damaged, key: .passphrase(passphrase))
+        let file = try DatabaseFile(path: damaged, key: .passphrase(passphrase), settings: settings)
         for number in UInt32(1)...damage.pageCount {
             let touched = !damage.isIntact(number)
             switch file.page(number) {

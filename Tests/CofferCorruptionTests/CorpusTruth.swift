@@ -40,8 +40,8 @@ struct CorpusTruth {
         let (historyTables, historyPlaced) = try placement(fixture.historyPath, fixture)
         return CorpusTruth(
             tables: tables, placed: placed,
-            rows: try libraryRows(fixture.path, fixture, tables),
-            history: try libraryRows(fixture.historyPath, fixture, historyTables),
+            rows: try libraryRows(fixture.plaintextCopies?.pristine ?? fixture.path, fixture, tables),
+            history: try libraryRows(fixture.plaintextCopies?.history ?? fixture.historyPath, fixture, historyTables),
             rawPristine: Dictionary(placed.map { (trimmed($0.rawSignature), RowID(table: $0.table, key: $0.key)) },
                                     uniquingKeysWith: { first, _ in first }),
             rawHistory: Set(historyPlaced.map { trimmed($0.rawSignature) }))
@@ -66,7 +66,7 @@ struct CorpusTruth {
     }
 
     private static func placement(_ path: String, _ fixture: ChatFixture) throws -> ([TableDescription], [PlacedRow]) {
-        let file = try DatabaseFile(path: path, key: fixture.passphrase.map { .passphrase($0) })
+        let file = try DatabaseFile(path: path, key: fixture.passphrase.map { .passphrase($0) }, settings: fixture.settings)
         return RowPlacement.rows(in: file)
     }
 
@@ -75,7 +75,8 @@ struct CorpusTruth {
     {
         var result: [String: [[SalvagedValue]: [SalvagedValue]]] = [:]
         for table in tables {
-            let rows = try LibraryReader.rows(path, key: fixture.passphrase, pageSize: fixture.pageSize, sql: selectAll(table))
+            let libraryKey = fixture.plaintextCopies == nil ? fixture.passphrase : nil
+            let rows = try LibraryReader.rows(path, key: libraryKey, pageSize: fixture.pageSize, sql: selectAll(table))
             result[table.name] = Dictionary(rows.map { (key($0, table: table), $0) }, uniquingKeysWith: { first, _ in first })
         }
         return result

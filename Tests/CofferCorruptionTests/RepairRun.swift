@@ -16,10 +16,14 @@ enum RepairRun {
     }
 
     /// Salvages `damaged` into a new database at `output` (encrypted with `passphrase` when given).
-    static func repair(_ damaged: String, output: String, passphrase: String?) throws -> Outcome {
+    static func repair(_ damaged: String, output: String, passphrase: String?, detectProfile: Bool = false) throws -> Outcome {
         let salvager: Salvager
         do {
-            salvager = try Salvager(path: damaged, key: passphrase.map { .passphrase($0) })
+            if detectProfile, let passphrase {
+                salvager = Salvager(file: try ProfileDetection.open(path: damaged, key: .passphrase(passphrase)))
+            } else {
+                salvager = try Salvager(path: damaged, key: passphrase.map { .passphrase($0) })
+            }
         } catch let error as DatabaseFileError {
             return .refused(error)
         }
