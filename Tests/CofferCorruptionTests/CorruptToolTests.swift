@@ -18,6 +18,28 @@ final class CorruptToolTests: XCTestCase {
         return path
     }
 
+    func testASQLCipher4InputIsReadWithCipherCompat4() throws {
+        try XCTSkipUnless(ChatFixture.canMakeSQLCipher4, "python3 -m pip install sqlcipher3-binary")
+        let directory = try TemporaryDirectory("coffer-corrupt-cli")
+        let input = directory.path("v4.db")
+        let make = try Shell.run("/usr/bin/env", ["python3", "-c", """
+            import sqlcipher3, sys
+            c = sqlcipher3.connect(sys.argv[1]); c.execute("PRAGMA key = 'v4 pw'")
+            c.executescript("CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 2000) INSERT INTO t(body) SELECT printf('row %d %s', i, hex(zeroblob(i % 40))) FROM n;")
+            c.close()
+            """, input])
+        XCTAssertEqual(make.status, 0, make.stderr)
+        let keyFile = directory.path("key")
+        try Data("v4 pw\n".utf8).write(to: URL(fileURLWithPath: keyFile))
+        let arguments = [input, "--output", directory.path("out.db"), "--kind", "zero-interior", "--seed", "5", "--passphrase-file", keyFile, "--json"]
+        XCTAssertNotEqual(try Shell.run(tool, arguments).status, 0, "SQLCipher 3 settings do not open a SQLCipher 4 file")
+        let result = try Shell.run(tool, arguments + ["--cipher-compat", "4"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let report = try JSONDecoder().decode(DamageReport.self, from: Data(result.stdout.utf8))
+        XCTAssertEqual(report.pages.map(\.role), ["tableInterior"])
+        XCTAssertEqual(report.pageSize, 4096)
+    }
+
     func testJSONNamesTouchedPagesWithTheirPristineRoles() throws {
         let directory = try TemporaryDirectory("coffer-corrupt-cli")
         let input = try makeDatabase(directory, passphrase: "tool pw")

@@ -42,6 +42,9 @@ struct CorruptCommand: ParsableCommand {
     @Option(name: .customLong("page-size"), help: "The cipher page size; detected when omitted.")
     var pageSize: Int?
 
+    @Option(name: .customLong("cipher-compat"), help: "The SQLCipher generation that wrote an encrypted input: 1, 2, 3 (default) or 4.")
+    var compat: Int = 3
+
     @Flag(name: .long, help: "Print one JSON object: kind, seed, pages [{page, role, owner}], …")
     var json = false
 
@@ -51,6 +54,7 @@ struct CorruptCommand: ParsableCommand {
             throw ValidationError("--page-size must be a power of two in 512…65536")
         }
         if input == output { throw ValidationError("--output must differ from INPUT") }
+        if CipherSettings.compatibility(compat) == nil { throw ValidationError("--cipher-compat must be 1, 2, 3 or 4") }
     }
 
     func run() throws {
@@ -58,7 +62,7 @@ struct CorruptCommand: ParsableCommand {
         let report: DamageReport
         do {
             report = try CorruptionInjector.inject(
-                input: input, output: output, key: key, settings: CipherSettings.sqlcipher3.with(pageSize: pageSize),
+                input: input, output: output, key: key, settings: (CipherSettings.compatibility(compat) ?? .sqlcipher3).with(pageSize: pageSize),
                 kind: kind, seed: seed, count: count)
         } catch {
             FileHandle.standardError.write(Data("coffer-corrupt: \(error)\n".utf8))
