@@ -59,4 +59,13 @@ public struct OverflowReader {
         guard current == 0 else { return .failure(.lengthMismatch) }
         return .success((bytes, pages))
     }
+
+    /// `cell`'s whole payload: its local part followed by its overflow chain, if it has one (with the
+    /// chain's page numbers).
+    public func payload(of cell: BTreeCell) -> Result<(bytes: [UInt8], pages: [UInt32]), OverflowFailure> {
+        guard let first = cell.overflowPage else { return .success((cell.localPayload, [])) }
+        return read(first: first, remaining: cell.payloadSize - cell.localPayload.count).map {
+            (cell.localPayload + $0.bytes, $0.pages)
+        }
+    }
 }

@@ -97,14 +97,9 @@ public struct Schema: Sendable, Codable {
         let stats = walker.walk(root: 1, visited: &visited, expectTable: true) { page, cells in
             guard page.type == .tableLeaf else { return }
             for cell in cells {
-                var payload = cell.localPayload
-                if let first = cell.overflowPage {
-                    guard case .success(let chain) = overflow.read(first: first, remaining: cell.payloadSize - payload.count)
-                    else { continue }
-                    payload += chain.bytes
-                    overflowPages += chain.pages
-                }
-                if let values = RecordDecoder.decode(payload) { rows.append(values) }
+                guard case .success(let payload) = overflow.payload(of: cell) else { continue }
+                overflowPages += payload.pages
+                if let values = RecordDecoder.decode(payload.bytes) { rows.append(values) }
             }
         }
         visited.formUnion(overflowPages)
@@ -138,14 +133,10 @@ public struct Schema: Sendable, Codable {
             var rows: [[SalvagedValue]] = []
             var chains: [UInt32] = []
             for cell in parsed.cells {
-                var payload = cell.localPayload
-                if let first = cell.overflowPage {
-                    guard case .success(let chain) = overflow.read(first: first, remaining: cell.payloadSize - payload.count)
-                    else { break }
-                    payload += chain.bytes
-                    chains += chain.pages
-                }
-                guard let values = RecordDecoder.decode(payload), Schema.looksLikeSchemaRow(values) else { break }
+                guard case .success(let payload) = overflow.payload(of: cell),
+                    let values = RecordDecoder.decode(payload.bytes), Schema.looksLikeSchemaRow(values)
+                else { break }
+                chains += payload.pages
                 rows.append(values)
             }
             guard rows.count == parsed.cells.count else { continue }
