@@ -71,6 +71,31 @@ final class PreparedQueryTests: XCTestCase {
         }
     }
 
+    func testTypedArgumentsMatchTheArgumentsArray() throws {
+        let byID = try Message.filter { $0.id == .parameter }.prepared()
+        let byScore = try Message.filter { $0.score.between(.parameter, and: .parameter) }.order { $0.id.asc }.prepared()
+        let mixed = try Message.filter { $0.conversationID == .parameter && $0.score >= 2 && $0.body != .parameter }
+            .order { $0.id.desc }.limit(4).prepared()
+        try database.read { db in
+            for id in Int64(0)...41 {
+                XCTAssertEqual(try byID.fetchOne(db, id), try byID.fetchOne(db, arguments: [id]))
+            }
+            XCTAssertEqual(try byScore.fetchAll(db, 2.0, 4.0), try byScore.fetchAll(db, arguments: [2.0, 4.0]))
+            XCTAssertEqual(try byScore.fetchAll(db, 2.0, 4.0).count, 18)
+            let expected = try Message.filter { $0.conversationID == 1 && $0.score >= 2 && $0.body != "body 34" }
+                .order { $0.id.desc }.limit(4).fetchAll(db)
+            XCTAssertEqual(try mixed.fetchAll(db, Int64(1), "body 34"), expected)
+            XCTAssertEqual(expected.count, 4)
+            XCTAssertThrowsError(try byScore.fetchAll(db, 1.0)) { error in
+                XCTAssertEqual((error as? CofferError)?.code, .range)
+            }
+            XCTAssertThrowsError(try byID.fetchOne(db, Int64(1), Int64(2))) { error in
+                XCTAssertEqual((error as? CofferError)?.code, .range)
+            }
+            XCTAssertEqual(try byID.fetchOne(db, Int64(2))?.id, 2)   // usable after a refused call
+        }
+    }
+
     func testWritesAreSeenByTheNextExecution() throws {
         let byBody = try Message.filter { $0.body == .parameter }.prepared()
         try database.write { db in

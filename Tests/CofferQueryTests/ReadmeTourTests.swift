@@ -57,7 +57,7 @@ final class ReadmeTourTests: XCTestCase {
         func show(_ message: TourMessage) { shown.append(message.body) }
         try database.read { db in
             let byID = try TourMessage.byID.get()
-            for id in ids { if let message = try byID.fetchOne(db, arguments: [id]) { show(message) } }
+            for id in ids { if let message = try byID.fetchOne(db, id) { show(message) } }
         }
         XCTAssertEqual(shown, ["c", "a"])
         try database.close()

@@ -150,7 +150,7 @@ struct ConcurrentWorkloads {
                     } else if let database {
                         // CofferLookup.person, plus the page-cache miss count of the reader it ran on.
                         let (person, missed) = try database.read { db in
-                            (try byID.fetchOne(db, arguments: [id]), Self.takeCacheMisses(db.handle))
+                            (try byID.fetchOne(db, id), Self.takeCacheMisses(db.handle))
                         }
                         guard person != nil else { throw BenchError("no row \(id)") }
                         misses += missed

@@ -124,7 +124,7 @@ struct ReadWorkloads {
             return try database.read { db in
                 var sum = Checksum()
                 for id in ids {
-                    guard let person = try byID.fetchOne(db, arguments: [id]) else { throw BenchError("no row \(id)") }
+                    guard let person = try byID.fetchOne(db, id) else { throw BenchError("no row \(id)") }
                     sum.add(person)
                 }
                 return sum.value
@@ -195,7 +195,7 @@ enum CofferLookup {
     /// One lookup in its own read call.
     static func person(id: Int64, in database: Database) throws -> Person {
         let byID = try byID.get()
-        guard let person = try database.read({ db in try byID.fetchOne(db, arguments: [id]) }) else {
+        guard let person = try database.read({ db in try byID.fetchOne(db, id) }) else {
             throw BenchError("no row \(id)")
         }
         return person

@@ -7,12 +7,15 @@ import Foundation
 /// ``QueryParameter/parameter`` where values change, and pass the values when it runs:
 ///
 /// ```swift
-/// // Once, e.g. a static property: renders the SQL, runs nothing.
-/// static let byID = try Person.filter { $0.id == .parameter }.prepared()
+/// extension Person {
+///     // Once: renders the SQL, runs nothing.
+///     static let byID = Result { try Person.filter { $0.id == .parameter }.prepared() }
+/// }
 ///
 /// try database.read { db in
+///     let byID = try Person.byID.get()
 ///     for id in ids {
-///         let person = try Person.byID.fetchOne(db, arguments: [id])   // bind, step, decode
+///         let person = try byID.fetchOne(db, id)   // bind, step, decode
 ///     }
 /// }
 /// ```
@@ -52,7 +55,42 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
     /// Throws ``CofferError`` with code `range` when the number of arguments differs from
     /// ``parameterCount``, and `apiMisuse` when `db` is closed.
     public func fetchAll(_ db: Connection, arguments: StatementArguments = []) throws -> [Root] {
-        try withStatement(db, arguments) { statement in
+        try fetchAll(db, binding: { statement in try bind(statement, arguments) })
+    }
+
+    /// The first matching record, or nil, with `arguments` bound to the parameters in order.
+    ///
+    /// It steps once: add `.limit(1)` to the query when it sorts many rows and you want only the first.
+    public func fetchOne(_ db: Connection, arguments: StatementArguments = []) throws -> Root? {
+        try fetchOne(db, binding: { statement in try bind(statement, arguments) })
+    }
+
+    /// Every matching record, with the arguments bound to the parameters in order — typed values, no
+    /// array built per call: `try byAge.fetchAll(db, 18, 65)`.
+    ///
+    /// Throws ``CofferError`` with code `range` when the number of arguments differs from
+    /// ``parameterCount``, and `apiMisuse` when `db` is closed.
+    public func fetchAll<First: DatabaseValueConvertible, each Rest: DatabaseValueConvertible>(
+        _ db: Connection, _ first: First, _ rest: repeat each Rest
+    ) throws -> [Root] {
+        try fetchAll(db, binding: { statement in try bind(statement, first, repeat each rest) })
+    }
+
+    /// The first matching record, or nil, with the arguments bound to the parameters in order — typed
+    /// values, no array built per call: `try byID.fetchOne(db, 42)`.
+    ///
+    /// ```swift
+    /// let byID = try Person.filter { $0.id == .parameter }.prepared()
+    /// let person = try byID.fetchOne(db, 42)
+    /// ```
+    public func fetchOne<First: DatabaseValueConvertible, each Rest: DatabaseValueConvertible>(
+        _ db: Connection, _ first: First, _ rest: repeat each Rest
+    ) throws -> Root? {
+        try fetchOne(db, binding: { statement in try bind(statement, first, repeat each rest) })
+    }
+
+    private func fetchAll(_ db: Connection, binding: (Statement) throws -> Void) throws -> [Root] {
+        try withStatement(db, binding) { statement in
             let decoder = StatementDecoder.forRecord(Root.self, on: statement)
             var records: [Root] = []
             while try statement.step() { records.append(try decoder.decode(Root.self)) }
@@ -60,42 +98,67 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
         }
     }
 
-    /// The first matching record, or nil, with `arguments` bound to the parameters in order.
-    ///
-    /// It steps once: add `.limit(1)` to the query when it sorts many rows and you want only the first.
-    public func fetchOne(_ db: Connection, arguments: StatementArguments = []) throws -> Root? {
-        try withStatement(db, arguments) { statement in
+    private func fetchOne(_ db: Connection, binding: (Statement) throws -> Void) throws -> Root? {
+        try withStatement(db, binding) { statement in
             guard try statement.step() else { return nil }
             return try StatementDecoder.forRecord(Root.self, on: statement).decode(Root.self)
         }
     }
 
-    /// Binds the constants and `arguments` into this connection's statement, runs `body` with it, and
-    /// resets it. The statement is marked in use meanwhile, so a nested execution compiles its own.
-    private func withStatement<T>(
-        _ db: Connection, _ arguments: StatementArguments, _ body: (Statement) throws -> T
-    ) throws -> T {
-        guard arguments.values.count == parameterPositions.count else {
+    /// Binds a parameter pack, after checking its length.
+    private func bind<First: DatabaseValueConvertible, each Rest: DatabaseValueConvertible>(
+        _ statement: Statement, _ first: First, _ rest: repeat each Rest
+    ) throws {
+        var count = 1
+        for _ in repeat each rest { count += 1 }
+        try checkArgumentCount(count)
+        try statement.bind(first.databaseValue, toParameter: parameterPositions[0] + 1)
+        var index = 1
+        for value in repeat each rest {
+            try statement.bind(value.databaseValue, toParameter: parameterPositions[index] + 1)
+            index += 1
+        }
+    }
+
+    /// Binds `arguments`, after checking their number.
+    private func bind(_ statement: Statement, _ arguments: StatementArguments) throws {
+        try checkArgumentCount(arguments.values.count)
+        for (index, value) in arguments.values.enumerated() {
+            try statement.bind(value, toParameter: parameterPositions[index] + 1)
+        }
+    }
+
+    private func checkArgumentCount(_ count: Int) throws {
+        guard count == parameterPositions.count else {
             throw CofferError(
-                code: .range,
-                message: "prepared query expects \(parameterPositions.count) arguments, got \(arguments.values.count)",
+                code: .range, message: "prepared query expects \(parameterPositions.count) arguments, got \(count)",
                 sql: sql)
         }
+    }
+
+    /// Binds the constants, then lets `bindArguments` bind the parameters, into this connection's
+    /// statement; runs `body` with it and resets it. The statement is marked in use meanwhile, so a
+    /// nested execution compiles its own.
+    private func withStatement<T>(
+        _ db: Connection, _ bindArguments: (Statement) throws -> Void, _ body: (Statement) throws -> T
+    ) throws -> T {
         let statement = try db.preparedQueryStatement(id: shapeID, sql: sql)
         statement.isInUse = true
         defer {
             statement.isInUse = false
             statement.reset()
         }
-        var nextParameter = 0
-        for (position, constant) in template.enumerated() {
-            if nextParameter < parameterPositions.count, parameterPositions[nextParameter] == position {
-                try statement.bind(arguments.values[nextParameter], toParameter: position + 1)
-                nextParameter += 1
-            } else {
-                try statement.bind(constant, toParameter: position + 1)
+        if template.count > parameterPositions.count {
+            var nextParameter = 0
+            for (position, constant) in template.enumerated() {
+                if nextParameter < parameterPositions.count, parameterPositions[nextParameter] == position {
+                    nextParameter += 1
+                } else {
+                    try statement.bind(constant, toParameter: position + 1)
+                }
             }
         }
+        try bindArguments(statement)
         return try body(statement)
     }
 }
@@ -106,7 +169,7 @@ extension Query {
     /// ```swift
     /// let recent = try Message.filter { $0.conversationID == .parameter && $0.createdAt > .parameter }
     ///     .order { $0.createdAt.desc }.limit(50).prepared()
-    /// let page = try recent.fetchAll(db, arguments: [conversation, cutoff])
+    /// let page = try recent.fetchAll(db, conversation, cutoff)
     /// ```
     ///
     /// Throws when the query cannot be rendered (an identifier SQLite cannot represent, a value that

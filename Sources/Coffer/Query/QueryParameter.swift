@@ -8,7 +8,7 @@
 ///
 /// ```swift
 /// let byID = try Person.filter { $0.id == .parameter }.prepared()
-/// let person = try byID.fetchOne(db, arguments: [42])
+/// let person = try byID.fetchOne(db, 42)
 /// ```
 ///
 /// Parameters take arguments in the order they appear in the query's SQL (``PreparedQuery/sql`` shows
@@ -59,7 +59,7 @@ extension TypedExpression {
     ///
     /// ```swift
     /// let byAge = try Person.filter { $0.age.between(.parameter, and: .parameter) }.prepared()
-    /// let adults = try byAge.fetchAll(db, arguments: [18, 65])
+    /// let adults = try byAge.fetchAll(db, 18, 65)
     /// ```
     public func between(_ low: QueryParameter<Value>, and high: QueryParameter<Value>) -> SQLExpression<Root, Bool> {
         SQLExpression(
