@@ -12,6 +12,10 @@ import XCTest
     static var indexes: [TableIndex<TourMessage>] { [TableIndex(columns.conversationID)] }
 }
 
+extension TourMessage {
+    static let byID = Result { try TourMessage.filter { $0.id == .parameter }.prepared() }   // rendered once
+}
+
 final class ReadmeTourTests: XCTestCase {
     func testTheTourRunsAsWritten() throws {
         let dir = try TemporaryDirectory()
@@ -36,5 +40,26 @@ final class ReadmeTourTests: XCTestCase {
         XCTAssertEqual(hits.map(\.body), ["50% off"], "% in contains() is literal, not a wildcard")
         XCTAssertEqual(hits.first?.score, 1)
         XCTAssertEqual(try database.write { try migrator.appliedMigrations($0) }, ["v1"])
+    }
+
+    func testThePreparedQueryExampleRunsAsWritten() throws {
+        let dir = try TemporaryDirectory()
+        let database = try Database(path: dir.path("tour.db"), configuration: Configuration(encryption: .passphrase("pw")))
+        try database.write { db in
+            try db.upgradeSchema(for: [TourMessage.self])
+            for body in ["a", "b", "c"] {
+                var message = TourMessage(id: nil, conversationID: 1, body: body, score: 0)
+                try message.insert(db)
+            }
+        }
+        let ids: [Int64] = [3, 1, 7]
+        var shown: [String] = []
+        func show(_ message: TourMessage) { shown.append(message.body) }
+        try database.read { db in
+            let byID = try TourMessage.byID.get()
+            for id in ids { if let message = try byID.fetchOne(db, id) { show(message) } }
+        }
+        XCTAssertEqual(shown, ["c", "a"])
+        try database.close()
     }
 }

@@ -26,11 +26,18 @@ struct ConcurrentWorkloads {
             defer { session.close() }
             let firstID = Int64(reads.rowCount + 1)
             let rows = (0..<Int64(writerRows)).map { BenchRow.make(firstID + $0) }
-            let (writerSeconds, lookups) = try session.readWhile { try session.insert(rows) }
+            let (writerSeconds, lookups, misses) = try session.readWhile { try session.insert(rows) }
             writer.append(Double(rows.count) / writerSeconds)
             together.append(Double(lookups) / writerSeconds)
-            let (aloneSeconds, aloneLookups) = try session.readWhile { Thread.sleep(forTimeInterval: writerSeconds) }
+            let (aloneSeconds, aloneLookups, aloneMisses) = try session.readWhile {
+                Thread.sleep(forTimeInterval: writerSeconds)
+            }
             alone.append(Double(aloneLookups) / aloneSeconds)
+            // Why readers slow down: each page-cache miss is a page read and decrypted again.
+            FileHandle.standardError.write(Data(String(
+                format: "W6 %@: page-cache misses per lookup: %.2f with the writer (%d commits), %.2f alone\n",
+                impl.rawValue, Double(misses) / Double(max(lookups, 1)), rows.count / ConcurrentWorkloads.rowsPerTransaction,
+                Double(aloneMisses) / Double(max(aloneLookups, 1))).utf8))
         }
         func measurement(_ name: String, _ values: [Double]) -> Measurement {
             let median = values.sorted()[values.count / 2]
@@ -104,7 +111,7 @@ struct ConcurrentWorkloads {
 
         /// Runs `body` on this thread while the readers look up rows on theirs; returns body's wall time
         /// and the lookups the readers completed meanwhile.
-        func readWhile(_ body: () throws -> Void) throws -> (seconds: Double, lookups: Int) {
+        func readWhile(_ body: () throws -> Void) throws -> (seconds: Double, lookups: Int, cacheMisses: Int) {
             let stop = StopFlag()
             let group = DispatchGroup()
             let counts = LookupCounts(readers: ConcurrentWorkloads.readerCount)
@@ -124,26 +131,41 @@ struct ConcurrentWorkloads {
             group.wait()
             if let failure { throw failure }
             if let error = counts.error { throw error }
-            return (seconds, counts.total)
+            return (seconds, counts.total, counts.totalMisses)
         }
 
-        private func lookUp(reader: Int, until stop: StopFlag) -> Result<Int, any Error> {
+        private func lookUp(reader: Int, until stop: StopFlag) -> Result<(lookups: Int, misses: Int), any Error> {
             Result {
                 var generator = SeededGenerator(seed: UInt64(60 + reader))
                 var lookups = 0
+                var misses = 0
+                let byID = try CofferLookup.byID.get()
                 let statement = try rawReaders.indices.contains(reader) ? rawReaders[reader].prepare(BenchRow.selectByIDSQL) : nil
                 defer { statement.map { _ = sqlite3_finalize($0) } }
                 while !stop.isSet {
                     let id = Int64.random(in: 1...Int64(rowCount), using: &generator)
                     if let statement {
                         _ = try RawLookup.row(id: id, statement: statement, connection: rawReaders[reader])
+                        misses += Self.takeCacheMisses(rawReaders[reader].handle)
                     } else if let database {
-                        _ = try CofferLookup.person(id: id, in: database)
+                        // CofferLookup.person, plus the page-cache miss count of the reader it ran on.
+                        let (person, missed) = try database.read { db in
+                            (try byID.fetchOne(db, id), Self.takeCacheMisses(db.handle))
+                        }
+                        guard person != nil else { throw BenchError("no row \(id)") }
+                        misses += missed
                     }
                     lookups += 1
                 }
-                return lookups
+                return (lookups, misses)
             }
+        }
+
+        /// Page-cache misses on `handle` since the previous call (SQLite's counter, reset as read).
+        private static func takeCacheMisses(_ handle: OpaquePointer) -> Int {
+            var current: Int32 = 0, highwater: Int32 = 0
+            sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_MISS, &current, &highwater, 1)
+            return Int(current)
         }
     }
 }
@@ -159,13 +181,17 @@ final class StopFlag: @unchecked Sendable {
 /// What each reader thread counted, or the error it stopped on.
 final class LookupCounts: @unchecked Sendable {
     private let lock = NSLock()
-    private var results: [Result<Int, any Error>?]
+    private var results: [Result<(lookups: Int, misses: Int), any Error>?]
 
     init(readers: Int) { results = Array(repeating: nil, count: readers) }
 
-    func finish(_ reader: Int, _ result: Result<Int, any Error>) { lock.withLock { results[reader] = result } }
+    func finish(_ reader: Int, _ result: Result<(lookups: Int, misses: Int), any Error>) {
+        lock.withLock { results[reader] = result }
+    }
 
-    var total: Int { lock.withLock { results.reduce(0) { $0 + ((try? $1?.get()) ?? 0) } } }
+    var total: Int { lock.withLock { results.reduce(0) { $0 + ((try? $1?.get().lookups) ?? 0) } } }
+
+    var totalMisses: Int { lock.withLock { results.reduce(0) { $0 + ((try? $1?.get().misses) ?? 0) } } }
 
     var error: (any Error)? {
         lock.withLock {

@@ -20,8 +20,12 @@ public final class Connection {
     public let handle: OpaquePointer
     let logger: Logger
     private var statementCache: [String: Statement] = [:]
+    /// Statements of prepared queries, by the query's shape identifier (see ``PreparedQuery``): an
+    /// integer key, so a lookup costs no string hashing.
+    private var preparedQueryStatements: [Int: Statement] = [:]
     private var savepointDepth = 0
-    private var isClosed = false
+    /// True once ``close()`` ran: the handle must not be used again.
+    private(set) var isClosed = false
     /// Told about every error this connection produces (the database uses it to report corruption).
     var errorObserver: ((CofferError) -> Void)?
 
@@ -46,6 +50,7 @@ public final class Connection {
         guard !isClosed else { return }
         isClosed = true
         statementCache.removeAll()
+        preparedQueryStatements.removeAll()
         sqlite3_close_v2(handle)
     }
 
@@ -68,6 +73,21 @@ public final class Connection {
         }
         let statement = try makeStatement(sql: sql)
         if statementCache[sql] == nil { statementCache[sql] = statement }
+        return statement
+    }
+
+    /// The statement of the prepared query shape `id` (SQL `sql`), prepared on first use on this
+    /// connection and kept; a fresh, uncached one when the kept one is in use (a cursor over it is open).
+    func preparedQueryStatement(id: Int, sql: String) throws -> Statement {
+        guard !isClosed else {
+            throw CofferError(code: .apiMisuse, message: "the connection is closed", sql: sql)
+        }
+        if let statement = preparedQueryStatements[id] {
+            if !statement.isInUse { return statement }
+            return try makeStatement(sql: sql)
+        }
+        let statement = try makeStatement(sql: sql)
+        preparedQueryStatements[id] = statement
         return statement
     }
 

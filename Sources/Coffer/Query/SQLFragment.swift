@@ -16,6 +16,8 @@ public struct SQLFragment: Sendable {
         case identifier(String)
         /// A value that could not be encoded: rendering throws this error.
         case invalid(CofferError)
+        /// A value supplied each time a ``PreparedQuery`` runs (see ``QueryParameter``).
+        case parameter
     }
 
     var parts: [Part]
@@ -57,8 +59,24 @@ public struct SQLFragment: Sendable {
 
     /// The SQL text and the arguments for its `?` placeholders.
     func render(_ options: RenderOptions = RenderOptions()) throws -> (sql: String, arguments: StatementArguments) {
+        let (sql, values, parameterPositions) = try renderTemplate(options)
+        guard parameterPositions.isEmpty else {
+            throw CofferError(
+                code: .apiMisuse,
+                message: "a query with a parameter runs through a PreparedQuery: call prepared() and pass arguments",
+                sql: sql)
+        }
+        return (sql, StatementArguments(values))
+    }
+
+    /// The SQL text, the values of its `?` placeholders, and which of those (0-based) are parameters
+    /// supplied at each execution (their value in `values` is a NULL stand-in).
+    func renderTemplate(
+        _ options: RenderOptions = RenderOptions()
+    ) throws -> (sql: String, values: [DatabaseValue], parameterPositions: [Int]) {
         var sql = ""
         var values: [DatabaseValue] = []
+        var parameterPositions: [Int] = []
         for part in parts {
             switch part {
             case .raw(let text):
@@ -77,9 +95,17 @@ public struct SQLFragment: Sendable {
                 sql += try SQLIdentifier.validated(name)
             case .invalid(let error):
                 throw error
+            case .parameter:
+                // Schema statements cannot take parameters; SQLite would refuse `?` there anyway.
+                guard !options.inlineValues else {
+                    throw CofferError(code: .apiMisuse, message: "a schema statement cannot take a query parameter")
+                }
+                sql += "?"
+                parameterPositions.append(values.count)
+                values.append(.null)
             }
         }
-        return (sql, StatementArguments(values))
+        return (sql, values, parameterPositions)
     }
 
     /// A value as an SQL literal, for the few places SQLite takes no parameters (DEFAULT, CHECK).

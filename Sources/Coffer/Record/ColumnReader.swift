@@ -7,7 +7,9 @@ import Foundation
 /// its raw value through the single-value container; a type that asks for a keyed or unkeyed container
 /// was stored as JSON text and is decoded from it.
 struct ColumnReader: Decoder, SingleValueDecodingContainer {
-    let statement: Statement
+    /// Not retained: a reader lives for one column read inside a decode, while the decoder that made it
+    /// holds the statement. Retaining it would cost two atomic operations per column.
+    unowned(unsafe) let statement: Statement
     let handle: OpaquePointer
     let column: Int32
 
@@ -50,12 +52,27 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
     }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        // The common column types first, without a protocol lookup.
-        if type == String.self, let value = try string() as? T { return value }
-        if type == Int64.self, let value = try int64() as? T { return value }
-        if type == Int.self, let value = try integer() as Int as? T { return value }
-        if type == Double.self, let value = try double() as? T { return value }
-        if type == Data.self, storageClass == SQLITE_BLOB, let value = statement.data(at: Int(column)) as? T { return value }
+        // The common column types first, without a protocol lookup or a dynamic cast: this generic
+        // method is what a synthesized `init(from:)` reaches for `Data` (and for any type the keyed
+        // container has no overload for), unspecialized, once per column per row.
+        // (Types compare by ObjectIdentifier: `==` on metatypes goes through Optional's metadata.)
+        let requested = ObjectIdentifier(T.self)
+        if requested == ObjectIdentifier(Data.self), storageClass == SQLITE_BLOB {
+            return Self.identity(statement.data(at: Int(column)))
+        }
+        if requested == ObjectIdentifier(String.self) { return Self.identity(try string()) }
+        if requested == ObjectIdentifier(Int64.self) { return Self.identity(try int64()) }
+        if requested == ObjectIdentifier(Int.self) { return Self.identity(try integer() as Int) }
+        if requested == ObjectIdentifier(Double.self) { return Self.identity(try double()) }
+        return try decodeOther(type)
+    }
+
+    /// Every other type: through `DatabaseValueConvertible`, the type's own `init(from:)`, or JSON.
+    ///
+    /// Kept out of line: the metadata this path needs (`T?`, existentials) would otherwise be looked up at
+    /// the entry of `decode` on every call, fast paths included.
+    @inline(never)
+    private func decodeOther<T: Decodable>(_ type: T.Type) throws -> T {
         if let convertible = type as? any DatabaseValueConvertible.Type {
             let stored = statement.value(at: Int(column))
             guard let value = convertible.fromDatabaseValue(stored) as? T else { throw mismatch(type) }
@@ -67,6 +84,14 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
             guard storageClass == SQLITE_TEXT || storageClass == SQLITE_BLOB else { throw mismatch(type) }
             return try JSONDecoder().decode(T.self, from: Data(statement.bytes(at: Int(column))))
         }
+    }
+
+    /// `value` as `T`, for callers that checked `U.self == T.self`: a copy (retaining what it holds)
+    /// without the runtime's dynamic cast, which costs more than reading the column.
+    @inline(__always)
+    private static func identity<U, T>(_ value: U) -> T {
+        assert(ObjectIdentifier(U.self) == ObjectIdentifier(T.self))
+        return withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: T.self) }
     }
 
     // MARK: Decoder
