@@ -5,9 +5,11 @@
 //    damaged file, so it is checked before it runs: it must tokenize as CREATE TABLE (not TEMP) and is
 //    prepared as exactly one statement (Coffer's Statement refuses any trailing SQL). Internal sqlite_*
 //    tables are not created (sqlite_sequence is rebuilt by AUTOINCREMENT inserts).
-// 2. Rows are buffered (bounded by `batchSize`) and inserted in one transaction per batch, TEXT bound as
-//    raw bytes so non-UTF-8 text survives byte for byte. A row the new table refuses (a constraint) is
-//    counted and skipped; the batch goes on. Foreign keys are not enforced while rows go in.
+// 2. Rows are buffered (bounded by `batchSize`) and inserted in one transaction per batch or, from a
+//    ``SalvagePipeline``, in batches inside one bulk-load transaction (`bulkLoad`). One prepared INSERT per
+//    row shape; TEXT bound as raw bytes so non-UTF-8 text survives byte for byte. A row the new table
+//    refuses (a constraint) is counted and skipped; the batch goes on. A failure of OUTPUT's storage fails
+//    the repair. Foreign keys are not enforced while rows go in.
 // 3. `finish`: indexes, then views, then triggers (each checked the same way: CREATE [UNIQUE] INDEX,
 //    CREATE VIEW, CREATE TRIGGER, one statement). Triggers come last so they never fire on salvaged rows.
 //    user_version and application_id are copied when page 1 was readable.

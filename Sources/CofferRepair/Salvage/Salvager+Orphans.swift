@@ -118,11 +118,11 @@ extension Salvager {
         walker: TreeWalker, overflow: OverflowReader, checkText: Bool, sink: inout Sink
     ) throws {
         guard !pages.isEmpty else { return }
-        var rowids = Set<Int64>()
-        for state in states where !state.table.withoutRowid { rowids.formUnion(state.rowids) }
+        let rowidTables = states.filter { !$0.table.withoutRowid }
+        func salvaged(_ rowid: Int64) -> Bool { rowidTables.contains { $0.rowids.contains(rowid) } }
         var grouping = InferredGrouping()
         for page in pages {
-            if let last = page.lastIntegers, last.filter(rowids.contains).count * 10 >= last.count * 9 {
+            if let last = page.lastIntegers, last.filter(salvaged).count * 10 >= last.count * 9 {
                 report.orphanPagesIgnored += 1
                 continue
             }

@@ -21,8 +21,8 @@
 //    inferred as WITHOUT ROWID tables.
 // Backup repair material (SalvageHints), when given, supplies the schema if sqlite_master is unreadable
 // and attributes orphan leaves whose stored bytes still match their recorded checksum.
-// Memory: one page at a time plus, per table, the set of salvaged keys and per-leaf rowid ranges, and one
-// small summary per orphan page. No row is kept after it is handed to the sink.
+// Memory: one page at a time plus, per table, the salvaged rowids as runs (RowidSet) or the salvaged keys
+// of a WITHOUT ROWID table, per-leaf rowid ranges, and one small summary per orphan page. No row is kept after it is handed to the sink.
 
 import Foundation
 
@@ -73,7 +73,7 @@ public final class Salvager {
 
     struct TableState {
         var table: TableDescription
-        var rowids = Set<Int64>()
+        var rowids = RowidSet()
         var keys = Set<[SalvagedValue]>()
         var reached = ReachedRanges()
         /// Key ranges of the table's own tree that the walk could not reach: only there can an orphan leaf
@@ -239,7 +239,7 @@ public final class Salvager {
                 return
             }
         } else if let rowid = row.rowid {
-            guard states[tableIndex].rowids.insert(rowid).inserted else {
+            guard states[tableIndex].rowids.insert(rowid) else {
                 report.rowsDuplicate += 1
                 return
             }
