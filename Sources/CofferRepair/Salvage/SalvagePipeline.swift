@@ -8,11 +8,12 @@
 //   table per batch, at most `batchRows` rows or `batchBytes` bytes of values; a single larger row makes a
 //   batch of its own) and pushes events — begin, rows, finish — into one FIFO, so the sink sees them in
 //   exactly the order the salvager produced them.
-// - A writer thread pops the events and calls the real sink, which it owns until the thread ends.
+// - A writer thread pops the events and calls the real sink, which it owns until the thread ends: `begin`
+//   and rows inside the sink's `bulkLoad` (one transaction for RepairWriter), then `finish`.
 // - Memory is bounded: at most `capacity` batches wait in the queue, plus the one being filled and the one
-//   being written, plus batches written since the salvager's last push (handed back so that the thread that
-//   allocated the rows frees them; see `retire`). A full queue blocks the salvager (the writer is the slower side); an empty one blocks
-//   the writer.
+//   being written, plus batches written since the salvager's last push (handed back so that the thread
+//   that allocated the rows frees them; see `retire`). A full queue blocks the salvager (the writer is the
+//   slower side); an empty one blocks the writer.
 // - Errors: a sink error closes the queue; the salvager's next push throws it, so the salvage stops there,
 //   and `run` rethrows it. A salvage error cancels the queue: the writer stops without calling `finish`.
 //   Either way `run` returns only after the writer thread has ended, so the caller can clean OUTPUT up.
