@@ -83,7 +83,7 @@ struct RepairCommand: ParsableCommand {
         var salvage: RepairReport
         do {
             var writer = try RepairWriter(path: temporary, encryption: outputEncryption, cipher: cipher)
-            salvage = try salvager.run(into: &writer) { progress.update($0) }
+            salvage = try salvager.run(into: &writer, pipeline: SalvagePipeline()) { progress.update($0) }
             salvage.saltFromMaterial = saltFromMaterial
             try writer.close()
             progress.finish()

@@ -125,6 +125,13 @@ public final class Statement {
         guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
     }
 
+    /// Binds a BLOB given as raw bytes, without wrapping them in `Data` first. An empty buffer binds an
+    /// empty BLOB, never NULL.
+    public func bindBlob(bytes: UnsafeRawBufferPointer, toParameter index: Int) throws {
+        let code = bindBlob(bytes, Int32(index))
+        guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
+    }
+
     private func bindText(_ bytes: UnsafeBufferPointer<UInt8>, _ position: Int32) -> Int32 {
         // An empty buffer may have no base address, and a NULL pointer would bind SQL NULL.
         guard let base = bytes.baseAddress, bytes.count > 0 else {

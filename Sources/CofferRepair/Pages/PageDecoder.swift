@@ -46,8 +46,9 @@ public struct DerivedKeys: Sendable {
 
     /// The AES-256 key.
     public var encryptionKey: SymmetricKey { SymmetricKey(data: encryptionKeyBytes) }
-    /// The HMAC key.
-    public var hmacKey: SymmetricKey { SymmetricKey(data: hmacKeyBytes) }
+    /// The HMAC key (built once, not for every page).
+    public var hmacKey: SymmetricKey { hmacKeyBox.key }
+    private let hmacKeyBox: ImmutableKey
 
     /// Derives the keys for `key` over `salt` (the file's first 16 bytes) with `settings`.
     public init(key: KeyMaterial, salt: [UInt8], settings: CipherSettings) throws {
@@ -67,8 +68,16 @@ public struct DerivedKeys: Sendable {
         let hmac = try KDF.Insecure.PBKDF2.deriveKey(
             from: encryptionBytes, salt: hmacSalt, using: hash, outputByteCount: 32, unsafeUncheckedRounds: 2)
         hmacKeyBytes = hmac.withUnsafeBytes { Array($0) }
+        hmacKeyBox = ImmutableKey(hmac)
         encryptionKeyBytes = encryptionBytes
     }
+}
+
+/// A `SymmetricKey` shared between threads. swift-crypto does not declare the type Sendable, but a key is
+/// never mutated after it is made (its storage is copy-on-write), so reading it from several threads is safe.
+private final class ImmutableKey: @unchecked Sendable {
+    let key: SymmetricKey
+    init(_ key: SymmetricKey) { self.key = key }
 }
 
 /// Authenticates and decrypts pages of one page size with one set of keys.
@@ -105,24 +114,28 @@ public struct PageDecoder: Sendable {
         let start = pageNumber == 1 ? 16 : 0
         let ivEnd = pageSize - reserve + 16
         guard reserve >= 16 + hmacLength, ivEnd > start, ivEnd + hmacLength <= raw.count else { return false }
-        let stored = raw[ivEnd..<(ivEnd + hmacLength)]
-        let pageNumberLE: [UInt8] = [
-            UInt8(truncatingIfNeeded: pageNumber), UInt8(truncatingIfNeeded: pageNumber >> 8),
-            UInt8(truncatingIfNeeded: pageNumber >> 16), UInt8(truncatingIfNeeded: pageNumber >> 24),
-        ]
-        switch settings.hmacAlgorithm {
-        case .none:
-            return false
-        case .sha1:
-            var hmac = HMAC<Insecure.SHA1>(key: keys.hmacKey)
-            hmac.update(data: raw[start..<ivEnd])
-            hmac.update(data: pageNumberLE)
-            return Array(hmac.finalize()) == Array(stored)
-        case .sha512:
-            var hmac = HMAC<SHA512>(key: keys.hmacKey)
-            hmac.update(data: raw[start..<ivEnd])
-            hmac.update(data: pageNumberLE)
-            return Array(hmac.finalize()) == Array(stored)
+        let algorithm = settings.hmacAlgorithm
+        var number = pageNumber.littleEndian
+        // Raw buffers, not slices: swift-crypto's generic DataProtocol path per slice cost more than the hash.
+        return raw.withUnsafeBytes { bytes in
+            let body = UnsafeRawBufferPointer(rebasing: bytes[start..<ivEnd])
+            let stored = UnsafeRawBufferPointer(rebasing: bytes[ivEnd..<(ivEnd + hmacLength)])
+            return withUnsafeBytes(of: &number) { numberBytes in
+                switch algorithm {
+                case .none:
+                    return false
+                case .sha1:
+                    var hmac = HMAC<Insecure.SHA1>(key: keys.hmacKey)
+                    hmac.update(data: body)
+                    hmac.update(data: numberBytes)
+                    return hmac.finalize().withUnsafeBytes { $0.elementsEqual(stored) }
+                case .sha512:
+                    var hmac = HMAC<SHA512>(key: keys.hmacKey)
+                    hmac.update(data: body)
+                    hmac.update(data: numberBytes)
+                    return hmac.finalize().withUnsafeBytes { $0.elementsEqual(stored) }
+                }
+            }
         }
     }
 
@@ -139,21 +152,26 @@ public struct PageDecoder: Sendable {
         return decrypt(raw, pageNumber: pageNumber, key: keys.encryptionKeyBytes)
     }
 
+    /// Decrypts in place in a copy of `raw`: the ciphertext range becomes plaintext, the reserve area stays
+    /// as stored, and page 1 gets the SQLite magic where its salt was.
     private func decrypt(_ raw: [UInt8], pageNumber: UInt32, key: [UInt8]) -> Result<[UInt8], PageFailure> {
         let reserve = settings.reserveBytes
         let start = pageNumber == 1 ? 16 : 0
         let cipherEnd = pageSize - reserve
-        guard cipherEnd > start, (cipherEnd - start) % 16 == 0, cipherEnd + 16 <= raw.count,
-            let plain = AESCBCPageCipher.decrypt(raw[start..<cipherEnd], key: key, iv: raw[cipherEnd..<(cipherEnd + 16)]),
-            plain.count == cipherEnd - start
-        else {
+        guard cipherEnd > start, (cipherEnd - start) % 16 == 0, cipherEnd + 16 <= raw.count else {
             return .failure(.decryptFailed)
         }
-        var page = [UInt8]()
-        page.reserveCapacity(pageSize)
-        if pageNumber == 1 { page.append(contentsOf: sqliteMagic) }
-        page.append(contentsOf: plain)
-        page.append(contentsOf: raw[cipherEnd...])
+        var page = raw
+        let ok = raw.withUnsafeBytes { input in
+            page.withUnsafeMutableBytes { output in
+                AESCBCPageCipher.decrypt(
+                    UnsafeRawBufferPointer(rebasing: input[start..<cipherEnd]), key: key,
+                    iv: UnsafeRawBufferPointer(rebasing: input[cipherEnd..<(cipherEnd + 16)]),
+                    into: UnsafeMutableRawBufferPointer(rebasing: output[start..<cipherEnd]))
+            }
+        }
+        guard ok else { return .failure(.decryptFailed) }
+        if pageNumber == 1 { page.replaceSubrange(0..<16, with: sqliteMagic) }
         return .success(page)
     }
 }

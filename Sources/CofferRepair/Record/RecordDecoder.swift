@@ -66,16 +66,24 @@ public enum RecordDecoder {
     }
 
     /// Decodes a whole record payload into its values, or `nil` if it is not a well-formed record.
+    /// One pass over header and body together (the checks of ``serialTypes(_:)`` and ``contentLength(of:)``),
+    /// with no intermediate array of serial types.
     public static func decode(_ payload: [UInt8]) -> [SalvagedValue]? {
         let view = ByteView(payload)
-        guard let (types, bodyStart) = serialTypes(view) else { return nil }
-        var offset = bodyStart
+        guard let (headerLength, first) = Varint.decode(view, at: 0), headerLength >= UInt64(first),
+            headerLength <= UInt64(payload.count)
+        else { return nil }
+        let end = Int(headerLength)
+        var header = first
+        var offset = end
         var values: [SalvagedValue] = []
-        values.reserveCapacity(types.count)
-        for type in types {
-            guard let length = contentLength(of: type), view.contains(offset: offset, length: length) else {
-                return nil
-            }
+        values.reserveCapacity(end - first)
+        while header < end {
+            guard let (type, typeLength) = Varint.decode(view, at: header) else { return nil }
+            header += typeLength
+            guard header <= end, type != 10, type != 11, values.count < maxColumns,
+                let length = contentLength(of: type), view.contains(offset: offset, length: length)
+            else { return nil }
             values.append(value(type: type, view: view, offset: offset, length: length))
             offset += length
         }

@@ -5,9 +5,11 @@
 //    damaged file, so it is checked before it runs: it must tokenize as CREATE TABLE (not TEMP) and is
 //    prepared as exactly one statement (Coffer's Statement refuses any trailing SQL). Internal sqlite_*
 //    tables are not created (sqlite_sequence is rebuilt by AUTOINCREMENT inserts).
-// 2. Rows are buffered (bounded by `batchSize`) and inserted in one transaction per batch, TEXT bound as
-//    raw bytes so non-UTF-8 text survives byte for byte. A row the new table refuses (a constraint) is
-//    counted and skipped; the batch goes on. Foreign keys are not enforced while rows go in.
+// 2. Rows are buffered (bounded by `batchSize`) and inserted in one transaction per batch or, from a
+//    ``SalvagePipeline``, in batches inside one bulk-load transaction (`bulkLoad`). One prepared INSERT per
+//    row shape; TEXT bound as raw bytes so non-UTF-8 text survives byte for byte. A row the new table
+//    refuses (a constraint) is counted and skipped; the batch goes on. A failure of OUTPUT's storage fails
+//    the repair. Foreign keys are not enforced while rows go in.
 // 3. `finish`: indexes, then views, then triggers (each checked the same way: CREATE [UNIQUE] INDEX,
 //    CREATE VIEW, CREATE TRIGGER, one statement). Triggers come last so they never fire on salvaged rows.
 //    user_version and application_id are copied when page 1 was readable.
@@ -45,7 +47,10 @@ public final class RepairWriter: SalvageSink {
     private let batchSize: Int
     private var pending: [(table: TableDescription, row: SalvagedRow)] = []
     private var created = Set<String>()
-    private var insertSQL: [InsertShape: String] = [:]
+    /// The writer connection while a bulk load holds its one transaction open.
+    private var bulk: Connection?
+    /// The flush of the bulk-loaded rows to disk, started while the indexes are built (see `bulkLoad`).
+    private let earlyFlush = DispatchGroup()
 
     /// Creates (or opens) the output database at `path`. It should not exist yet.
     public init(path: String, encryption: Encryption, cipher: CipherOptions = CipherOptions(), batchSize: Int = 5000) throws {
@@ -67,6 +72,7 @@ public final class RepairWriter: SalvageSink {
     public func close() throws {
         try database.writeWithoutTransaction { try $0.executeScript("PRAGMA journal_mode = WAL;") }
         try database.close()
+        earlyFlush.wait()
         guard let handle = FileHandle(forUpdatingAtPath: database.path) else {
             throw CofferError(code: .cantOpen, message: "cannot reopen \(database.path) to flush it")
         }
@@ -83,7 +89,7 @@ public final class RepairWriter: SalvageSink {
             return
         }
         do {
-            try database.writeWithoutTransaction { connection in
+            try onWriter { connection in
                 let statement = try connection.makeStatement(sql: table.sql)
                 try statement.step()
             }
@@ -100,6 +106,12 @@ public final class RepairWriter: SalvageSink {
     public func insert(_ row: SalvagedRow, into table: TableDescription) throws {
         pending.append((table, row))
         if pending.count >= batchSize { try flush() }
+    }
+
+    /// Writes `rows` in one transaction (after any buffered rows).
+    public func insert(_ rows: [SalvagedRow], into table: TableDescription) throws {
+        try flush()
+        try write(rows[...], into: table)
     }
 
     /// Writes remaining rows, then indexes, views, triggers and header values.
@@ -137,6 +149,40 @@ public final class RepairWriter: SalvageSink {
         }
     }
 
+    /// Runs `body` as one transaction: the rows of a pipelined salvage go in together. Pages spill to the
+    /// file when the page cache fills, and the in-memory journal only holds pages that existed before (a
+    /// few), so memory stays bounded; one commit instead of one per batch also keeps the B-tree's right
+    /// edge from being encrypted and written again at every commit.
+    public static func bulkLoad(into sink: inout RepairWriter, _ body: (inout RepairWriter) throws -> Void) throws {
+        let writer = sink
+        try writer.database.write { connection in
+            writer.bulk = connection
+            defer { writer.bulk = nil }
+            try body(&sink)
+        }
+        // The rows are in the file but only in the OS cache (synchronous = OFF). Flushing them now, on another
+        // thread while `finish` builds the indexes, leaves `close()`'s fsync little to wait for. The
+        // guarantee is still `close()`'s: this only starts the disk writes earlier.
+        let path = writer.database.path
+        DispatchQueue.global(qos: .utility).async(group: writer.earlyFlush) {
+            guard let handle = FileHandle(forUpdatingAtPath: path) else { return }
+            try? handle.synchronize()
+            try? handle.close()
+        }
+    }
+
+    /// Runs `body` on the writer: inside the bulk load's transaction, or on its own.
+    private func onWriter<T>(_ body: (Connection) throws -> T) throws -> T {
+        if let bulk { return try body(bulk) }
+        return try database.writeWithoutTransaction(body)
+    }
+
+    /// Runs `body` in a transaction: the bulk load's, or a new one.
+    private func inTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
+        if let bulk { return try body(bulk) }
+        return try database.write(body)
+    }
+
     /// Whether `error` is OUTPUT's storage failing (I/O, full disk, out of memory) rather than refused SQL.
     static func outputFailed(_ error: CofferError) -> Bool {
         [.ioError, .full, .noMemory, .readOnly, .cantOpen].contains(error.code.primary)
@@ -153,18 +199,49 @@ public final class RepairWriter: SalvageSink {
         guard !pending.isEmpty else { return }
         let batch = pending
         pending.removeAll(keepingCapacity: true)
+        // Consecutive rows of one table go in together; `begin` flushes, so that is usually the whole batch.
+        var start = 0
+        while start < batch.count {
+            let table = batch[start].table
+            var end = start + 1
+            while end < batch.count, batch[end].table.name == table.name { end += 1 }
+            try write(batch[start..<end].lazy.map(\.row), into: table)
+            start = end
+        }
+    }
+
+    /// Inserts rows of one table in one transaction. A row the table refuses is counted and skipped; a
+    /// failure of OUTPUT's storage fails the repair.
+    private func write(_ rows: some Collection<SalvagedRow>, into table: TableDescription) throws {
+        guard !rows.isEmpty else { return }
+        guard created.contains(table.name) else {
+            outcome.rowsRejected += rows.count
+            return
+        }
         var written = 0
         var rejected = 0
-        let created = self.created
-        try database.write { connection in
-            for (table, row) in batch {
-                guard created.contains(table.name) else {
-                    rejected += 1
-                    continue
+        try inTransaction { connection in
+            var statements: [InsertShape: Statement] = [:]
+            var last: (shape: InsertShape, statement: Statement)?
+            for row in rows {
+                let withRowid = row.rowid != nil && table.rowidAliasColumn == nil
+                let valueCount = min(row.values.count, table.columns.count) + (withRowid ? 1 : 0)
+                let shape = InsertShape(valueCount: valueCount, withRowid: withRowid)
+                let statement: Statement
+                if let last, last.shape == shape {
+                    statement = last.statement
+                } else if let cached = statements[shape] {
+                    statement = cached
+                } else {
+                    statement = try connection.makeStatement(sql: Self.insertSQL(for: shape, table: table))
+                    statements[shape] = statement
                 }
+                last = (shape, statement)
                 do {
-                    try self.insert(row, into: table, connection: connection)
+                    try Self.insert(row, withRowid: withRowid, columns: table.columns.count, statement: statement)
                     written += 1
+                } catch let error as CofferError where RepairWriter.outputFailed(error) {
+                    throw error
                 } catch {
                     rejected += 1
                 }
@@ -174,36 +251,31 @@ public final class RepairWriter: SalvageSink {
         outcome.rowsRejected += rejected
     }
 
-    /// The INSERT statement's SQL for one row shape, built once per shape (not per row).
+    /// A row's INSERT statement depends on its value count and whether it binds the rowid: one prepared
+    /// statement per shape per transaction, reused for every row of that shape.
     private struct InsertShape: Hashable {
-        let table: String
         let valueCount: Int
         let withRowid: Bool
     }
 
-    private func insert(_ row: SalvagedRow, into table: TableDescription, connection: Connection) throws {
-        var values: [SalvagedValue] = []
-        let withRowid = row.rowid != nil && table.rowidAliasColumn == nil
-        if withRowid, let rowid = row.rowid { values.append(.integer(rowid)) }
-        values.append(contentsOf: row.values.prefix(table.columns.count))
-        let shape = InsertShape(table: table.name, valueCount: values.count, withRowid: withRowid)
-        let sql: String
-        if let cached = insertSQL[shape] {
-            sql = cached
-        } else {
-            sql = try Self.insertSQL(for: shape, table: table)
-            insertSQL[shape] = sql
-        }
-        let statement = try connection.cachedStatement(sql: sql)
+    /// Binds the row (rowid first when the table has no alias column; TEXT and BLOB as raw bytes) and runs
+    /// the statement once.
+    private static func insert(_ row: SalvagedRow, withRowid: Bool, columns: Int, statement: Statement) throws {
         defer { statement.reset() }
-        for (index, value) in values.enumerated() {
+        var position = 1
+        if withRowid, let rowid = row.rowid {
+            try statement.bind(.integer(rowid), toParameter: position)
+            position += 1
+        }
+        for value in row.values.prefix(columns) {
             switch value {
-            case .null: try statement.bind(.null, toParameter: index + 1)
-            case .integer(let number): try statement.bind(.integer(number), toParameter: index + 1)
-            case .real(let number): try statement.bind(.real(number), toParameter: index + 1)
-            case .blob(let bytes): try statement.bind(.blob(Data(bytes)), toParameter: index + 1)
-            case .text(let bytes): try bytes.withUnsafeBytes { try statement.bindText(bytes: $0, toParameter: index + 1) }
+            case .null: try statement.bind(.null, toParameter: position)
+            case .integer(let number): try statement.bind(.integer(number), toParameter: position)
+            case .real(let number): try statement.bind(.real(number), toParameter: position)
+            case .blob(let bytes): try bytes.withUnsafeBytes { try statement.bindBlob(bytes: $0, toParameter: position) }
+            case .text(let bytes): try bytes.withUnsafeBytes { try statement.bindText(bytes: $0, toParameter: position) }
             }
+            position += 1
         }
         while try statement.step() {}
     }

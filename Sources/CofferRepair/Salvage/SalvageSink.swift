@@ -1,15 +1,31 @@
 // SalvageSink — where salvaged rows go. The engine knows nothing about the output format: the Coffer
 // writer, a test collector or a dry-run counter all implement this protocol.
 
-/// Receives the salvaged tables and rows, in order: `begin` for a table before any of its rows, rows,
-/// and `finish` once at the end (the place to create indexes, views and triggers).
+/// Receives the salvaged tables and rows, in order: `begin` for a table before any of its rows, rows, and `finish` once at the end (the place to create indexes, views and triggers).
 public protocol SalvageSink {
     /// A table is about to receive rows (called once per table, including empty and inferred ones).
     mutating func begin(table: TableDescription) throws
     /// One row of `table`.
     mutating func insert(_ row: SalvagedRow, into table: TableDescription) throws
+    /// Rows of `table`, in order: what ``SalvagePipeline`` delivers. The default inserts them one by one.
+    mutating func insert(_ rows: [SalvagedRow], into table: TableDescription) throws
+    /// Runs `body`, which delivers `begin` and rows (never `finish`) to `sink`, as one bulk
+    /// load: a database writer can run it all in one transaction. The default just runs `body`.
+    static func bulkLoad(into sink: inout Self, _ body: (inout Self) throws -> Void) throws
     /// All rows have been delivered. `schema` holds every entry read from sqlite_master.
     mutating func finish(schema: Schema) throws
+}
+
+extension SalvageSink {
+    /// Runs `body`.
+    public static func bulkLoad(into sink: inout Self, _ body: (inout Self) throws -> Void) throws {
+        try body(&sink)
+    }
+
+    /// Inserts the rows one by one.
+    public mutating func insert(_ rows: [SalvagedRow], into table: TableDescription) throws {
+        for row in rows { try insert(row, into: table) }
+    }
 }
 
 /// A sink that keeps every row in memory, keyed by table name. For tests and small files.

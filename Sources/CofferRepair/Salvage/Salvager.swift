@@ -21,8 +21,8 @@
 //    inferred as WITHOUT ROWID tables.
 // Backup repair material (SalvageHints), when given, supplies the schema if sqlite_master is unreadable
 // and attributes orphan leaves whose stored bytes still match their recorded checksum.
-// Memory: one page at a time plus, per table, the set of salvaged keys and per-leaf rowid ranges, and one
-// small summary per orphan page. No row is kept after it is handed to the sink.
+// Memory: one page at a time plus, per table, the salvaged rowids as runs (RowidSet) or the salvaged keys
+// of a WITHOUT ROWID table, per-leaf rowid ranges, and one small summary per orphan page. No row is kept after it is handed to the sink.
 
 import Foundation
 
@@ -71,7 +71,7 @@ public final class Salvager {
         }
     }
 
-    private struct TableState {
+    struct TableState {
         var table: TableDescription
         var rowids = RowidSet()
         var keys = Set<[SalvagedValue]>()
@@ -84,12 +84,12 @@ public final class Salvager {
         var rows = 0
     }
 
-    private var report = RepairReport()
-    private var states: [TableState] = []
-    private var claimed = Set<UInt32>()
-    private var textEncoding = TextEncoding.utf8
-    private var pagesScanned = 0
-    private var progress: ((SalvageProgress) -> Void)?
+    var report = RepairReport()
+    var states: [TableState] = []
+    var claimed = Set<UInt32>()
+    var textEncoding = TextEncoding.utf8
+    var pagesScanned = 0
+    var progress: ((SalvageProgress) -> Void)?
 
     /// Runs the salvage. Tables are begun in schema order, rows follow; `sink.finish` is called last.
     /// `progress` is called every 256 pages scanned and at the end.
@@ -192,99 +192,10 @@ public final class Salvager {
         // fully known, or there is no schema at all (page 1 lost; surviving trunks were claimed above).
         let mayInfer = freelistComplete || !schema.isReadable
 
-        // 5. Orphans. Every table's tree has been walked, so scores are final when a page is met: an adopted
-        // page is emitted at once from the records already decoded (ascending page order, after all tree
-        // rows, which keeps duplicate resolution deterministic). Pages for inferred tables are re-read once
-        // all of them are grouped.
-        for index in states.indices { states[index].reached.seal() }
-        var orphanChains = Set<UInt32>()
-        var unparseable: [UInt32] = []
-        var grouping = InferredGrouping()
-        var recordPages: [(summary: OrphanSummary, lastIntegers: [Int64]?)] = []
-        let indexShapes = IndexShapes.shapes(schema: schema)
-        for pageNumber in 1...max(1, source.pageCount) where source.pageCount >= 1 {
-            if claimed.contains(pageNumber) || orphanChains.contains(pageNumber) { continue }
-            tick()
-            guard case .success(let bytes) = source.page(pageNumber) else {
-                badPages.insert(pageNumber)
-                continue
-            }
-            if ByteView(bytes).isAllZero {
-                report.pagesZero += 1
-                continue
-            }
-            guard case .success(let parsed) = walker.parse(bytes: bytes, pageNumber: pageNumber) else {
-                unparseable.append(pageNumber)
-                continue
-            }
-            guard
-                let (summary, records) = summarize(
-                    parsed.page, parsed.cells, overflow: overflow, chains: &orphanChains, checkText: checkText)
-            else {
-                if parsed.page.type != .tableInterior, !parsed.cells.isEmpty { unparseable.append(pageNumber) }
-                continue
-            }
-            let mayBeRealIndex =
-                !summary.type.isTable
-                && indexShapes.contains { shape in
-                    shape.admits(records.compactMap(\.1), checkText: checkText) { rowid in
-                        guard let state = states.first(where: { $0.table.name == shape.table }) else { return true }
-                        return state.rowids.contains(rowid)
-                            || state.holes.contains { $0.contains(first: rowid, last: rowid) }
-                    }
-                }
-            let certain = materialOwner(of: pageNumber, summary: summary)
-            if let winner = certain ?? (mayBeRealIndex ? nil : OrphanScorer.winner(summary.scores)) {
-                report.orphanLeavesAdopted += 1
-                if certain != nil { report.leavesFromMaterial += 1 }
-                let table = states[winner].table
-                for (rowid, fields) in records {
-                    guard let fields else {
-                        report.overflowChainsBroken += 1
-                        report.rowsDropped += 1
-                        continue
-                    }
-                    guard let row = RowFit.row(fields: fields, rowid: rowid, table: table, checkText: checkText) else {
-                        report.rowsDropped += 1
-                        continue
-                    }
-                    try emit(row, tableIndex: winner, sink: &sink)
-                }
-            } else if summary.type == .tableLeaf, mayInfer, !summary.fitsSomeTable {
-                grouping.add(summary)
-                report.orphanLeavesInferred += 1
-            } else if !summary.type.isTable, !schema.isReadable, !summary.fitsSomeTable {
-                // No schema: a WITHOUT ROWID table's page, or an index's. Decided once every rowid is known.
-                let last = records.compactMap { $0.1?.last }
-                let integers = last.compactMap { value -> Int64? in
-                    if case .integer(let number) = value { return number }
-                    return nil
-                }
-                recordPages.append((summary, integers.count == last.count ? integers : nil))
-            } else {
-                report.orphanPagesIgnored += 1
-            }
-        }
-        report.pagesUnparseable = unparseable.filter { !orphanChains.contains($0) }.count
-        var assignments: [(page: UInt32, table: Int)] = []
-        for (index, group) in grouping.groups.enumerated() {
-            let table = InferredGrouping.table(
-                index: index, group: group, taken: Set(states.map { $0.table.name.lowercased() }))
-            states.append(TableState(table: table))
-            schema.tables.append(table)
-            try sink.begin(table: table)
-            assignments += group.pages.map { ($0, states.count - 1) }
-        }
-        assignments.sort { $0.page < $1.page }
-        for assignment in assignments {
-            try emitOrphan(
-                assignment.page, tableIndex: assignment.table, walker: walker, overflow: overflow,
-                checkText: checkText, sink: &sink)
-        }
-        try inferRecordTables(
-            recordPages, firstIndex: grouping.groups.count, schema: &schema, walker: walker, overflow: overflow,
+        // 5–6. Orphans (Salvager+Orphans.swift).
+        try salvageOrphans(
+            schema: &schema, badPages: &badPages, mayInfer: mayInfer, walker: walker, overflow: overflow,
             checkText: checkText, sink: &sink)
-
         report.pagesBadHMAC = badPages.count
         report.pagesOk = max(0, report.pagesTotal - report.pagesBadHMAC)
         report.walFramesUsed = wal?.framesUsed ?? 0
@@ -294,70 +205,19 @@ public final class Salvager {
         progress?(SalvageProgress(pagesScanned: pagesScanned, pagesTotal: report.pagesTotal, rowsSalvaged: report.rowsSalvaged))
         try sink.finish(schema: schema)
         return report
-
-        func tick() {
-            pagesScanned += 1
-            if pagesScanned % 256 == 0 {
-                progress?(
-                    SalvageProgress(pagesScanned: pagesScanned, pagesTotal: report.pagesTotal, rowsSalvaged: report.rowsSalvaged))
-            }
-        }
     }
 
-    /// Index-format orphan pages when there is no schema: each is a WITHOUT ROWID table's or an index's.
-    /// An index of a rowid table ends every entry with the rowid of a row; so a page whose records all end
-    /// with an integer, 90% of them a salvaged rowid (an index may still hold entries of rows lost with
-    /// their pages), is taken for an index and ignored (an index of a WITHOUT ROWID table ends with its key
-    /// columns, often the same integers — a message id, say: ignored too, and so may a real table be). The rest are grouped
-    /// by shape into inferred tables whose rows are the records, in record order, deduplicated.
-    private func inferRecordTables<Sink: SalvageSink>(
-        _ pages: [(summary: OrphanSummary, lastIntegers: [Int64]?)], firstIndex: Int, schema: inout Schema,
-        walker: TreeWalker, overflow: OverflowReader, checkText: Bool, sink: inout Sink
-    ) throws {
-        guard !pages.isEmpty else { return }
-        let rowidTables = states.filter { !$0.table.withoutRowid }
-        func salvaged(_ rowid: Int64) -> Bool { rowidTables.contains { $0.rowids.contains(rowid) } }
-        var grouping = InferredGrouping()
-        for page in pages {
-            if let last = page.lastIntegers, last.filter(salvaged).count * 10 >= last.count * 9 {
-                report.orphanPagesIgnored += 1
-                continue
-            }
-            grouping.add(page.summary)
-            report.orphanLeavesInferred += 1
+    /// Counts a page scanned; reports progress every 256 pages.
+    func tick() {
+        pagesScanned += 1
+        if pagesScanned % 256 == 0 {
+            progress?(
+                SalvageProgress(pagesScanned: pagesScanned, pagesTotal: report.pagesTotal, rowsSalvaged: report.rowsSalvaged))
         }
-        var assignments: [(page: UInt32, table: Int)] = []
-        for (index, group) in grouping.groups.enumerated() {
-            let table = InferredGrouping.table(
-                index: firstIndex + index, group: group, withoutRowid: true,
-                taken: Set(states.map { $0.table.name.lowercased() }))
-            states.append(TableState(table: table))
-            schema.tables.append(table)
-            try sink.begin(table: table)
-            assignments += group.pages.map { ($0, states.count - 1) }
-        }
-        for assignment in assignments.sorted(by: { $0.page < $1.page }) {
-            try emitOrphan(
-                assignment.page, tableIndex: assignment.table, walker: walker, overflow: overflow,
-                checkText: checkText, sink: &sink)
-        }
-    }
-
-    /// The table the backup material attributes orphan page `pageNumber` to, when the page's stored bytes
-    /// still match the material's checksum, every record fits the table and the table has room for it
-    /// (see SalvageHints). The main file's image is what the checksum describes, so a page the WAL
-    /// overrides is left to scoring.
-    private func materialOwner(of pageNumber: UInt32, summary: OrphanSummary) -> Int? {
-        guard let hint = hints?.leafOwners[pageNumber], wal?.index.frames[pageNumber] == nil,
-            let owner = states.firstIndex(where: { $0.table.name == hint.name && !$0.table.isInferred }),
-            summary.scores[owner] != nil, let raw = file.rawPage(pageNumber),
-            SalvageHints.checksum(raw) == hint.checksum
-        else { return nil }
-        return owner
     }
 
     /// The decoded fields of a cell's full payload, or nil (overflow failures are counted).
-    private func payloadFields(_ cell: BTreeCell, overflow: OverflowReader, chainPages: inout [UInt32]) -> [SalvagedValue]? {
+    func payloadFields(_ cell: BTreeCell, overflow: OverflowReader, chainPages: inout [UInt32]) -> [SalvagedValue]? {
         var payload = cell.localPayload
         if let first = cell.overflowPage {
             switch overflow.read(first: first, remaining: cell.payloadSize - payload.count) {
@@ -372,7 +232,7 @@ public final class Salvager {
         return RecordDecoder.decode(payload)
     }
 
-    private func emit<Sink: SalvageSink>(_ row: SalvagedRow, tableIndex: Int, sink: inout Sink) throws {
+    func emit<Sink: SalvageSink>(_ row: SalvagedRow, tableIndex: Int, sink: inout Sink) throws {
         let table = states[tableIndex].table
         if table.withoutRowid {
             let key = table.primaryKeyColumns.map { row.values.indices.contains($0) ? row.values[$0] : .null }
@@ -395,87 +255,6 @@ public final class Salvager {
         }
         states[tableIndex].rows += 1
         report.rowsSalvaged += 1
-    }
-
-    /// Summarises and scores an orphan leaf, returning also every cell's decoded fields (nil where the
-    /// overflow chain is broken), or returns nil if it holds no cell or any record fails to
-    /// decode (then it is not trusted as a leaf at all). Overflow failures only drop their row (counted at
-    /// emission). Each record is checked against every table of the page's kind (rowid tables for table
-    /// leaves, WITHOUT ROWID tables for index pages); the records are discarded afterwards.
-    private func summarize(
-        _ page: BTreePage, _ cells: [BTreeCell], overflow: OverflowReader, chains: inout Set<UInt32>, checkText: Bool
-    ) -> (OrphanSummary, [(Int64?, [SalvagedValue]?)])? {
-        guard page.type != .tableInterior, !cells.isEmpty else { return nil }
-        var counts = Set<Int>()
-        var classes: [Set<Character>] = []
-        var records: [(Int64?, [SalvagedValue])] = []
-        var all: [(Int64?, [SalvagedValue]?)] = []
-        for cell in cells {
-            var pages: [UInt32] = []
-            var payload = cell.localPayload
-            if let first = cell.overflowPage {
-                guard case .success(let chain) = overflow.read(first: first, remaining: cell.payloadSize - payload.count)
-                else {
-                    all.append((cell.rowid, nil))
-                    continue
-                }
-                payload += chain.bytes
-                pages = chain.pages
-            }
-            guard let fields = RecordDecoder.decode(payload) else { return nil }
-            chains.formUnion(pages)
-            records.append((cell.rowid, fields))
-            all.append((cell.rowid, fields))
-            counts.insert(fields.count)
-            while classes.count < fields.count { classes.append([]) }
-            for (index, value) in fields.enumerated() {
-                if let kind = OrphanScorer.classOf(value) { classes[index].insert(kind) }
-            }
-        }
-        guard !records.isEmpty else { return nil }
-        var summary = OrphanSummary(
-            pageNumber: page.pageNumber, type: page.type, minRowid: cells.compactMap(\.rowid).min(),
-            maxRowid: cells.compactMap(\.rowid).max(),
-            fieldCounts: counts, classes: classes)
-        for (index, state) in states.enumerated() where state.table.withoutRowid == !page.type.isTable {
-            let fitsAll = records.allSatisfy {
-                RowFit.row(fields: $0.1, rowid: $0.0, table: state.table, checkText: checkText) != nil
-            }
-            guard fitsAll else { continue }
-            summary.fitsSomeTable = true
-            if OrphanScorer.mayBelong(summary: summary, table: state.table, holes: state.holes,
-                                      sawShortRecord: state.sawShortRecord)
-            {
-                summary.scores[index] = OrphanScorer.score(summary: summary, table: state.table, reached: state.reached)
-            }
-        }
-        return (summary, all)
-    }
-
-    private func emitOrphan<Sink: SalvageSink>(
-        _ pageNumber: UInt32, tableIndex: Int, walker: TreeWalker, overflow: OverflowReader, checkText: Bool,
-        sink: inout Sink
-    ) throws {
-        guard case .success(let parsed) = walker.parse(pageNumber) else { return }
-        let table = states[tableIndex].table
-        var chainPages: [UInt32] = []
-        for cell in parsed.cells {
-            guard let fields = payloadFields(cell, overflow: overflow, chainPages: &chainPages) else {
-                report.rowsDropped += 1
-                continue
-            }
-            // An inferred table of index-format records: the record is the row (BLOB affinity), keyed on every
-            // column, so a record of another width or with a NULL (never in a key) is not one of its rows.
-            let inferredRecord = table.isInferred && table.withoutRowid
-            let recordFits = fields.count == table.columns.count && !fields.contains(.null)
-            guard let row = inferredRecord ? (recordFits ? SalvagedRow(rowid: nil, values: fields) : nil)
-                    : RowFit.row(fields: fields, rowid: cell.rowid, table: table, checkText: checkText)
-            else {
-                report.rowsDropped += 1
-                continue
-            }
-            try emit(row, tableIndex: tableIndex, sink: &sink)
-        }
     }
 
     /// The database text encoding from header offset 56, or nil when page 1 is unreadable or the field is
