@@ -80,12 +80,15 @@ struct RepairCommand: ParsableCommand {
         let temporary = output + ".coffer-partial"
         removeDatabaseFiles(temporary)
         let progress = ProgressBar(enabled: Terminal.stderrIsTerminal)
+        let started = Date()
         var salvage: RepairReport
         do {
             var writer = try RepairWriter(path: temporary, encryption: outputEncryption, cipher: cipher)
             salvage = try salvager.run(into: &writer, pipeline: SalvagePipeline()) { progress.update($0) }
             salvage.saltFromMaterial = saltFromMaterial
             try writer.close()
+            // The whole repair, OUTPUT flushed included (the engine's own figure stops at its last row).
+            salvage.seconds = Date().timeIntervalSince(started)
             progress.finish()
             if !Self.salvagedAnything(salvage) { removeDatabaseFiles(temporary) }
             else { try FileManager.default.moveItem(atPath: temporary, toPath: output) }

@@ -51,7 +51,7 @@ public struct RepairReport: Sendable, Codable, Equatable {
     public var pageSize = 0
     /// The cipher profile name ("sqlcipher3", "plaintext", …).
     public var profile = ""
-    /// Wall-clock seconds.
+    /// Wall-clock seconds of the salvage (`coffer repair` reports the whole run, OUTPUT closed and flushed).
     public var seconds = 0.0
 
     /// An empty report.
