@@ -57,6 +57,17 @@ func makeSchemaDatabase() throws -> Database {
 
 let referenceDate = Date(timeIntervalSince1970: 1_700_000_000.25)
 
+/// Inserts the two conversations the query tests file messages under: "work" (active) and "old"
+/// (archived); returns their ids.
+func insertWorkAndOldConversations(_ db: Connection) throws -> (work: Int64, old: Int64) {
+    var work = Conversation(id: nil, title: "work", archived: false)
+    var old = Conversation(id: nil, title: "old", archived: true)
+    try work.insert(db)
+    try old.insert(db)
+    guard let workID = work.id, let oldID = old.id else { throw CofferError(code: .misuse, message: "no rowid") }
+    return (workID, oldID)
+}
+
 /// Only stored instance properties become columns.
 @Table
 struct Gadget: Codable {

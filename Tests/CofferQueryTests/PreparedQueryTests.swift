@@ -9,13 +9,10 @@ final class PreparedQueryTests: XCTestCase {
     override func setUpWithError() throws {
         database = try makeSchemaDatabase()
         try database.write { db in
-            var work = Conversation(id: nil, title: "work", archived: false)
-            var old = Conversation(id: nil, title: "old", archived: true)
-            try work.insert(db)
-            try old.insert(db)
+            let (work, old) = try insertWorkAndOldConversations(db)
             for offset in 0..<40 {
                 var message = Message(
-                    id: nil, conversationID: offset % 3 == 0 ? old.id! : work.id!, body: "body \(offset)",
+                    id: nil, conversationID: offset % 3 == 0 ? old : work, body: "body \(offset)",
                     score: Double(offset % 7), createdAt: referenceDate.addingTimeInterval(Double(offset)))
                 try message.insert(db)
             }

@@ -8,14 +8,11 @@ final class QueryRoundTripTests: XCTestCase {
     override func setUpWithError() throws {
         database = try makeSchemaDatabase()
         try database.write { db in
-            var work = Conversation(id: nil, title: "work", archived: false)
-            var old = Conversation(id: nil, title: "old", archived: true)
-            try work.insert(db)
-            try old.insert(db)
+            let (work, old) = try insertWorkAndOldConversations(db)
             let bodies = ["hello", "50% off", "under_score", "back\\slash", "HELLO again", "bye"]
             for (offset, body) in bodies.enumerated() {
                 var message = Message(
-                    id: nil, conversationID: offset < 4 ? work.id! : old.id!, body: body,
+                    id: nil, conversationID: offset < 4 ? work : old, body: body,
                     score: Double(offset), createdAt: referenceDate.addingTimeInterval(Double(offset)))
                 try message.insert(db)
             }
