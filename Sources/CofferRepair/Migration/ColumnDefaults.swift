@@ -52,12 +52,6 @@ final class ColumnDefaults {
     private static func value(of expression: String, connection: Connection) throws -> SalvagedValue {
         let statement = try connection.makeStatement(sql: "SELECT (\(expression))")
         guard try statement.step() else { return .null }
-        switch statement.value(at: 0) {
-        case .null: return .null
-        case .integer(let number): return .integer(number)
-        case .real(let number): return .real(number)
-        case .text: return .text(statement.bytes(at: 0))
-        case .blob: return .blob(statement.bytes(at: 0))
-        }
+        return salvagedValue(statement, at: 0)
     }
 }

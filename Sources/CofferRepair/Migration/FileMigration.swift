@@ -126,17 +126,22 @@ public enum FileMigration {
             values.reserveCapacity(table.columns.count)
             let first = withRowid ? 1 : 0
             for column in first..<(first + table.columns.count) {
-                switch statement.value(at: column) {
-                case .null: values.append(.null)
-                case .integer(let number): values.append(.integer(number))
-                case .real(let number): values.append(.real(number))
-                case .text: values.append(.text(statement.bytes(at: column)))
-                case .blob: values.append(.blob(statement.bytes(at: column)))
-                }
+                values.append(salvagedValue(statement, at: column))
             }
             hash.add(rowid: withRowid ? statement.int64(at: 0) : nil, values: values)
         }
         return hash
+    }
+}
+
+/// Column `column` of the current row as the salvage engine represents it: TEXT and BLOB as their bytes.
+func salvagedValue(_ statement: Statement, at column: Int) -> SalvagedValue {
+    switch statement.value(at: column) {
+    case .null: return .null
+    case .integer(let number): return .integer(number)
+    case .real(let number): return .real(number)
+    case .text: return .text(statement.bytes(at: column))
+    case .blob: return .blob(statement.bytes(at: column))
     }
 }
 
