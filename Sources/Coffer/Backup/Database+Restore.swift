@@ -140,11 +140,9 @@ extension Database {
             // 2^31): a count that the file and its WAL cannot hold is damage, reported without running it.
             let claimed = try database.read { try $0.fetchValue(Int.self, sql: "PRAGMA page_count") } ?? 0
             let pageSize = max(512, try database.read { try $0.fetchValue(Int.self, sql: "PRAGMA page_size") } ?? 4096)
-            let bytes = [path, path + "-wal"].reduce(0) {
-                $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0)
-            }
-            if claimed > bytes / pageSize + 1 {
-                return ["the database header claims \(claimed) pages; the file and its WAL hold at most \(bytes / pageSize + 1)"]
+            let possible = WALScan.mostPages(databasePath: path, pageSize: pageSize)
+            if claimed > possible {
+                return ["the database header claims \(claimed) pages; the file and its WAL hold at most \(possible)"]
             }
             let rows = try database.read { try $0.fetchAll(sql: "PRAGMA integrity_check") }
             let messages = rows.compactMap { row -> String? in row["integrity_check"] }

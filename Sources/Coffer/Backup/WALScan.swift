@@ -69,15 +69,20 @@ enum WALScan {
     /// database has more pages than the file and the WAL together hold is damaged, and SQLite 3.15 would
     /// extend the main file to that size (10^9 pages: a terabyte) when it checkpoints the WAL on close.
     static func impossibleClaim(databasePath: String) throws -> String? {
-        let walPath = databasePath + "-wal"
-        let summary = try scan(path: walPath)
+        let summary = try scan(path: databasePath + "-wal")
         guard summary.committedDatabasePages > 0 else { return nil }
-        let bytes = [databasePath, walPath].reduce(0) {
-            $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0)
-        }
-        let possible = bytes / summary.pageSize + 1
+        let possible = mostPages(databasePath: databasePath, pageSize: summary.pageSize)
         guard summary.committedDatabasePages > possible else { return nil }
         return "the WAL's last commit says the database has \(summary.committedDatabasePages) pages; the file and its WAL hold at most \(possible)"
+    }
+
+    /// The most pages a database can have whose file and WAL together hold what they hold now: a page
+    /// count claimed beyond it is damage.
+    static func mostPages(databasePath: String, pageSize: Int) -> Int {
+        let bytes = [databasePath, databasePath + "-wal"].reduce(0) {
+            $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0)
+        }
+        return bytes / pageSize + 1
     }
 
     private static func checksum(_ bytes: ArraySlice<UInt8>, seed: (UInt32, UInt32), bigEndian: Bool) -> (UInt32, UInt32) {
