@@ -91,7 +91,7 @@ public struct JoinQuery<Left: TableRecord, Right: TableRecord, RightValue>: Send
             let rightDecoder = StatementDecoder(
                 statement: statement, names: Right.columnDefinitions.map(\.name), base: leftNames.count)
             var pairs: [(Left, RightValue)] = []
-            while try statement.step() { pairs.append((try leftDecoder.decode(Left.self), try right(rightDecoder))) }
+            while try statement.step() { pairs.append((try leftDecoder.record(Left.self), try right(rightDecoder))) }
             return pairs
         }
     }
@@ -100,14 +100,14 @@ public struct JoinQuery<Left: TableRecord, Right: TableRecord, RightValue>: Send
 extension JoinQuery where RightValue == Right {
     /// Every matching pair.
     public func fetchAll(_ db: Connection) throws -> [(Left, Right)] {
-        try fetchPairs(db) { try $0.decode(Right.self) }
+        try fetchPairs(db) { try $0.record(Right.self) }
     }
 }
 
 extension JoinQuery where RightValue == Right? {
     /// Every left record, with its match or nil.
     public func fetchAll(_ db: Connection) throws -> [(Left, Right?)] {
-        try fetchPairs(db) { $0.isAllNull ? nil : try $0.decode(Right.self) }
+        try fetchPairs(db) { $0.isAllNull ? nil : try $0.record(Right.self) }
     }
 }
 

@@ -93,7 +93,7 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
         try withStatement(db, binding) { statement in
             let decoder = StatementDecoder.forRecord(Root.self, on: statement)
             var records: [Root] = []
-            while try statement.step() { records.append(try decoder.decode(Root.self)) }
+            while try statement.step() { records.append(try decoder.record(Root.self)) }
             return records
         }
     }
@@ -101,7 +101,7 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
     private func fetchOne(_ db: Connection, binding: (Statement) throws -> Void) throws -> Root? {
         try withStatement(db, binding) { statement in
             guard try statement.step() else { return nil }
-            return try StatementDecoder.forRecord(Root.self, on: statement).decode(Root.self)
+            return try StatementDecoder.forRecord(Root.self, on: statement).record(Root.self)
         }
     }
 

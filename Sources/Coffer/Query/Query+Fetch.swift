@@ -10,7 +10,7 @@ extension Query {
         return try db.withStatement(sql: sql, arguments: arguments) { statement in
             let decoder = StatementDecoder.forRecord(Root.self, on: statement)
             var records: [Root] = []
-            while try statement.step() { records.append(try decoder.decode(Root.self)) }
+            while try statement.step() { records.append(try decoder.record(Root.self)) }
             return records
         }
     }
@@ -20,7 +20,7 @@ extension Query {
         let (sql, arguments) = try limit(1, offset: offsetValue).selectFragment.render()
         return try db.withStatement(sql: sql, arguments: arguments) { statement in
             guard try statement.step() else { return nil }
-            return try StatementDecoder.forRecord(Root.self, on: statement).decode(Root.self)
+            return try StatementDecoder.forRecord(Root.self, on: statement).record(Root.self)
         }
     }
 
@@ -85,7 +85,7 @@ public final class RecordCursor<Record: TableRecord> {
                 finish()
                 return nil
             }
-            return try decoder.decode(Record.self)
+            return try decoder.record(Record.self)
         } catch {
             finish()
             throw error

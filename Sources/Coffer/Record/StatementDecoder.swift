@@ -43,7 +43,12 @@ final class StatementDecoder {
         return StatementDecoder(statement: statement, columns: columns)
     }
 
-    /// Decodes one record from the current row.
+    /// Reads one table record from the current row through its ``TableRecord/init(statementRow:)``.
+    func record<Record: TableRecord>(_ type: Record.Type) throws -> Record {
+        try Record(statementRow: StatementRow(decoder: self))
+    }
+
+    /// Decodes one record from the current row through its Codable `init(from:)`.
     func decode<Record: Decodable>(_ type: Record.Type) throws -> Record {
         next = 0
         return try Record(from: KeyedStatementDecoder(context: self))
@@ -139,20 +144,20 @@ struct StatementKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return try ColumnReader(statement: context.statement, handle: context.handle, column: column).decode(type)
     }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try column(key).int64() != 0 }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try column(key).string() }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try column(key).double() }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try column(key).double()) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try column(key).integer() }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try column(key).integer() }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try column(key).integer() }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try column(key).integer() }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try column(key).int64() }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try column(key).integer() }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try column(key).integer() }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try column(key).integer() }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try column(key).integer() }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try column(key).integer() }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try column(key).decode(type) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try column(key).decode(type) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try column(key).decode(type) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try column(key).decode(type) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try column(key).decode(type) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try column(key).decode(type) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try column(key).decode(type) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try column(key).decode(type) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try column(key).decode(type) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try column(key).decode(type) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try column(key).decode(type) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try column(key).decode(type) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try column(key).decode(type) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try column(key).decode(type) }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try column(key).decode(type) }
 
     func nestedContainer<NestedKey: CodingKey>(

@@ -38,6 +38,12 @@ public protocol TableRecord: Codable {
     static var withoutRowID: Bool { get }
     /// Called after an insert with the new rowid (generated for an optional integer primary key).
     mutating func didInsert(rowID: Int64)
+    /// Reads a record from the current row of a fetch, its columns in ``columnDefinitions`` order.
+    ///
+    /// `@Table` generates a reader that assigns each property from its column by position (see
+    /// ``StatementRow``) for a struct that leaves `init(from:)` to Codable; the default decodes through
+    /// `init(from:)`.
+    init(statementRow row: StatementRow) throws
 }
 
 extension TableRecord {
@@ -49,6 +55,8 @@ extension TableRecord {
     public static var withoutRowID: Bool { false }
     /// Does nothing by default.
     public mutating func didInsert(rowID: Int64) {}
+    /// Decodes through the type's Codable `init(from:)` by default.
+    public init(statementRow row: StatementRow) throws { self = try row.decoder.decode(Self.self) }
 }
 
 /// Makes a Codable struct a table: generates its typed columns (`Columns`, `columns`), its column
@@ -64,7 +72,7 @@ extension TableRecord {
 /// Column names are the property names, or the raw values of a `CodingKeys` enum the type declares
 /// (a property its `CodingKeys` leave out is no column). Non-optional properties are `NOT NULL`.
 @attached(member, names: named(Columns), named(columns), named(tableName), named(columnDefinitions), named(didInsert))
-@attached(extension, conformances: TableRecord)
+@attached(extension, conformances: TableRecord, names: named(init))
 public macro Table(_ name: String? = nil) = #externalMacro(module: "CofferMacros", type: "TableMacro")
 
 /// Declares column constraints on a stored property of a `@Table` type.
