@@ -24,7 +24,8 @@ func fuzz_pagedecoder(_ bytes: [UInt8]) {
     switch result {
     case .success(let page):
         fuzzCheck(raw.count == 1024, "accepted a page of \(raw.count) bytes")
-        fuzzCheck(ByteView(raw).isAllZero || decoder.authenticates(raw, pageNumber: pageNumber),
+        fuzzCheck(
+            ByteView(raw).isAllZero || decoder.authenticates(raw, pageNumber: pageNumber),
             "accepted a page that does not authenticate")
         fuzzCheck(page.count == 1024, "plaintext size")
         if let tree = BTreePage(bytes: page, pageNumber: pageNumber, usableSize: decoder.usableSize) {

@@ -26,7 +26,8 @@ public enum CorruptionInjector {
             throw .cannotOpen("\(input): \(error)")
         }
         let roles = PageRoles.classify(file)
-        let planner = DamagePlanner(roles: roles.map(\.role), pageSize: file.pageSize, encrypted: key != nil, fileSize: file.fileSize)
+        let planner = DamagePlanner(
+            roles: roles.map(\.role), pageSize: file.pageSize, encrypted: key != nil, fileSize: file.fileSize)
         let plan = try planner.plan(kind: kind, seed: seed, count: count)
         try copy(input, to: output)
         try apply(plan, to: output)

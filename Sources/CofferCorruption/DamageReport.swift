@@ -48,7 +48,11 @@ public struct DamageReport: Sendable, Codable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case kind, seed, pages, pageSize = "page_size", pageCount = "page_count", encrypted
-        case truncatedTo = "truncated_to", saltDamaged = "salt_damaged"
+        case kind, seed, pages
+        case pageSize = "page_size"
+        case pageCount = "page_count"
+        case encrypted
+        case truncatedTo = "truncated_to"
+        case saltDamaged = "salt_damaged"
     }
 }

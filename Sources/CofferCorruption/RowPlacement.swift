@@ -53,7 +53,8 @@ public enum RowPlacement {
                         pages += chain.pages
                     }
                     guard let fields = RecordDecoder.decode(payload) else { continue }
-                    let key = cell.rowid.map { [SalvagedValue.integer($0)] }
+                    let key =
+                        cell.rowid.map { [SalvagedValue.integer($0)] }
                         ?? Array(fields.prefix(table.primaryKeyColumns.count))
                     placed.append(PlacedRow(table: table.name, rowid: cell.rowid, record: fields, key: key, pages: pages))
                 }

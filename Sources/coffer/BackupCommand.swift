@@ -44,6 +44,8 @@ struct BackupCommand: ParsableCommand {
         } catch {
             throw CLIFailure(error, opening: self.database)
         }
-        print("generation \(generation.id) (\(generation.kind.rawValue)): \(generation.pageCount) pages, \(generation.byteCount) bytes → \(url.appendingPathComponent(generation.dataFile).path)")
+        print(
+            "generation \(generation.id) (\(generation.kind.rawValue)): \(generation.pageCount) pages, \(generation.byteCount) bytes → \(url.appendingPathComponent(generation.dataFile).path)"
+        )
     }
 }

@@ -15,7 +15,8 @@ extension HMACAlgorithm: ExpressibleByArgument {}
 /// `--kdf-algorithm sha512`, else SQLCipher 3's. The reserve follows the HMAC (IV + HMAC, rounded up to 16)
 /// unless `--reserve` says otherwise.
 struct CipherCompatOptions: ParsableArguments {
-    @Option(name: .customLong("cipher-compat"), help: "The SQLCipher generation that wrote the file: 1, 2, 3 or 4 (default: detect).")
+    @Option(
+        name: .customLong("cipher-compat"), help: "The SQLCipher generation that wrote the file: 1, 2, 3 or 4 (default: detect).")
     var compat: Int?
 
     @Option(name: .customLong("kdf-algorithm"), help: "PBKDF2 hash: sha1 or sha512.")
@@ -27,10 +28,14 @@ struct CipherCompatOptions: ParsableArguments {
     @Option(name: .customLong("reserve"), help: "Reserved bytes at the end of each page (default: from the HMAC).")
     var reserve: Int?
 
-    @Option(name: .customLong("raw-key-file"), help: "Read a raw 256-bit key (64 hex digits, or x'…') from this file instead of a passphrase.")
+    @Option(
+        name: .customLong("raw-key-file"),
+        help: "Read a raw 256-bit key (64 hex digits, or x'…') from this file instead of a passphrase.")
     var rawKeyFile: String?
 
-    @Flag(name: .customLong("page-decoder"), help: "Read through Coffer's page decoder even when the linked SQLCipher could (info, verify).")
+    @Flag(
+        name: .customLong("page-decoder"),
+        help: "Read through Coffer's page decoder even when the linked SQLCipher could (info, verify).")
     var forcePageDecoder = false
 
     func validate() throws {
@@ -147,9 +152,15 @@ struct CipherCompatOptions: ParsableArguments {
         case .saltDamagedOrWrongKey:
             return CLIFailure(
                 status: .failure,
-                message: "no page of \(path) authenticates, and its salt (the first 16 bytes, which every page key depends on) looks damaged: either the salt is destroyed or the passphrase is wrong (\(tried))")
+                message:
+                    "no page of \(path) authenticates, and its salt (the first 16 bytes, which every page key depends on) looks damaged: either the salt is destroyed or the passphrase is wrong (\(tried))"
+            )
         case .keyRequired:
-            return CLIFailure(status: .usage, message: "\(path) is not a plaintext SQLite file: give its passphrase (--passphrase-file, --passphrase-env, --prompt) or --raw-key-file")
+            return CLIFailure(
+                status: .usage,
+                message:
+                    "\(path) is not a plaintext SQLite file: give its passphrase (--passphrase-file, --passphrase-env, --prompt) or --raw-key-file"
+            )
         case .cannotOpen:
             return CLIFailure(status: .failure, message: "cannot read \(path)")
         case .tooSmall, .unknownPageSize:

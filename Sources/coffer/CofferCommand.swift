@@ -12,7 +12,8 @@ struct CofferCommand: ParsableCommand {
         abstract: "Encrypted, crash-resilient SQLite databases: inspect, demo, back up and repair.",
         discussion: "Exit codes: 0 success, 1 failure or damage found, 2 usage error, 3 wrong passphrase.",
         subcommands: [
-            InfoCommand.self, VerifyCommand.self, RepairCommand.self, MigrateCommand.self, BackupCommand.self, RestoreCommand.self,
+            InfoCommand.self, VerifyCommand.self, RepairCommand.self, MigrateCommand.self, BackupCommand.self,
+            RestoreCommand.self,
             DemoCommand.self, TortureCommand.self,
         ])
 

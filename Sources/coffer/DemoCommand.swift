@@ -28,7 +28,8 @@ struct DemoCommand: ParsableCommand {
         try database.write { db in
             try db.execute(sql: "CREATE TABLE account(id INTEGER PRIMARY KEY, owner TEXT NOT NULL, balance INTEGER NOT NULL)")
             for owner in 0..<100 {
-                try db.execute(sql: "INSERT INTO account(owner, balance) VALUES (?, 1000)", arguments: ["\(marker) owner \(owner)"])
+                try db.execute(
+                    sql: "INSERT INTO account(owner, balance) VALUES (?, 1000)", arguments: ["\(marker) owner \(owner)"])
             }
         }
 
@@ -41,7 +42,8 @@ struct DemoCommand: ParsableCommand {
         DispatchQueue.global().async(group: group) {
             var generator = SystemRandomNumberGenerator()
             for _ in 0..<transfers {
-                let from = Int.random(in: 1...100, using: &generator), to = Int.random(in: 1...100, using: &generator)
+                let from = Int.random(in: 1...100, using: &generator)
+                let to = Int.random(in: 1...100, using: &generator)
                 try? database.write { db in
                     try db.execute(sql: "UPDATE account SET balance = balance - 7 WHERE id = ?", arguments: [from])
                     try db.execute(sql: "UPDATE account SET balance = balance + 7 WHERE id = ?", arguments: [to])
@@ -58,13 +60,17 @@ struct DemoCommand: ParsableCommand {
             }
         }
         group.wait()
-        print("2. \(transfers) write transactions while 4 readers took \(readersDone.reads) snapshots in \(Self.ms(since: start)): "
-            + "\(readersDone.inconsistent == 0 ? "every snapshot consistent" : "\(readersDone.inconsistent) INCONSISTENT snapshots")")
+        print(
+            "2. \(transfers) write transactions while 4 readers took \(readersDone.reads) snapshots in \(Self.ms(since: start)): "
+                + "\(readersDone.inconsistent == 0 ? "every snapshot consistent" : "\(readersDone.inconsistent) INCONSISTENT snapshots")"
+        )
 
         try database.close()
         let bytes = ["", "-wal", "-shm"].compactMap { FileManager.default.contents(atPath: path + $0) }
         let leaked = bytes.contains { $0.range(of: Data(marker.utf8)) != nil }
-        print("3. Scanned every byte of the database files for the rows' text: \(leaked ? "FOUND — plaintext on disk!" : "not found, the file is encrypted")")
+        print(
+            "3. Scanned every byte of the database files for the rows' text: \(leaked ? "FOUND — plaintext on disk!" : "not found, the file is encrypted")"
+        )
 
         do {
             _ = try Database(path: path, configuration: Configuration(encryption: .passphrase("not the passphrase")))
@@ -78,7 +84,9 @@ struct DemoCommand: ParsableCommand {
         let firstOpen = Self.ms(since: start)
         start = Date()
         let total = try reopened.read { db in try db.fetchValue(Int.self, sql: "SELECT sum(balance) FROM account") }
-        print("5. Reopened (\(firstOpen)); a reader connection opened with the derived key and read total \(total ?? 0) in \(Self.ms(since: start))")
+        print(
+            "5. Reopened (\(firstOpen)); a reader connection opened with the derived key and read total \(total ?? 0) in \(Self.ms(since: start))"
+        )
         print(InfoCommand.text(for: try reopened.info()).split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
         try reopened.close()
         if readersDone.inconsistent > 0 || leaked {

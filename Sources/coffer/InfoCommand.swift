@@ -52,7 +52,9 @@ struct InfoCommand: ParsableCommand {
             "user_version:  \(info.userVersion)",
         ]
         if let cipher = info.cipher {
-            lines.append("cipher:        SQLCipher \(cipher.version), \(cipher.algorithm), PBKDF2-HMAC-SHA1 \(cipher.kdfIterations) iterations, HMAC \(cipher.usesHMAC ? "SHA1" : "off")")
+            lines.append(
+                "cipher:        SQLCipher \(cipher.version), \(cipher.algorithm), PBKDF2-HMAC-SHA1 \(cipher.kdfIterations) iterations, HMAC \(cipher.usesHMAC ? "SHA1" : "off")"
+            )
         } else {
             lines.append("cipher:        none (plaintext)")
         }

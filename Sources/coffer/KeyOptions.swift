@@ -72,7 +72,9 @@ extension CLIFailure {
     init(_ error: any Error, opening path: String) {
         switch error {
         case CofferError.wrongPassphrase:
-            self.init(status: .wrongPassphrase, message: "wrong passphrase: \(path) cannot be decrypted with the given key and cipher settings")
+            self.init(
+                status: .wrongPassphrase,
+                message: "wrong passphrase: \(path) cannot be decrypted with the given key and cipher settings")
         case CofferError.fileNotFound:
             self.init(status: .failure, message: "no such file: \(path)")
         default:

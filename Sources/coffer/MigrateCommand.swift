@@ -57,7 +57,9 @@ struct MigrateCommand: ParsableCommand {
         }
         let given = [outputPassphraseFile != nil, outputPassphraseEnv != nil, outputRawKeyFile != nil, outputPlaintext]
         if given.filter({ $0 }).count > 1 {
-            throw ValidationError("give at most one of --output-passphrase-file, --output-passphrase-env, --output-raw-key-file, --output-plaintext")
+            throw ValidationError(
+                "give at most one of --output-passphrase-file, --output-passphrase-env, --output-raw-key-file, --output-plaintext"
+            )
         }
         if let outputPassphraseEnv, ProcessInfo.processInfo.environment[outputPassphraseEnv] == nil {
             throw ValidationError("environment variable \(outputPassphraseEnv) is not set")
@@ -93,7 +95,9 @@ struct MigrateCommand: ParsableCommand {
             let width = result.checks.map(\.table.count).max() ?? 0
             for check in result.checks {
                 let name = check.table.padding(toLength: width, withPad: " ", startingAt: 0)
-                let verdict = check.matches ? "ok" : "MISMATCH (in \(check.rowsIn) rows \(check.hashIn), out \(check.rowsOut) rows \(check.hashOut))"
+                let verdict =
+                    check.matches
+                    ? "ok" : "MISMATCH (in \(check.rowsIn) rows \(check.hashIn), out \(check.rowsOut) rows \(check.hashOut))"
                 print("  \(name)  \(check.rowsOut) rows  sha256-sum \(check.hashOut.prefix(16))…  \(verdict)")
             }
             if !result.objectsFailed.isEmpty { print("  refused by OUTPUT: \(result.objectsFailed.joined(separator: ", "))") }

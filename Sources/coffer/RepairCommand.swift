@@ -90,8 +90,11 @@ struct RepairCommand: ParsableCommand {
             // The whole repair, OUTPUT flushed included (the engine's own figure stops at its last row).
             salvage.seconds = Date().timeIntervalSince(started)
             progress.finish()
-            if !Self.salvagedAnything(salvage) { removeDatabaseFiles(temporary) }
-            else { try FileManager.default.moveItem(atPath: temporary, toPath: output) }
+            if !Self.salvagedAnything(salvage) {
+                removeDatabaseFiles(temporary)
+            } else {
+                try FileManager.default.moveItem(atPath: temporary, toPath: output)
+            }
         } catch {
             progress.finish()
             removeDatabaseFiles(temporary)
@@ -174,7 +177,8 @@ private final class ProgressBar {
         let fraction = min(1, Double(progress.pagesScanned) / Double(total))
         let filled = Int(fraction * 30)
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
-        let line = "\r[\(bar)] \(Int(fraction * 100))%  pages \(progress.pagesScanned)/\(progress.pagesTotal)  rows \(progress.rowsSalvaged)"
+        let line =
+            "\r[\(bar)] \(Int(fraction * 100))%  pages \(progress.pagesScanned)/\(progress.pagesTotal)  rows \(progress.rowsSalvaged)"
         FileHandle.standardError.write(Data(line.utf8))
     }
 

@@ -7,7 +7,9 @@ struct RestoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore",
         abstract: "Rebuild a database from the newest intact generation of a backup directory.",
-        discussion: "Every page's HMAC and the result's integrity_check are verified before the file is put in place. An existing DB is never overwritten without --force.")
+        discussion:
+            "Every page's HMAC and the result's integrity_check are verified before the file is put in place. An existing DB is never overwritten without --force."
+    )
 
     @Argument(help: "The backup directory.")
     var directory: String
@@ -32,7 +34,9 @@ struct RestoreCommand: ParsableCommand {
             let store = BackupDirectory(url: url)
             for generation in try store.generations() {
                 let state = store.isRestorable(generation) ? "ok" : "DAMAGED"
-                print("\(generation.id)\t\(generation.kind.rawValue)\tchain \(generation.chain.map(String.init).joined(separator: "+"))\t\(generation.pageCount) pages\t\(generation.byteCount) bytes\t\(ISO8601DateFormatter().string(from: generation.createdAt))\t\(state)")
+                print(
+                    "\(generation.id)\t\(generation.kind.rawValue)\tchain \(generation.chain.map(String.init).joined(separator: "+"))\t\(generation.pageCount) pages\t\(generation.byteCount) bytes\t\(ISO8601DateFormatter().string(from: generation.createdAt))\t\(state)"
+                )
             }
             return
         }
@@ -43,10 +47,13 @@ struct RestoreCommand: ParsableCommand {
         let restored: BackupGeneration
         do {
             restored = try Database.restore(
-                from: url, to: destination, configuration: try key.configuration(), generation: generation, replacingExisting: force)
+                from: url, to: destination, configuration: try key.configuration(), generation: generation,
+                replacingExisting: force)
         } catch {
             throw CLIFailure(error, opening: directory)
         }
-        print("restored generation \(restored.id) (\(restored.kind.rawValue), chain \(restored.chain.map(String.init).joined(separator: "+"))) to \(destination)")
+        print(
+            "restored generation \(restored.id) (\(restored.kind.rawValue), chain \(restored.chain.map(String.init).joined(separator: "+"))) to \(destination)"
+        )
     }
 }

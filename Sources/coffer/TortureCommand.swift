@@ -29,7 +29,10 @@ struct TortureCommand: ParsableCommand {
         let database = try Database(path: self.database, configuration: configuration)
         try database.write { db in
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS txn(id INTEGER PRIMARY KEY, rows INTEGER NOT NULL)")
-            try db.execute(sql: "CREATE TABLE IF NOT EXISTS entry(txn INTEGER NOT NULL, seq INTEGER NOT NULL, payload BLOB, PRIMARY KEY(txn, seq))")
+            try db.execute(
+                sql:
+                    "CREATE TABLE IF NOT EXISTS entry(txn INTEGER NOT NULL, seq INTEGER NOT NULL, payload BLOB, PRIMARY KEY(txn, seq))"
+            )
         }
         var scheduler: BackupScheduler?
         if let backupDirectory {

@@ -33,12 +33,16 @@ struct VerifyCommand: ParsableCommand {
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
         } else {
             print("pages:           \(report.pageCount) × \(report.pageSize) bytes")
-            print("damaged pages:   \(report.damagedPages.isEmpty ? "none" : report.damagedPages.map(String.init).joined(separator: ", "))")
+            print(
+                "damaged pages:   \(report.damagedPages.isEmpty ? "none" : report.damagedPages.map(String.init).joined(separator: ", "))"
+            )
             if !report.damagedWALPages.isEmpty {
                 print("damaged in WAL:  \(report.damagedWALPages.map(String.init).joined(separator: ", "))")
             }
             let errors = report.integrityErrors
-            let shown = errors.prefix(20).joined(separator: "\n                 ") + (errors.count > 20 ? "\n                 … \(errors.count - 20) more" : "")
+            let shown =
+                errors.prefix(20).joined(separator: "\n                 ")
+                + (errors.count > 20 ? "\n                 … \(errors.count - 20) more" : "")
             print("integrity_check: \(errors.isEmpty ? "ok" : shown)")
         }
         if !report.isClean {

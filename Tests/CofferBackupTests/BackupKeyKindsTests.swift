@@ -30,7 +30,8 @@ final class BackupKeyKindsTests: XCTestCase {
     }
 
     func testDatabaseWithoutPageHMACs() async throws {
-        try await roundTrip(Configuration(encryption: .passphrase("no hmac"), cipher: CipherOptions(kdfIterations: 2, usesHMAC: false)))
+        try await roundTrip(
+            Configuration(encryption: .passphrase("no hmac"), cipher: CipherOptions(kdfIterations: 2, usesHMAC: false)))
     }
 
     func testPlaintextDatabase() async throws {

@@ -39,9 +39,12 @@ final class BackupRestoreTests: XCTestCase {
         let first = try database.backup(to: backups)
         XCTAssertEqual(first.kind, .incremental)
         XCTAssertEqual(first.chain, [full.id, first.id])
-        XCTAssertLessThan(first.byteCount * 5, full.byteCount, "an increment of 1,000 rows must be far smaller than the full copy")
+        XCTAssertLessThan(
+            first.byteCount * 5, full.byteCount, "an increment of 1,000 rows must be far smaller than the full copy")
         let atFirst = try BackupFixture.dump(database)
-        print("increment for 1,000 clustered rows: \(first.byteCount) bytes (\(first.storedPageCount) pages) vs full \(full.byteCount) bytes (\(full.pageCount) pages)")
+        print(
+            "increment for 1,000 clustered rows: \(first.byteCount) bytes (\(first.storedPageCount) pages) vs full \(full.byteCount) bytes (\(full.pageCount) pages)"
+        )
 
         try database.write { db in
             try db.execute(sql: "DELETE FROM item WHERE id > 19000")
@@ -54,7 +57,8 @@ final class BackupRestoreTests: XCTestCase {
 
         for (generation, expected) in [(full, atFull), (first, atFirst), (second, atSecond)] {
             let restored = directory.path("restored-\(generation.id).db")
-            try Database.restore(from: backups, to: restored, configuration: BackupFixture.configuration(), generation: generation.id)
+            try Database.restore(
+                from: backups, to: restored, configuration: BackupFixture.configuration(), generation: generation.id)
             XCTAssertEqual(try BackupFixture.dump(path: restored), expected, "generation \(generation.id)")
         }
     }
@@ -70,7 +74,9 @@ final class BackupRestoreTests: XCTestCase {
         let increment = try database.backup(to: backups)
         try database.close()
 
-        XCTAssertThrowsError(try Database.restore(from: backups, to: directory.path("app.db"), configuration: BackupFixture.configuration())) {
+        XCTAssertThrowsError(
+            try Database.restore(from: backups, to: directory.path("app.db"), configuration: BackupFixture.configuration())
+        ) {
             XCTAssertEqual(($0 as? CofferError)?.code, .cantOpen)
         }
         // Damage the increment: restore takes the intact full generation instead.
@@ -124,7 +130,7 @@ final class BackupRestoreTests: XCTestCase {
         XCTAssertTrue(try Database.verify(path: path, configuration: BackupFixture.configuration()).isClean)
 
         let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path))
-        try handle.seek(toOffset: UInt64(4096 * 4 + 700))   // page 5
+        try handle.seek(toOffset: UInt64(4096 * 4 + 700))  // page 5
         let byte = try XCTUnwrap(handle.read(upToCount: 1)).first ?? 0
         try handle.seek(toOffset: UInt64(4096 * 4 + 700))
         handle.write(Data([byte ^ 0x10]))
@@ -161,12 +167,13 @@ final class VerifyWALTests: XCTestCase {
         XCTAssertTrue(try verifyCopy { _ in }.isClean)
 
         // Garbage appended past the last commit: not part of the database.
-        XCTAssertTrue(try verifyCopy { wal in
-            let tail = try XCTUnwrap(FileHandle(forUpdatingAtPath: wal))
-            try tail.seekToEnd()
-            tail.write(Data(repeating: 0x5a, count: 4096 + 24))
-            try tail.close()
-        }.isClean)
+        XCTAssertTrue(
+            try verifyCopy { wal in
+                let tail = try XCTUnwrap(FileHandle(forUpdatingAtPath: wal))
+                try tail.seekToEnd()
+                tail.write(Data(repeating: 0x5a, count: 4096 + 24))
+                try tail.close()
+            }.isClean)
 
         // The last commit's frame with a bad page but a recomputed-looking header cannot be forged here;
         // instead, damage the HMAC region of the first frame's page (bytes P−32…P−12 are covered by the

@@ -22,7 +22,8 @@ final class BackupSchedulerTests: XCTestCase {
         for round in 0..<8 {
             XCTAssertEqual(written.wait(timeout: .now() + 30), .success, "backup \(round) never came")
             try database.write { db in
-                try db.execute(sql: "UPDATE item SET body = ? WHERE id % 20 = ?", arguments: [String(repeating: "u", count: 220), round])
+                try db.execute(
+                    sql: "UPDATE item SET body = ? WHERE id % 20 = ?", arguments: [String(repeating: "u", count: 220), round])
             }
         }
         scheduler.stop()

@@ -25,7 +25,9 @@ final class BackupUnderLoadTests: XCTestCase {
                 do {
                     let current = id
                     try database.write { db in
-                        try db.execute(sql: "INSERT INTO log(id, body) VALUES (?, ?)", arguments: [current, String(repeating: "w", count: 120)])
+                        try db.execute(
+                            sql: "INSERT INTO log(id, body) VALUES (?, ?)",
+                            arguments: [current, String(repeating: "w", count: 120)])
                         try db.execute(sql: "UPDATE item SET n = ? WHERE id = ?", arguments: [current, current % 5000 + 1])
                     }
                 } catch {
@@ -65,7 +67,8 @@ final class BackupUnderLoadTests: XCTestCase {
 
         let writer = Writer()
         Thread.detachNewThread { writer.run(database, from: 1) }
-        var windows: [(kind: BackupGeneration.Kind, start: Date, end: Date, bytes: Int, commitsBefore: Int, commitsAfter: Int)] = []
+        var windows: [(kind: BackupGeneration.Kind, start: Date, end: Date, bytes: Int, commitsBefore: Int, commitsAfter: Int)] =
+            []
         var generations: [BackupGeneration] = []
         for index in 0..<6 {
             let before = writer.commits
@@ -76,7 +79,9 @@ final class BackupUnderLoadTests: XCTestCase {
         }
         let durations = writer.finish()
         XCTAssertNil(writer.error)
-        let inBackups = durations.filter { commit in windows.contains { commit.end >= $0.start && commit.end <= $0.end.addingTimeInterval(1) } }
+        let inBackups = durations.filter { commit in
+            windows.contains { commit.end >= $0.start && commit.end <= $0.end.addingTimeInterval(1) }
+        }
         let worstDuringBackup = (inBackups.map(\.seconds).max() ?? 0) * 1000
         let worstOverall = (durations.map(\.seconds).max() ?? 0) * 1000
         let sorted = durations.map(\.seconds).sorted()
@@ -97,7 +102,9 @@ final class BackupUnderLoadTests: XCTestCase {
         XCTAssertEqual(count, last)
         XCTAssertGreaterThan(last, 0)
         let restoredItems = try restoredDatabase.read { db in
-            try db.fetchAll(sql: "SELECT id, n FROM item ORDER BY id").map { [($0["id"] as Int?) ?? -1, ($0["n"] as Int?) ?? -1] }
+            try db.fetchAll(sql: "SELECT id, n FROM item ORDER BY id").map {
+                [($0["id"] as Int?) ?? -1, ($0["n"] as Int?) ?? -1]
+            }
         }
         // Commit k set item (k % 5000 + 1).n = k; populate set item i's n to i − 1.
         let expected = (1...rows).map { id -> [Int] in
@@ -107,18 +114,27 @@ final class BackupUnderLoadTests: XCTestCase {
         }
         XCTAssertEqual(restoredItems.count, expected.count)
         let mismatches = zip(restoredItems, expected).filter { $0 != $1 }
-        XCTAssertTrue(mismatches.isEmpty, "\(mismatches.count) items differ from the database as of generation \(newest.id), first: \(mismatches.prefix(3))")
+        XCTAssertTrue(
+            mismatches.isEmpty,
+            "\(mismatches.count) items differ from the database as of generation \(newest.id), first: \(mismatches.prefix(3))")
         XCTAssertTrue(try Database.verify(path: restored, configuration: configuration).isClean)
         try database.close()
 
         let full = windows[0]
         let p99 = sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, sorted.count * 99 / 100)] * 1000
-        print(String(format: "backup under load: %d rows, full %d bytes in %.0f ms; commits median %.2f ms, p99 %.2f ms, longest during backups %.1f ms (overall %.1f ms); %d commits in total",
-                     rows, full.bytes, full.end.timeIntervalSince(full.start) * 1000, median, p99, worstDuringBackup, worstOverall, durations.count))
+        print(
+            String(
+                format:
+                    "backup under load: %d rows, full %d bytes in %.0f ms; commits median %.2f ms, p99 %.2f ms, longest during backups %.1f ms (overall %.1f ms); %d commits in total",
+                rows, full.bytes, full.end.timeIntervalSince(full.start) * 1000, median, p99, worstDuringBackup, worstOverall,
+                durations.count))
         for (previous, window) in zip(windows, windows.dropFirst()) {
-            print(String(format: "  incremental: %d bytes (%.1f%% of full) for about %d commits since the previous generation, %.0f ms",
-                         window.bytes, Double(window.bytes) * 100 / Double(full.bytes), window.commitsAfter - previous.commitsBefore,
-                         window.end.timeIntervalSince(window.start) * 1000))
+            print(
+                String(
+                    format:
+                        "  incremental: %d bytes (%.1f%% of full) for about %d commits since the previous generation, %.0f ms",
+                    window.bytes, Double(window.bytes) * 100 / Double(full.bytes), window.commitsAfter - previous.commitsBefore,
+                    window.end.timeIntervalSince(window.start) * 1000))
         }
     }
 }

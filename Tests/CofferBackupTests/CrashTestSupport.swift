@@ -3,7 +3,6 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-
 /// What the crash tests assert about a database written by `coffer _torture`.
 enum TortureCheck {
     /// Rows of transaction `id`, as the child writes them.
@@ -20,9 +19,10 @@ enum TortureCheck {
             let hasTables = try db.fetchValue(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'txn'") ?? 0
             guard hasTables > 0 else { return 0 }
             let transactions = try db.fetchAll(sql: "SELECT id, rows FROM txn ORDER BY id")
-            let counts = Dictionary(uniqueKeysWithValues: try db.fetchAll(sql: "SELECT txn, count(*) AS c FROM entry GROUP BY txn").map {
-                (($0["txn"] as Int?) ?? -1, ($0["c"] as Int?) ?? -1)
-            })
+            let counts = Dictionary(
+                uniqueKeysWithValues: try db.fetchAll(sql: "SELECT txn, count(*) AS c FROM entry GROUP BY txn").map {
+                    (($0["txn"] as Int?) ?? -1, ($0["c"] as Int?) ?? -1)
+                })
             for (index, row) in transactions.enumerated() {
                 let id: Int = row["id"] ?? -1
                 XCTAssertEqual(id, index + 1, "transactions must form a prefix 1…N", file: file, line: line)

@@ -20,6 +20,8 @@ final class IncrementalCostTests: XCTestCase {
         XCTAssertEqual([clustered.kind, scattered.kind], [.incremental, .incremental])
         XCTAssertLessThan(clustered.storedPageCount, full.pageCount / 10)
         XCTAssertGreaterThan(scattered.storedPageCount, clustered.storedPageCount * 5)
-        print("1,000 changed rows: clustered \(clustered.byteCount) bytes (\(clustered.storedPageCount) pages), scattered \(scattered.byteCount) bytes (\(scattered.storedPageCount) pages), full copy \(full.byteCount) bytes (\(full.pageCount) pages)")
+        print(
+            "1,000 changed rows: clustered \(clustered.byteCount) bytes (\(clustered.storedPageCount) pages), scattered \(scattered.byteCount) bytes (\(scattered.storedPageCount) pages), full copy \(full.byteCount) bytes (\(full.pageCount) pages)"
+        )
     }
 }

@@ -42,14 +42,16 @@ final class KillTests: XCTestCase {
             let lastAck = try runAndKill(arguments: arguments, afterAcks: killAfter)
             acknowledged = max(acknowledged, lastAck)
             let committed = try TortureCheck.committedPrefix(path: path)
-            XCTAssertGreaterThanOrEqual(committed, acknowledged, "round \(round) (\(mode)): acknowledged \(acknowledged), found \(committed)")
+            XCTAssertGreaterThanOrEqual(
+                committed, acknowledged, "round \(round) (\(mode)): acknowledged \(acknowledged), found \(committed)")
             acknowledged = committed
             if mode == .backups, FileManager.default.fileExists(atPath: backups) {
                 // Whatever moment the kill hit, the newest intact generation restores to a consistent prefix.
                 if Self.hasTemporaryFiles(backups) { killedDuringBackup += 1 }
                 let restored = directory.path("restored-\(round).db")
                 if try BackupDirectory(url: URL(fileURLWithPath: backups)).latestRestorable() != nil {
-                    try Database.restore(from: URL(fileURLWithPath: backups), to: restored, configuration: BackupFixture.configuration())
+                    try Database.restore(
+                        from: URL(fileURLWithPath: backups), to: restored, configuration: BackupFixture.configuration())
                     let inBackup = try TortureCheck.committedPrefix(path: restored)
                     XCTAssertLessThanOrEqual(inBackup, committed)
                     try? FileManager.default.removeItem(atPath: restored)
@@ -57,7 +59,9 @@ final class KillTests: XCTestCase {
             }
             if testRun?.failureCount ?? 0 > 0 { break }
         }
-        print("kill test: \(rounds) rounds, seed \(seed), \(acknowledged) transactions committed, \(killedDuringBackup) kills left a backup half-written")
+        print(
+            "kill test: \(rounds) rounds, seed \(seed), \(acknowledged) transactions committed, \(killedDuringBackup) kills left a backup half-written"
+        )
     }
 
     private static func hasTemporaryFiles(_ directory: String) -> Bool {
@@ -70,7 +74,9 @@ final class KillTests: XCTestCase {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Shell.cofferExecutable)
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(["COFFER_TEST_PASSPHRASE": BackupFixture.passphrase]) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging(["COFFER_TEST_PASSPHRASE": BackupFixture.passphrase]) {
+            $1
+        }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

@@ -21,12 +21,16 @@ final class PowerLossTests: XCTestCase {
     func testFullSynchronousLosesNoAcknowledgedCommit() throws {
         let outcome = try run(synchronous: .full)
         XCTAssertEqual(outcome.lost, 0, "FULL must keep every acknowledged commit")
-        print("power loss, FULL: \(outcome.rounds) cuts, \(outcome.reverted) sectors reverted, \(outcome.acknowledged) acknowledged commits, 0 lost")
+        print(
+            "power loss, FULL: \(outcome.rounds) cuts, \(outcome.reverted) sectors reverted, \(outcome.acknowledged) acknowledged commits, 0 lost"
+        )
     }
 
     func testNormalSynchronousStaysConsistentAndLosesOnlyTheUnsyncedTail() throws {
         let outcome = try run(synchronous: .normal)
-        print("power loss, NORMAL: \(outcome.rounds) cuts, \(outcome.reverted) sectors reverted, \(outcome.acknowledged) acknowledged commits, \(outcome.lost) lost in \(outcome.roundsWithLoss) cuts (at most \(outcome.worstLoss) in one, all after the last checkpoint)")
+        print(
+            "power loss, NORMAL: \(outcome.rounds) cuts, \(outcome.reverted) sectors reverted, \(outcome.acknowledged) acknowledged commits, \(outcome.lost) lost in \(outcome.roundsWithLoss) cuts (at most \(outcome.worstLoss) in one, all after the last checkpoint)"
+        )
     }
 
     struct Outcome {
@@ -52,17 +56,21 @@ final class PowerLossTests: XCTestCase {
                 let database = try Database(path: path, configuration: configuration)
                 try database.write { db in
                     try db.execute(sql: "CREATE TABLE txn(id INTEGER PRIMARY KEY, rows INTEGER NOT NULL)")
-                    try db.execute(sql: "CREATE TABLE entry(txn INTEGER NOT NULL, seq INTEGER NOT NULL, payload BLOB, PRIMARY KEY(txn, seq))")
+                    try db.execute(
+                        sql: "CREATE TABLE entry(txn INTEGER NOT NULL, seq INTEGER NOT NULL, payload BLOB, PRIMARY KEY(txn, seq))"
+                    )
                 }
                 try database.checkpoint(.passive)
                 coffer_testvfs_arm(Int64.random(in: 1...500, using: &random))
                 for id in 1...400 {
                     do {
                         try database.write { db in
-                            try db.execute(sql: "INSERT INTO txn(id, rows) VALUES (?, ?)", arguments: [id, TortureCheck.rows(for: id)])
+                            try db.execute(
+                                sql: "INSERT INTO txn(id, rows) VALUES (?, ?)", arguments: [id, TortureCheck.rows(for: id)])
                             for seq in 0..<TortureCheck.rows(for: id) {
                                 let payload = Data(repeating: UInt8(truncatingIfNeeded: id &+ seq), count: 150 + seq * 41)
-                                try db.execute(sql: "INSERT INTO entry(txn, seq, payload) VALUES (?, ?, ?)", arguments: [id, seq, payload])
+                                try db.execute(
+                                    sql: "INSERT INTO entry(txn, seq, payload) VALUES (?, ?, ?)", arguments: [id, seq, payload])
                             }
                         }
                         acknowledged = id
@@ -84,9 +92,11 @@ final class PowerLossTests: XCTestCase {
             let committed = try TortureCheck.committedPrefix(path: path)
             let lost = max(0, acknowledged - committed)
             if synchronous == .full {
-                XCTAssertGreaterThanOrEqual(committed, acknowledged, "round \(round): acknowledged \(acknowledged), found \(committed)")
+                XCTAssertGreaterThanOrEqual(
+                    committed, acknowledged, "round \(round): acknowledged \(acknowledged), found \(committed)")
             } else {
-                XCTAssertGreaterThanOrEqual(committed, min(lastCheckpointed, acknowledged), "round \(round): a checkpointed commit was lost")
+                XCTAssertGreaterThanOrEqual(
+                    committed, min(lastCheckpointed, acknowledged), "round \(round): a checkpointed commit was lost")
             }
             outcome.rounds += 1
             outcome.acknowledged += acknowledged

@@ -54,8 +54,12 @@ final class RepairMaterialTests: XCTestCase {
 
         // Truncate the newest copy: the older one is loaded.
         let newest = ["repair-material.0", "repair-material.1"].map { backups.appendingPathComponent($0) }
-            .max { (try? $0.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate ?? .distantPast) ?? .distantPast
-                < (try? $1.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate ?? .distantPast) ?? .distantPast }
+            .max {
+                (try? $0.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate ?? .distantPast)
+                    ?? .distantPast
+                    < (try? $1.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate ?? .distantPast)
+                    ?? .distantPast
+            }
         let newestPath = try XCTUnwrap(newest).path
         try Data("CFRM".utf8).write(to: URL(fileURLWithPath: newestPath))
         let older = try RepairMaterial.load(directory: backups, encryption: .passphrase(BackupFixture.passphrase))

@@ -37,7 +37,9 @@ final class CipherCompatCommandTests: XCTestCase {
         let db = try fixture("v4-4096.db")
         let result = try coffer(["info", db, "--passphrase-file", dir.path("pw4")])
         XCTAssertEqual(result.status, 0, result.stderr)
-        XCTAssertTrue(result.stdout.contains("sqlcipher4 (PBKDF2-HMAC-SHA512 256000 rounds, HMAC-SHA512, 4096-byte pages, reserve 80)"), result.stdout)
+        XCTAssertTrue(
+            result.stdout.contains("sqlcipher4 (PBKDF2-HMAC-SHA512 256000 rounds, HMAC-SHA512, 4096-byte pages, reserve 80)"),
+            result.stdout)
         XCTAssertTrue(result.stdout.contains("msgs  1200 rows"), result.stdout)
         XCTAssertTrue(result.stdout.contains("user_version:  7"), result.stdout)
         let explicit = try coffer(["info", db, "--passphrase-file", dir.path("pw4"), "--cipher-compat", "4", "--json"])
@@ -50,7 +52,9 @@ final class CipherCompatCommandTests: XCTestCase {
 
     func testWrongKeysAndBadFlagsKeepTheirExitCodes() throws {
         let db = try fixture("v4-4096.db")
-        for arguments in [["info", db], ["verify", db], ["info", db, "--cipher-compat", "4"], ["verify", db, "--cipher-compat", "3"]] {
+        for arguments in [
+            ["info", db], ["verify", db], ["info", db, "--cipher-compat", "4"], ["verify", db, "--cipher-compat", "3"],
+        ] {
             let result = try coffer(arguments + ["--passphrase-file", dir.path("bad")])
             XCTAssertEqual(result.status, 3, "\(arguments): \(result.stderr)")
             XCTAssertTrue(result.stderr.contains("wrong passphrase"), result.stderr)
@@ -59,8 +63,10 @@ final class CipherCompatCommandTests: XCTestCase {
         XCTAssertEqual(repair.status, 3, repair.stderr)
         let migrate = try coffer(["migrate", db, "-o", dir.path("y.db"), "--passphrase-file", dir.path("bad")])
         XCTAssertEqual(migrate.status, 3, migrate.stderr)
-        for bad in [["--cipher-compat", "5"], ["--kdf-algorithm", "md5"], ["--hmac-algorithm", "sha256"], ["--reserve", "20"],
-                    ["--hmac-algorithm", "sha512", "--reserve", "48"]] {
+        for bad in [
+            ["--cipher-compat", "5"], ["--kdf-algorithm", "md5"], ["--hmac-algorithm", "sha256"], ["--reserve", "20"],
+            ["--hmac-algorithm", "sha512", "--reserve", "48"],
+        ] {
             let result = try coffer(["verify", db, "--passphrase-file", dir.path("pw4")] + bad)
             XCTAssertEqual(result.status, 2, "\(bad): \(result.stderr)")
         }
@@ -92,7 +98,9 @@ final class CipherCompatCommandTests: XCTestCase {
             "--hmac-algorithm", "sha1",
         ])
         XCTAssertEqual(spelled.status, 0, spelled.stderr + spelled.stdout)
-        XCTAssertTrue(spelled.stdout.contains("custom (PBKDF2-HMAC-SHA512 12345 rounds, HMAC-SHA1, 2048-byte pages, reserve 48)"), spelled.stdout)
+        XCTAssertTrue(
+            spelled.stdout.contains("custom (PBKDF2-HMAC-SHA512 12345 rounds, HMAC-SHA1, 2048-byte pages, reserve 48)"),
+            spelled.stdout)
         let raw = try coffer(["info", try fixture("v4-rawkey.db"), "--raw-key-file", dir.path("raw")])
         XCTAssertEqual(raw.status, 0, raw.stderr)
         XCTAssertTrue(raw.stdout.contains("msgs  200 rows"), raw.stdout)
@@ -111,18 +119,22 @@ final class CipherCompatCommandTests: XCTestCase {
         let result = try coffer(["repair", db, "-o", output, "--passphrase-file", dir.path("pw4")])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stdout.contains("(sqlcipher4)"), result.stdout)
-        let check = try Shell.sqlcipher(output, passphrase: "pw-v4-4096", "PRAGMA integrity_check; SELECT count(*) > 1100 FROM msgs;")
+        let check = try Shell.sqlcipher(
+            output, passphrase: "pw-v4-4096", "PRAGMA integrity_check; SELECT count(*) > 1100 FROM msgs;")
         XCTAssertEqual(check.stdout, "ok\n1\n", check.stderr)
     }
 
     func testMigrateCopiesChecksAndKeysTheOutput() throws {
         let db = try fixture("v4-4096.db")
         let output = dir.path("migrated.db")
-        let result = try coffer(["migrate", db, "-o", output, "--passphrase-file", dir.path("pw4"), "--output-passphrase-file", dir.path("new")])
+        let result = try coffer([
+            "migrate", db, "-o", output, "--passphrase-file", dir.path("pw4"), "--output-passphrase-file", dir.path("new"),
+        ])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stdout.contains("msgs  1200 rows"), result.stdout)
         XCTAssertTrue(result.stdout.contains("ok"), result.stdout)
-        let check = try Shell.sqlcipher(output, passphrase: "fresh secret", "SELECT count(*) FROM msgs; PRAGMA user_version; PRAGMA integrity_check;")
+        let check = try Shell.sqlcipher(
+            output, passphrase: "fresh secret", "SELECT count(*) FROM msgs; PRAGMA user_version; PRAGMA integrity_check;")
         XCTAssertEqual(check.stdout, "1200\n7\nok\n", check.stderr)
         let again = try coffer(["migrate", db, "-o", output, "--passphrase-file", dir.path("pw4")])
         XCTAssertEqual(again.status, 2, "OUTPUT exists")
@@ -132,7 +144,9 @@ final class CipherCompatCommandTests: XCTestCase {
         XCTAssertEqual(rawResult.status, 0, rawResult.stderr)
         let rawCheck = try Shell.run(
             "/usr/bin/sqlcipher", ["-batch", raw],
-            input: "PRAGMA key = \"x'\(String(repeating: "0123456789abcdef", count: 4))'\";\nPRAGMA cipher_page_size = 4096;\nSELECT count(*) FROM msgs;\n")
+            input:
+                "PRAGMA key = \"x'\(String(repeating: "0123456789abcdef", count: 4))'\";\nPRAGMA cipher_page_size = 4096;\nSELECT count(*) FROM msgs;\n"
+        )
         XCTAssertEqual(rawCheck.stdout, "200\n", rawCheck.stderr)
 
         let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: db))

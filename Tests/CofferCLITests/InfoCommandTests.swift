@@ -5,7 +5,9 @@ import XCTest
 final class InfoCommandTests: XCTestCase {
     private func makeShellDatabase(_ dir: TemporaryDirectory) throws -> String {
         let path = dir.path("shell.db")
-        let made = try Shell.sqlcipher(path, passphrase: "shell pw", #"""
+        let made = try Shell.sqlcipher(
+            path, passphrase: "shell pw",
+            #"""
             CREATE TABLE alpha(id INTEGER PRIMARY KEY, v TEXT);
             CREATE TABLE "odd ""name"""(x);
             INSERT INTO alpha(v) VALUES ('a'), ('b'), ('c');

@@ -20,7 +20,8 @@ final class RepairCommandTests: XCTestCase {
               INSERT INTO message SELECT x, 'message body ' || x, x * 3 FROM c;
             CREATE INDEX message_n ON message(n);
             """
-        let result = encrypted
+        let result =
+            encrypted
             ? try Shell.sqlcipher(path, passphrase: "pw", sql)
             : try Shell.run("/usr/bin/sqlcipher", ["-batch", path], input: sql)
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -42,16 +43,20 @@ final class RepairCommandTests: XCTestCase {
         let input = try makeDatabase(encrypted: true)
         try zeroPage(input, page: 3)
         let before = try Data(contentsOf: URL(fileURLWithPath: input))
-        let output = dir.path("out.db"), report = dir.path("report.json")
+        let output = dir.path("out.db")
+        let report = dir.path("report.json")
         let result = try repair([input, "--output", output, "--passphrase-file", dir.path("pw"), "--report", report])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stdout.split(separator: "\n").count, 1, "one summary line on stdout")
         XCTAssertTrue(result.stdout.contains("rows salvaged"), result.stdout)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: input)), before, "INPUT is never modified")
 
-        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
-        for field in ["pages_total", "pages_ok", "pages_bad_hmac", "pages_unparseable", "orphan_leaves_adopted",
-                      "overflow_chains_broken", "tables", "rows_salvaged", "rows_dropped", "seconds"] {
+        let json = try XCTUnwrap(
+            JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+        for field in [
+            "pages_total", "pages_ok", "pages_bad_hmac", "pages_unparseable", "orphan_leaves_adopted",
+            "overflow_chains_broken", "tables", "rows_salvaged", "rows_dropped", "seconds",
+        ] {
             XCTAssertNotNil(json[field], "report lacks \(field)")
         }
         let salvaged = try XCTUnwrap(json["rows_salvaged"] as? Int)
@@ -135,7 +140,9 @@ final class RepairCommandTests: XCTestCase {
     /// Two tables with a few leaves each, an index, and a full backup generation with its repair material.
     private func makeBackedUpDatabase() throws -> (input: String, backups: String) {
         let path = dir.path("backed.db")
-        let result = try Shell.sqlcipher(path, passphrase: "pw", """
+        let result = try Shell.sqlcipher(
+            path, passphrase: "pw",
+            """
             CREATE TABLE message(id INTEGER PRIMARY KEY, body TEXT NOT NULL, n INTEGER);
             CREATE TABLE contact(id INTEGER PRIMARY KEY, name TEXT, score REAL);
             WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000)
@@ -146,7 +153,8 @@ final class RepairCommandTests: XCTestCase {
             """)
         XCTAssertEqual(result.status, 0, result.stderr)
         let backups = dir.path("backups")
-        let backup = try Shell.run(Shell.cofferExecutable, ["backup", path, "--to", backups, "--passphrase-file", dir.path("pw")])
+        let backup = try Shell.run(
+            Shell.cofferExecutable, ["backup", path, "--to", backups, "--passphrase-file", dir.path("pw")])
         XCTAssertEqual(backup.status, 0, backup.stderr)
         return (path, backups)
     }
@@ -168,11 +176,15 @@ final class RepairCommandTests: XCTestCase {
         // Without the material nothing decrypts.
         XCTAssertNotEqual(try repair([input, "-o", dir.path("nosalt.db"), "--passphrase-file", dir.path("pw")]).status, 0)
 
-        let output = dir.path("salt.db"), report = dir.path("salt.json")
-        let result = try repair([input, "-o", output, "--passphrase-file", dir.path("pw"), "--backup", backups, "--report", report])
+        let output = dir.path("salt.db")
+        let report = dir.path("salt.json")
+        let result = try repair([
+            input, "-o", output, "--passphrase-file", dir.path("pw"), "--backup", backups, "--report", report,
+        ])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(try rows(output, "SELECT id, body, n FROM message ORDER BY id;"), truth)
-        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+        let json = try XCTUnwrap(
+            JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
         XCTAssertEqual(json["salt_from_material"] as? Bool, true)
     }
 
@@ -181,7 +193,9 @@ final class RepairCommandTests: XCTestCase {
         let messages = try rows(input, "SELECT id, body, n FROM message ORDER BY id;")
         let contacts = try rows(input, "SELECT id, name, score FROM contact ORDER BY id;")
         // Page 1 (all but its salt) and every table's root (interior pages: each table has several leaves).
-        let roots = try rows(input, "SELECT rootpage FROM sqlite_master WHERE type = 'table' ORDER BY name;").compactMap { Int($0) }
+        let roots = try rows(input, "SELECT rootpage FROM sqlite_master WHERE type = 'table' ORDER BY name;").compactMap {
+            Int($0)
+        }
         XCTAssertEqual(roots.count, 2)
         let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: input))
         try handle.seek(toOffset: 16)
@@ -189,13 +203,18 @@ final class RepairCommandTests: XCTestCase {
         try handle.close()
         for root in roots { try zeroPage(input, page: root) }
 
-        let output = dir.path("material.db"), report = dir.path("material.json")
-        let result = try repair([input, "-o", output, "--passphrase-file", dir.path("pw"), "--backup", backups, "--report", report])
+        let output = dir.path("material.db")
+        let report = dir.path("material.json")
+        let result = try repair([
+            input, "-o", output, "--passphrase-file", dir.path("pw"), "--backup", backups, "--report", report,
+        ])
         XCTAssertEqual(result.status, 0, result.stderr)
-        XCTAssertEqual(try rows(output, "SELECT id, body, n FROM message ORDER BY id;"), messages, "real table names and every row")
+        XCTAssertEqual(
+            try rows(output, "SELECT id, body, n FROM message ORDER BY id;"), messages, "real table names and every row")
         XCTAssertEqual(try rows(output, "SELECT id, name, score FROM contact ORDER BY id;"), contacts)
         XCTAssertEqual(try rows(output, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'recovered%';"), ["0"])
-        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+        let json = try XCTUnwrap(
+            JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
         XCTAssertEqual(json["schema_from_material"] as? Bool, true)
         XCTAssertGreaterThan(try XCTUnwrap(json["leaves_from_material"] as? Int), 10)
     }
@@ -203,7 +222,9 @@ final class RepairCommandTests: XCTestCase {
     func testBackupDirectoryWithoutMaterialIsAnError() throws {
         let input = try makeDatabase(encrypted: true)
         try FileManager.default.createDirectory(atPath: dir.path("empty"), withIntermediateDirectories: true)
-        let result = try repair([input, "-o", dir.path("x.db"), "--passphrase-file", dir.path("pw"), "--backup", dir.path("empty")])
+        let result = try repair([
+            input, "-o", dir.path("x.db"), "--passphrase-file", dir.path("pw"), "--backup", dir.path("empty"),
+        ])
         XCTAssertEqual(result.status, 1, result.stderr)
         XCTAssertTrue(result.stderr.contains("repair material"), result.stderr)
     }

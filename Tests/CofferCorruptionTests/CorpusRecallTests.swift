@@ -63,7 +63,8 @@ final class CorpusRecallTests: XCTestCase {
     func testSQLCipher4Corpus() throws {
         try XCTSkipUnless(ChatFixture.canMakeSQLCipher4, "python3 -m pip install sqlcipher3-binary")
         let directory = try TemporaryDirectory("coffer-corpus")
-        try runCorpus(ChatFixture.makeSQLCipher4(in: directory, passphrase: "corpus passphrase"), in: directory, compareWithRecover: false)
+        try runCorpus(
+            ChatFixture.makeSQLCipher4(in: directory, passphrase: "corpus passphrase"), in: directory, compareWithRecover: false)
     }
 
     private func runCorpus(passphrase: String?, pageSize: Int, compareWithRecover: Bool) throws {
@@ -87,8 +88,9 @@ final class CorpusRecallTests: XCTestCase {
             var line = RecallTable.Line(kind: kind)
             if baseline != nil { (line.recoverCorrect, line.recoverWrong) = (0, 0) }
             for seed in Self.seeds {
-                try runCase(kind: kind, seed: seed, fixture: fixture, truth: truth, directory: directory,
-                            baseline: baseline, line: &line)
+                try runCase(
+                    kind: kind, seed: seed, fixture: fixture, truth: truth, directory: directory,
+                    baseline: baseline, line: &line)
             }
             // Where bytes inside live cells change (plaintext flip-bytes, garbage-run, damage-overflow) the
             // shell can be luckier: it may read a row through an intact covering index while the table copy
@@ -121,7 +123,9 @@ final class CorpusRecallTests: XCTestCase {
         let known = Self.knownIssues["\(fixture.flavor)/\(kind.rawValue)"] ?? []
 
         let detect = fixture.plaintextCopies != nil
-        switch try RepairRun.repair(damaged, output: directory.path("\(name)-repaired.db"), passphrase: fixture.passphrase, detectProfile: detect) {
+        switch try RepairRun.repair(
+            damaged, output: directory.path("\(name)-repaired.db"), passphrase: fixture.passphrase, detectProfile: detect)
+        {
         case .refused(let error):
             line.refused += 1
             line.cases += 1
@@ -134,9 +138,12 @@ final class CorpusRecallTests: XCTestCase {
                 directory.path("\(name)-repaired.db"), key: fixture.passphrase, pageSize: 4096, truth: truth, bound: bound,
                 damage: damage)
             line.add(score)
-            if ProcessInfo.processInfo.environment["COFFER_CORPUS_VERBOSE"] != nil, score.bound != score.recoveredInBound || !score.wrong.isEmpty {
-                print("\(context)\n  missing by table: \(Dictionary(grouping: score.missing, by: \.table).mapValues(\.count))"
-                      + "\n  missing: \(score.missing.prefix(20))\n  wrong: \(score.wrong.prefix(20))")
+            if ProcessInfo.processInfo.environment["COFFER_CORPUS_VERBOSE"] != nil,
+                score.bound != score.recoveredInBound || !score.wrong.isEmpty
+            {
+                print(
+                    "\(context)\n  missing by table: \(Dictionary(grouping: score.missing, by: \.table).mapValues(\.count))"
+                        + "\n  missing: \(score.missing.prefix(20))\n  wrong: \(score.wrong.prefix(20))")
             }
             let lenient = fixture.passphrase == nil && Self.undetectableInPlaintext.contains(kind)
             if !known.contains(.recall) {

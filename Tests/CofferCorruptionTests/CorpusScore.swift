@@ -61,7 +61,8 @@ struct CorpusScore: CustomStringConvertible {
                 let sql = lostAndFound ? "SELECT * FROM \"\(name)\"" : "SELECT rowid, * FROM \"\(name)\""
                 // An inferred WITHOUT ROWID table (repair's rows of orphan index-format pages) has no rowid:
                 // its rows are bare records, the raw signature of a WITHOUT ROWID row.
-                let rows = try (try? LibraryReader.rows(path, key: key, pageSize: pageSize, sql: sql))
+                let rows =
+                    try (try? LibraryReader.rows(path, key: key, pageSize: pageSize, sql: sql))
                     ?? LibraryReader.rows(path, key: key, pageSize: pageSize, sql: "SELECT * FROM \"\(name)\"")
                 for values in rows {
                     let signature = CorpusTruth.trimmed(lostAndFound ? lostAndFoundSignature(values) : values)

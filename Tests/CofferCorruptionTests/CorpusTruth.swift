@@ -42,8 +42,9 @@ struct CorpusTruth {
             tables: tables, placed: placed,
             rows: try libraryRows(fixture.plaintextCopies?.pristine ?? fixture.path, fixture, tables),
             history: try libraryRows(fixture.plaintextCopies?.history ?? fixture.historyPath, fixture, historyTables),
-            rawPristine: Dictionary(placed.map { (trimmed($0.rawSignature), RowID(table: $0.table, key: $0.key)) },
-                                    uniquingKeysWith: { first, _ in first }),
+            rawPristine: Dictionary(
+                placed.map { (trimmed($0.rawSignature), RowID(table: $0.table, key: $0.key)) },
+                uniquingKeysWith: { first, _ in first }),
             rawHistory: Set(historyPlaced.map { trimmed($0.rawSignature) }))
     }
 

@@ -9,7 +9,9 @@ final class CorruptToolTests: XCTestCase {
 
     private func makeDatabase(_ directory: TemporaryDirectory, passphrase: String?) throws -> String {
         let path = directory.path(passphrase == nil ? "plain.db" : "encrypted.db")
-        let result = try Shell.sqlcipher(path, passphrase: passphrase, pageSize: 1024, """
+        let result = try Shell.sqlcipher(
+            path, passphrase: passphrase, pageSize: 1024,
+            """
             CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 2000)
             INSERT INTO t(body) SELECT printf('row %d %s', i, hex(zeroblob(i % 40))) FROM n;
@@ -22,16 +24,24 @@ final class CorruptToolTests: XCTestCase {
         try XCTSkipUnless(ChatFixture.canMakeSQLCipher4, "python3 -m pip install sqlcipher3-binary")
         let directory = try TemporaryDirectory("coffer-corrupt-cli")
         let input = directory.path("v4.db")
-        let make = try Shell.run("/usr/bin/env", ["python3", "-c", """
-            import sqlcipher3, sys
-            c = sqlcipher3.connect(sys.argv[1]); c.execute("PRAGMA key = 'v4 pw'")
-            c.executescript("CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 2000) INSERT INTO t(body) SELECT printf('row %d %s', i, hex(zeroblob(i % 40))) FROM n;")
-            c.close()
-            """, input])
+        let make = try Shell.run(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                """
+                import sqlcipher3, sys
+                c = sqlcipher3.connect(sys.argv[1]); c.execute("PRAGMA key = 'v4 pw'")
+                c.executescript("CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 2000) INSERT INTO t(body) SELECT printf('row %d %s', i, hex(zeroblob(i % 40))) FROM n;")
+                c.close()
+                """, input,
+            ])
         XCTAssertEqual(make.status, 0, make.stderr)
         let keyFile = directory.path("key")
         try Data("v4 pw\n".utf8).write(to: URL(fileURLWithPath: keyFile))
-        let arguments = [input, "--output", directory.path("out.db"), "--kind", "zero-interior", "--seed", "5", "--passphrase-file", keyFile, "--json"]
+        let arguments = [
+            input, "--output", directory.path("out.db"), "--kind", "zero-interior", "--seed", "5", "--passphrase-file", keyFile,
+            "--json",
+        ]
         XCTAssertNotEqual(try Shell.run(tool, arguments).status, 0, "SQLCipher 3 settings do not open a SQLCipher 4 file")
         let result = try Shell.run(tool, arguments + ["--cipher-compat", "4"])
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -46,8 +56,12 @@ final class CorruptToolTests: XCTestCase {
         let keyFile = directory.path("key")
         try Data("tool pw\n".utf8).write(to: URL(fileURLWithPath: keyFile))
         let output = directory.path("out.db")
-        let result = try Shell.run(tool, [input, "--output", output, "--kind", "zero-interior", "--seed", "5",
-                                          "--passphrase-file", keyFile, "--json"])
+        let result = try Shell.run(
+            tool,
+            [
+                input, "--output", output, "--kind", "zero-interior", "--seed", "5",
+                "--passphrase-file", keyFile, "--json",
+            ])
         XCTAssertEqual(result.status, 0, result.stderr)
         let report = try JSONDecoder().decode(DamageReport.self, from: Data(result.stdout.utf8))
         XCTAssertEqual(report.kind, .zeroInterior)
@@ -93,26 +107,33 @@ final class CorruptToolTests: XCTestCase {
             XCTAssertEqual(result.status, 0, result.stderr)
             let report = try JSONDecoder().decode(DamageReport.self, from: Data(result.stdout.utf8))
             let size = try XCTUnwrap(report.truncatedTo)
-            XCTAssertEqual(try XCTUnwrap(FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber).uint64Value, size)
+            XCTAssertEqual(
+                try XCTUnwrap(FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber).uint64Value, size)
             XCTAssertLessThan(size, inputSize)
             let firstCut = UInt32(size / UInt64(report.pageSize)) + 1
             XCTAssertLessThanOrEqual(firstCut, report.pageCount)
             XCTAssertEqual(report.pages.map(\.page), Array(firstCut..<(report.pageCount + 1)), "every cut page listed")
         }
-        let flips = try Shell.run(tool, [input, "--output", directory.path("flip.db"), "--kind", "flip-bytes", "--seed", "3",
-                                         "--count", "5", "--json"])
+        let flips = try Shell.run(
+            tool,
+            [
+                input, "--output", directory.path("flip.db"), "--kind", "flip-bytes", "--seed", "3",
+                "--count", "5", "--json",
+            ])
         XCTAssertEqual(try JSONDecoder().decode(DamageReport.self, from: Data(flips.stdout.utf8)).pages.count, 5)
     }
 
     func testFailuresExitNonZeroWithAReason() throws {
         let directory = try TemporaryDirectory("coffer-corrupt-cli")
         let input = try makeDatabase(directory, passphrase: nil)
-        let noFreelist = try Shell.run(tool, [input, "--output", directory.path("o.db"), "--kind", "damage-freelist-trunk", "--seed", "1"])
+        let noFreelist = try Shell.run(
+            tool, [input, "--output", directory.path("o.db"), "--kind", "damage-freelist-trunk", "--seed", "1"])
         XCTAssertEqual(noFreelist.status, 1)
         XCTAssertTrue(noFreelist.stderr.contains("no freelist trunk"), noFreelist.stderr)
         let badKind = try Shell.run(tool, [input, "--output", directory.path("o.db"), "--kind", "melt", "--seed", "1"])
         XCTAssertEqual(badKind.status, 64)
-        let missing = try Shell.run(tool, [directory.path("none.db"), "--output", directory.path("o.db"), "--kind", "truncate", "--seed", "1"])
+        let missing = try Shell.run(
+            tool, [directory.path("none.db"), "--output", directory.path("o.db"), "--kind", "truncate", "--seed", "1"])
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.stderr.contains("cannot open input"), missing.stderr)
     }

@@ -17,8 +17,9 @@ final class KnownRepairIssueTests: XCTestCase {
     }
 
     private func make(_ path: String, pageSize: Int, _ sql: String) throws {
-        let result = try Shell.sqlcipher(path, passphrase: nil, pageSize: pageSize,
-                                         ".bail on\nPRAGMA page_size=\(pageSize);\nPRAGMA secure_delete=OFF;\n" + sql)
+        let result = try Shell.sqlcipher(
+            path, passphrase: nil, pageSize: pageSize,
+            ".bail on\nPRAGMA page_size=\(pageSize);\nPRAGMA secure_delete=OFF;\n" + sql)
         XCTAssertEqual(result.status, 0, result.stderr)
     }
 
@@ -36,7 +37,9 @@ final class KnownRepairIssueTests: XCTestCase {
     func testFreePagesAreNotAdoptedWhenTheFreelistIsLost() throws {
         let directory = try TemporaryDirectory("coffer-known")
         let path = directory.path("freelist.db")
-        try make(path, pageSize: 4096, """
+        try make(
+            path, pageSize: 4096,
+            """
             CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 3000)
             INSERT INTO t SELECT i, printf('body %d %s', i, hex(zeroblob(20))) FROM n;
@@ -55,7 +58,9 @@ final class KnownRepairIssueTests: XCTestCase {
     func testWithoutRowidRowsSurviveLossOfPageOne() throws {
         let directory = try TemporaryDirectory("coffer-known")
         let path = directory.path("wr.db")
-        try make(path, pageSize: 4096, """
+        try make(
+            path, pageSize: 4096,
+            """
             CREATE TABLE kv(k TEXT PRIMARY KEY, v INTEGER) WITHOUT ROWID;
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 2000)
             INSERT INTO kv SELECT printf('key%05d', i), i FROM n;
@@ -71,7 +76,9 @@ final class KnownRepairIssueTests: XCTestCase {
     func testInteriorPagesSurviveTruncation() throws {
         let directory = try TemporaryDirectory("coffer-known")
         let path = directory.path("truncated.db")
-        try make(path, pageSize: 1024, """
+        try make(
+            path, pageSize: 1024,
+            """
             CREATE TABLE kv(k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID;
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 3000)
             INSERT INTO kv SELECT printf('key%05d', i), hex(zeroblob(10 + i % 20)) FROM n;
@@ -97,7 +104,9 @@ final class KnownRepairIssueTests: XCTestCase {
     func testLeafKeepsItsOtherRowsWhenOneOverflowChainIsTruncated() throws {
         let directory = try TemporaryDirectory("coffer-known")
         let path = directory.path("overflow-cut.db")
-        try make(path, pageSize: 4096, """
+        try make(
+            path, pageSize: 4096,
+            """
             CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT, data BLOB);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 20)
             INSERT INTO t(id, body) SELECT i, printf('row %d', i) FROM n;

@@ -40,12 +40,14 @@ enum LibraryReader {
 
     /// Names of the ordinary tables of `path` (sqlite_* excluded).
     static func tableNames(_ path: String, key: String?, pageSize: Int) throws -> [String] {
-        try rows(path, key: key, pageSize: pageSize,
-                 sql: "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-            .compactMap { row in
-                if case .text(let bytes)? = row.first { return String(decoding: bytes, as: UTF8.self) }
-                return nil
-            }
+        try rows(
+            path, key: key, pageSize: pageSize,
+            sql: "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        )
+        .compactMap { row in
+            if case .text(let bytes)? = row.first { return String(decoding: bytes, as: UTF8.self) }
+            return nil
+        }
     }
 
     private static func value(_ statement: OpaquePointer, _ column: Int32) -> SalvagedValue {

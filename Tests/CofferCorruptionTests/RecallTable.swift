@@ -38,15 +38,19 @@ struct RecallTable {
         var text = "recall table — \(flavor) (\(totalRows) pristine rows per case)"
         text += baseline.map { ", baseline sqlite3 \($0.rawValue)\n" } ?? "\n"
         let name = baseline?.rawValue ?? "base"
-        text += pad(["kind", "cases", "bound", "recovered", "recall", "correct", "junk", "altered", "resurr.", "\(name) ok", "\(name) bad"])
+        text += pad([
+            "kind", "cases", "bound", "recovered", "recall", "correct", "junk", "altered", "resurr.", "\(name) ok", "\(name) bad",
+        ])
         for line in lines {
             let recall = line.bound == 0 ? "-" : String(format: "%.2f%%", 100 * Double(line.recovered) / Double(line.bound))
             var cases = "\(line.cases)"
             if line.notApplicable > 0 { cases += " (\(line.notApplicable) n/a)" }
             if line.refused > 0 { cases += " (\(line.refused) refused)" }
-            text += pad([line.kind.rawValue, cases, "\(line.bound)", "\(line.recovered)", recall, "\(line.correct)",
-                         "\(line.junk)", "\(line.altered)", "\(line.resurrected)",
-                         line.recoverCorrect.map(String.init) ?? "-", line.recoverWrong.map(String.init) ?? "-"])
+            text += pad([
+                line.kind.rawValue, cases, "\(line.bound)", "\(line.recovered)", recall, "\(line.correct)",
+                "\(line.junk)", "\(line.altered)", "\(line.resurrected)",
+                line.recoverCorrect.map(String.init) ?? "-", line.recoverWrong.map(String.init) ?? "-",
+            ])
         }
         return text
     }

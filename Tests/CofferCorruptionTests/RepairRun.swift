@@ -49,7 +49,8 @@ enum RepairRun {
     /// pipeline produced no database.
     @discardableResult
     static func run(_ baseline: Baseline, _ damaged: String, output: String) throws -> Bool {
-        let command = "/usr/bin/sqlite3 '\(damaged)' \(baseline.rawValue)"
+        let command =
+            "/usr/bin/sqlite3 '\(damaged)' \(baseline.rawValue)"
             + " | sed 's/^ROLLBACK; -- due to errors$/COMMIT;/' | /usr/bin/sqlite3 '\(output)'"
         _ = try Shell.run("/bin/sh", ["-c", command])
         return FileManager.default.fileExists(atPath: output)

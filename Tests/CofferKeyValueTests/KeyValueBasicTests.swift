@@ -144,7 +144,7 @@ final class KeyValueReadmeExampleTests: XCTestCase {
         let user = try store.value(ReadmeUser.self, for: "1")
 
         XCTAssertEqual(user, ReadmeUser(id: 1, name: "tangqiao", age: 30))
-        try store.put(["id": "2", "name": "Ada"], for: "2")   // a plain dictionary works too
+        try store.put(["id": "2", "name": "Ada"], for: "2")  // a plain dictionary works too
         XCTAssertEqual(try store.value([String: String].self, for: "2")?["name"], "Ada")
     }
 }

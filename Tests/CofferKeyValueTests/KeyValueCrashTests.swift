@@ -4,9 +4,9 @@ import Foundation
 import XCTest
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// Kills a process in the middle of its batches and checks that every batch survived whole or not at all,
@@ -41,48 +41,48 @@ final class KeyValueCrashTests: XCTestCase {
 
     func testAKilledWriterLeavesWholeBatchesAndAConsistentIndex() throws {
         #if os(Linux)
-            let directory = try TemporaryDirectory("coffer-kv-crash")
-            let path = directory.path("crash.db")
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-            process.arguments = ["CofferKeyValueTests.KeyValueCrashTests/testHelperWritesBatchesUntilKilled"]
-            process.environment = ProcessInfo.processInfo.environment.merging([Self.pathVariable: path]) { $1 }
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+        let directory = try TemporaryDirectory("coffer-kv-crash")
+        let path = directory.path("crash.db")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["CofferKeyValueTests.KeyValueCrashTests/testHelperWritesBatchesUntilKilled"]
+        process.environment = ProcessInfo.processInfo.environment.merging([Self.pathVariable: path]) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
 
-            var seen = ""
-            while !seen.contains("committed 5\n") {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }  // the child ended early: the checks below will say why
-                seen += String(decoding: chunk, as: UTF8.self)
-            }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            XCTAssertEqual(process.terminationReason, .uncaughtSignal, "the writer was killed, not finished")
+        var seen = ""
+        while !seen.contains("committed 5\n") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }  // the child ended early: the checks below will say why
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .uncaughtSignal, "the writer was killed, not finished")
 
-            let store = try Self.openStore(path)
-            let integrity = try store.database.read { try $0.fetchValue(String.self, sql: "PRAGMA integrity_check") }
-            XCTAssertEqual(integrity, "ok")
-            let perGeneration = try store.database.read { db in
-                try db.fetchAll(
-                    sql: """
-                        SELECT f.value, count(*) FROM "kv:crash" AS i JOIN "kv-index:crash" AS f ON f.item_id = i.id
-                        GROUP BY f.value
-                        """
-                ).map { (try $0.decode(Int.self, at: 0), try $0.decode(Int.self, at: 1)) }
-            }
-            XCTAssertGreaterThanOrEqual(perGeneration.count, 6, "every reported commit is durable")
-            print("crash test: killed after \(perGeneration.count) whole batches")
-            for (generation, count) in perGeneration {
-                XCTAssertEqual(count, Self.batchSize, "batch \(generation) is whole")
-            }
-            XCTAssertEqual(try store.totalCount(), perGeneration.count * Self.batchSize, "no item without its index row")
-            try store.put("still writable", for: "after")
-            XCTAssertEqual(try store.value(String.self, for: "after"), "still writable")
+        let store = try Self.openStore(path)
+        let integrity = try store.database.read { try $0.fetchValue(String.self, sql: "PRAGMA integrity_check") }
+        XCTAssertEqual(integrity, "ok")
+        let perGeneration = try store.database.read { db in
+            try db.fetchAll(
+                sql: """
+                    SELECT f.value, count(*) FROM "kv:crash" AS i JOIN "kv-index:crash" AS f ON f.item_id = i.id
+                    GROUP BY f.value
+                    """
+            ).map { (try $0.decode(Int.self, at: 0), try $0.decode(Int.self, at: 1)) }
+        }
+        XCTAssertGreaterThanOrEqual(perGeneration.count, 6, "every reported commit is durable")
+        print("crash test: killed after \(perGeneration.count) whole batches")
+        for (generation, count) in perGeneration {
+            XCTAssertEqual(count, Self.batchSize, "batch \(generation) is whole")
+        }
+        XCTAssertEqual(try store.totalCount(), perGeneration.count * Self.batchSize, "no item without its index row")
+        try store.put("still writable", for: "after")
+        XCTAssertEqual(try store.value(String.self, for: "after"), "still writable")
         #else
-            throw XCTSkip("re-runs the test binary directly, which only the Linux XCTest runner allows")
+        throw XCTSkip("re-runs the test binary directly, which only the Linux XCTest runner allows")
         #endif
     }
 }

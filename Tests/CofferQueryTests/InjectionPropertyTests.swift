@@ -117,4 +117,3 @@ final class InjectionPropertyTests: XCTestCase {
         return Data((0..<count).flatMap { _ in fragments[Int(generator.next() % UInt64(fragments.count))] })
     }
 }
-

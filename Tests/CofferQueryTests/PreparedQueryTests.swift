@@ -30,7 +30,7 @@ final class PreparedQueryTests: XCTestCase {
         let mixed = try Message.filter { $0.conversationID == .parameter && $0.score >= 2 }
             .order { $0.score.desc }.limit(3).prepared()
         XCTAssertEqual(mixed.parameterCount, 1)
-        XCTAssertEqual(mixed.sql.filter { $0 == "?" }.count, 3)   // the parameter, the constant 2, the limit
+        XCTAssertEqual(mixed.sql.filter { $0 == "?" }.count, 3)  // the parameter, the constant 2, the limit
         XCTAssertFalse(mixed.sql.contains("2"))
     }
 
@@ -62,9 +62,11 @@ final class PreparedQueryTests: XCTestCase {
         }
         for round in 0..<5 {
             let count = try database.read { db in try byScore.fetchAll(db, arguments: [0.0, Double(round)]).count }
-            XCTAssertEqual(count, try database.read { db in
-                try Message.filter { $0.score <= Double(round) }.fetchCount(db)
-            })
+            XCTAssertEqual(
+                count,
+                try database.read { db in
+                    try Message.filter { $0.score <= Double(round) }.fetchCount(db)
+                })
         }
     }
 
@@ -89,7 +91,7 @@ final class PreparedQueryTests: XCTestCase {
             XCTAssertThrowsError(try byID.fetchOne(db, Int64(1), Int64(2))) { error in
                 XCTAssertEqual((error as? CofferError)?.code, .range)
             }
-            XCTAssertEqual(try byID.fetchOne(db, Int64(2))?.id, 2)   // usable after a refused call
+            XCTAssertEqual(try byID.fetchOne(db, Int64(2))?.id, 2)  // usable after a refused call
         }
     }
 
@@ -119,8 +121,10 @@ final class PreparedQueryTests: XCTestCase {
         XCTAssertEqual(high.sql, low.sql)
         try database.read { db in
             for _ in 0..<3 {
-                XCTAssertEqual(try high.fetchAll(db, arguments: [2]), try Message.filter { $0.conversationID == 2 && $0.score >= 5 }.fetchAll(db))
-                XCTAssertEqual(try low.fetchAll(db, arguments: [2]).count, 14)   // "old": every third message
+                XCTAssertEqual(
+                    try high.fetchAll(db, arguments: [2]),
+                    try Message.filter { $0.conversationID == 2 && $0.score >= 5 }.fetchAll(db))
+                XCTAssertEqual(try low.fetchAll(db, arguments: [2]).count, 14)  // "old": every third message
             }
         }
     }
@@ -138,7 +142,9 @@ final class PreparedQueryTests: XCTestCase {
                     for round in 0..<200 {
                         let id = Int64((reader * 31 + round) % 40 + 1)
                         let message = try database.read { db in try byID.fetchOne(db, arguments: [id]) }
-                        if message?.id != id { failures.add("reader \(reader): id \(id) gave \(String(describing: message?.id))") }
+                        if message?.id != id {
+                            failures.add("reader \(reader): id \(id) gave \(String(describing: message?.id))")
+                        }
                     }
                 } catch {
                     failures.add("reader \(reader): \(error)")
@@ -183,7 +189,7 @@ final class PreparedQueryTests: XCTestCase {
 
     func testUseOnAnotherDatabasesConnectionIsATypedError() throws {
         let byID = try Message.filter { $0.id == .parameter }.prepared()
-        let other = try makeDatabase()   // no message table
+        let other = try makeDatabase()  // no message table
         defer { try? other.close() }
         try other.read { db in
             XCTAssertThrowsError(try byID.fetchOne(db, arguments: [1])) { error in
@@ -199,14 +205,14 @@ final class PreparedQueryTests: XCTestCase {
         var escaped: Connection?
         try database.read { db in
             _ = try byID.fetchOne(db, arguments: [1])
-            escaped = db   // kept beyond its closure: documented as wrong, must still not crash
+            escaped = db  // kept beyond its closure: documented as wrong, must still not crash
         }
         try database.close()
         let connection = try XCTUnwrap(escaped)
         XCTAssertThrowsError(try byID.fetchOne(connection, arguments: [1])) { error in
             XCTAssertEqual((error as? CofferError)?.code, .apiMisuse)
         }
-        database = try makeDatabase()   // for tearDown
+        database = try makeDatabase()  // for tearDown
     }
 }
 

@@ -13,7 +13,7 @@ import XCTest
 }
 
 extension TourMessage {
-    static let byID = Result { try TourMessage.filter { $0.id == .parameter }.prepared() }   // rendered once
+    static let byID = Result { try TourMessage.filter { $0.id == .parameter }.prepared() }  // rendered once
 }
 
 final class ReadmeTourTests: XCTestCase {

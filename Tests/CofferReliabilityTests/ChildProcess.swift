@@ -28,12 +28,14 @@ struct ChildRun {
     static func run(_ executable: String, _ arguments: [String], in directory: String, ulimit limits: [String] = [])
         throws -> ChildRun
     {
-        let outPath = directory + "/.child-stdout", errPath = directory + "/.child-stderr"
+        let outPath = directory + "/.child-stdout"
+        let errPath = directory + "/.child-stderr"
         var program = executable
         var argv = [executable] + arguments
         if !limits.isEmpty {
             program = "/bin/sh"
-            argv = ["/bin/sh", "-c", "ulimit " + limits.joined(separator: " ") + " && exec \"$0\" \"$@\"", executable]
+            argv =
+                ["/bin/sh", "-c", "ulimit " + limits.joined(separator: " ") + " && exec \"$0\" \"$@\"", executable]
                 + arguments
         }
         var actions = posix_spawn_file_actions_t()

@@ -29,8 +29,9 @@ final class FaultInjectionTests: XCTestCase {
         try database.write { db in
             try db.execute(sql: "INSERT INTO txn(id) VALUES (?)", arguments: [id])
             for seq in 0..<3 {
-                try db.execute(sql: "INSERT INTO entry(txn, seq, payload) VALUES (?, ?, ?)",
-                               arguments: [id, seq, Data(repeating: UInt8(id & 0xff), count: 700 + 300 * seq)])
+                try db.execute(
+                    sql: "INSERT INTO entry(txn, seq, payload) VALUES (?, ?, ?)",
+                    arguments: [id, seq, Data(repeating: UInt8(id & 0xff), count: 700 + 300 * seq)])
             }
         }
     }
@@ -39,7 +40,8 @@ final class FaultInjectionTests: XCTestCase {
         let database = try Database(path: path, configuration: configuration())
         try database.write { db in
             try db.execute(sql: "CREATE TABLE txn(id INTEGER PRIMARY KEY)")
-            try db.execute(sql: "CREATE TABLE entry(txn INTEGER NOT NULL, seq INTEGER NOT NULL, payload BLOB, PRIMARY KEY(txn, seq))")
+            try db.execute(
+                sql: "CREATE TABLE entry(txn INTEGER NOT NULL, seq INTEGER NOT NULL, payload BLOB, PRIMARY KEY(txn, seq))")
         }
         for id in 1...5 { try commit(database, id) }
         return database
@@ -47,8 +49,10 @@ final class FaultInjectionTests: XCTestCase {
 
     /// Reopens through the real VFS with the first of `keys` that reads it; checks integrity and that
     /// transactions `1...acknowledged` are whole (and nothing but whole transactions is there).
-    private func assertIntact(_ path: String, acknowledged: Int, keys: [Encryption] = [.passphrase("old")],
-                              _ label: String, file: StaticString = #filePath, line: UInt = #line) {
+    private func assertIntact(
+        _ path: String, acknowledged: Int, keys: [Encryption] = [.passphrase("old")],
+        _ label: String, file: StaticString = #filePath, line: UInt = #line
+    ) {
         var problems: [String] = []
         for key in keys {
             do {
@@ -59,14 +63,17 @@ final class FaultInjectionTests: XCTestCase {
                     problems.append("\(key): integrity_check: \(integrity ?? "nil")")
                     continue
                 }
-                let ids = try database.read {
-                    try $0.fetchValue(String.self, sql: "SELECT group_concat(id) FROM (SELECT id FROM txn ORDER BY id)")
-                } ?? ""
+                let ids =
+                    try database.read {
+                        try $0.fetchValue(String.self, sql: "SELECT group_concat(id) FROM (SELECT id FROM txn ORDER BY id)")
+                    } ?? ""
                 let expected = (1...acknowledged).map(String.init).joined(separator: ",")
-                XCTAssertTrue(ids == expected || ids.hasPrefix(expected + ","),
-                              "\(label): acknowledged \(acknowledged), found \(ids)", file: file, line: line)
+                XCTAssertTrue(
+                    ids == expected || ids.hasPrefix(expected + ","),
+                    "\(label): acknowledged \(acknowledged), found \(ids)", file: file, line: line)
                 let partial = try database.read {
-                    try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM txn WHERE (SELECT count(*) FROM entry WHERE txn = id) != 3")
+                    try $0.fetchValue(
+                        Int.self, sql: "SELECT count(*) FROM txn WHERE (SELECT count(*) FROM entry WHERE txn = id) != 3")
                 }
                 XCTAssertEqual(partial, 0, "\(label): a partial transaction is visible", file: file, line: line)
                 return
@@ -105,7 +112,9 @@ final class FaultInjectionTests: XCTestCase {
                         acknowledged = try operation(database, dir)
                     } catch let error as CofferError {
                         failed = true
-                        if ProcessInfo.processInfo.environment["COFFER_FAULT_VERBOSE"] != nil { print("\(name) N=\(n): \(error)") }
+                        if ProcessInfo.processInfo.environment["COFFER_FAULT_VERBOSE"] != nil {
+                            print("\(name) N=\(n): \(error)")
+                        }
                     } catch {
                         XCTFail("\(name) N=\(n): untyped error \(type(of: error)): \(error)")
                     }
@@ -122,7 +131,8 @@ final class FaultInjectionTests: XCTestCase {
                 try? FileManager.default.removeItem(atPath: path + "-shm")
                 assertIntact(path, acknowledged: acknowledged, keys: keys, label)
                 try check(dir, failed, label)
-                if lastPoint || (testRun?.failureCount ?? 0 > 0 && ProcessInfo.processInfo.environment["COFFER_FAULT_ALL"] == nil) {
+                if lastPoint || (testRun?.failureCount ?? 0 > 0 && ProcessInfo.processInfo.environment["COFFER_FAULT_ALL"] == nil)
+                {
                     break
                 }
             } while n < 400
@@ -177,7 +187,8 @@ final class FaultInjectionTests: XCTestCase {
                 let generations = try Database.backupGenerations(in: dir.url.appendingPathComponent("backups"))
                 XCTAssertEqual(generations.count, failed ? 1 : 2, label)
                 let restored = dir.path("restored.db")
-                _ = try Database.restore(from: dir.url.appendingPathComponent("backups"), to: restored, configuration: self.configuration())
+                _ = try Database.restore(
+                    from: dir.url.appendingPathComponent("backups"), to: restored, configuration: self.configuration())
                 self.assertIntact(restored, acknowledged: 5, "\(label), restored")
             }
         ) { database, dir in

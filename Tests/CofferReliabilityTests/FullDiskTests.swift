@@ -15,14 +15,20 @@ final class FullDiskTests: XCTestCase {
 
     /// dash's `ulimit -f` counts 512-byte blocks: 1 MiB.
     private func runLimited(_ arguments: [String], blocks: Int = 2048) throws -> ChildRun {
-        try ChildRun.run("/bin/sh", ["-c", "trap '' XFSZ; ulimit -f \(blocks) && exec \"$0\" \"$@\"",
-                                     Shell.cofferExecutable] + arguments, in: dir.url.path)
+        try ChildRun.run(
+            "/bin/sh",
+            [
+                "-c", "trap '' XFSZ; ulimit -f \(blocks) && exec \"$0\" \"$@\"",
+                Shell.cofferExecutable,
+            ] + arguments, in: dir.url.path)
     }
 
     func testWriterHittingAFullDiskFailsCleanlyAndKeepsEveryAcknowledgedCommit() throws {
         let path = dir.path("full.db")
-        let run = try runLimited(["_torture", path, "--count", "5000", "--full", "--passphrase-file", dir.path("pw"),
-                                  "--kdf-iter", "2"])
+        let run = try runLimited([
+            "_torture", path, "--count", "5000", "--full", "--passphrase-file", dir.path("pw"),
+            "--kdf-iter", "2",
+        ])
         print("full disk, _torture: \(run.summary)")
         XCTAssertNil(run.signal, run.stderr)
         XCTAssertNotEqual(run.exitStatus, 0, "the writer must report the full disk")
@@ -38,22 +44,27 @@ final class FullDiskTests: XCTestCase {
             XCTAssertEqual(try db.fetchValue(String.self, sql: "PRAGMA integrity_check"), "ok")
             let top = try db.fetchValue(Int.self, sql: "SELECT max(id) FROM txn") ?? 0
             XCTAssertGreaterThanOrEqual(top, last, "an acknowledged commit is missing")
-            let bad = try db.fetchValue(Int.self, sql: """
-                SELECT count(*) FROM txn WHERE rows != 1 + (id * 7919) % 13
-                   OR rows != (SELECT count(*) FROM entry WHERE entry.txn = txn.id)
-                """)
+            let bad = try db.fetchValue(
+                Int.self,
+                sql: """
+                    SELECT count(*) FROM txn WHERE rows != 1 + (id * 7919) % 13
+                       OR rows != (SELECT count(*) FROM entry WHERE entry.txn = txn.id)
+                    """)
             XCTAssertEqual(bad, 0, "a partial transaction is visible")
         }
         print("full disk, _torture: \(last) acknowledged, all present, integrity ok")
     }
 
     func testRepairHittingAFullDiskLeavesNoOutput() throws {
-        let input = dir.path("big.db"), output = dir.path("out.db")
-        let made = try Shell.run("/usr/bin/sqlcipher", ["-batch", input], input: """
-            CREATE TABLE t(id INTEGER PRIMARY KEY, body BLOB);
-            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000)
-              INSERT INTO t SELECT x, randomblob(1000) FROM c;
-            """)
+        let input = dir.path("big.db")
+        let output = dir.path("out.db")
+        let made = try Shell.run(
+            "/usr/bin/sqlcipher", ["-batch", input],
+            input: """
+                CREATE TABLE t(id INTEGER PRIMARY KEY, body BLOB);
+                WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000)
+                  INSERT INTO t SELECT x, randomblob(1000) FROM c;
+                """)
         XCTAssertEqual(made.status, 0, made.stderr)
         let run = try runLimited(["repair", input, "-o", output])
         print("full disk, repair: \(run.summary)")
@@ -68,14 +79,17 @@ final class FullDiskTests: XCTestCase {
     /// each run either writes a whole OUTPUT or fails, explains why and leaves nothing named OUTPUT*.
     func testRepairFailsCleanlyWhereverTheDiskFills() throws {
         let input = dir.path("mid.db")
-        let made = try Shell.run("/usr/bin/sqlcipher", ["-batch", input], input: """
-            CREATE TABLE t(id INTEGER PRIMARY KEY, body BLOB, s TEXT);
-            CREATE INDEX t_s ON t(s);
-            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 600)
-              INSERT INTO t SELECT x, randomblob(300), 'text ' || x FROM c;
-            """)
+        let made = try Shell.run(
+            "/usr/bin/sqlcipher", ["-batch", input],
+            input: """
+                CREATE TABLE t(id INTEGER PRIMARY KEY, body BLOB, s TEXT);
+                CREATE INDEX t_s ON t(s);
+                WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 600)
+                  INSERT INTO t SELECT x, randomblob(300), 'text ' || x FROM c;
+                """)
         XCTAssertEqual(made.status, 0, made.stderr)
-        var failures = 0, successes = 0
+        var failures = 0
+        var successes = 0
         for blocks in stride(from: 8, through: 1200, by: 24) {
             let output = dir.path("o\(blocks).db")
             let run = try runLimited(["repair", input, "-o", output], blocks: blocks)
@@ -83,7 +97,8 @@ final class FullDiskTests: XCTestCase {
             let left = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix("o\(blocks).db") }
             if run.exitStatus == 0 {
                 successes += 1
-                let check = try Shell.run("/usr/bin/sqlcipher", ["-batch", output], input: "SELECT count(*) FROM t; PRAGMA integrity_check;")
+                let check = try Shell.run(
+                    "/usr/bin/sqlcipher", ["-batch", output], input: "SELECT count(*) FROM t; PRAGMA integrity_check;")
                 XCTAssertEqual(check.stdout, "600\nok\n", "\(blocks) blocks")
             } else {
                 failures += 1

@@ -35,7 +35,9 @@ final class FuzzCorpusReplayTests: XCTestCase {
     func testVarintCorpus() throws {
         for (name, bytes) in try inputs("varint") {
             for offset in [-1, 0, 1, bytes.count - 1, bytes.count, Int.max] {
-                if let decoded = Varint.decode(ByteView(bytes), at: offset) { XCTAssertTrue((1...9).contains(decoded.length), name) }
+                if let decoded = Varint.decode(ByteView(bytes), at: offset) {
+                    XCTAssertTrue((1...9).contains(decoded.length), name)
+                }
             }
         }
     }
@@ -55,7 +57,9 @@ final class FuzzCorpusReplayTests: XCTestCase {
             guard let tree = BTreePage(bytes: page, pageNumber: pageNumber, usableSize: pageSize - reserve),
                 let cells = tree.cells(maxPayload: 64 * (pageSize - reserve), maxPage: 64)
             else { continue }
-            for cell in cells where cell.overflowPage == nil && tree.type != .tableInterior { checkRecord(cell.localPayload, name) }
+            for cell in cells where cell.overflowPage == nil && tree.type != .tableInterior {
+                checkRecord(cell.localPayload, name)
+            }
         }
     }
 
@@ -64,7 +68,9 @@ final class FuzzCorpusReplayTests: XCTestCase {
             let view = ByteView(bytes)
             let remaining = Int((view.u32(4) ?? 0) & 0x00ff_ffff)
             let source = ReplayPages(bytes: Array(bytes.dropFirst(8)))
-            if case .success(let (payload, pages)) = OverflowReader(source: source).read(first: view.u32(0) ?? 0, remaining: remaining) {
+            if case .success(let (payload, pages)) = OverflowReader(source: source).read(
+                first: view.u32(0) ?? 0, remaining: remaining)
+            {
                 XCTAssertEqual(payload.count, remaining, name)
                 XCTAssertEqual(Set(pages).count, pages.count, name)
             }
@@ -81,7 +87,9 @@ final class FuzzCorpusReplayTests: XCTestCase {
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             guard let index = WALIndex(path: path, pageSize: 512) else { continue }
             XCTAssertEqual(index.frames.values.reduce(0) { $0 + $1.count }, index.committedFrames, name)
-            for offsets in index.frames.values { for offset in offsets { XCTAssertLessThanOrEqual(offset + 512, UInt64(bytes.count), name) } }
+            for offsets in index.frames.values {
+                for offset in offsets { XCTAssertLessThanOrEqual(offset + 512, UInt64(bytes.count), name) }
+            }
         }
     }
 
@@ -122,8 +130,8 @@ final class FuzzCorpusReplayTests: XCTestCase {
     }
 }
 
-private extension Result {
-    var failure: Failure? { if case .failure(let error) = self { return error } else { return nil } }
+extension Result {
+    fileprivate var failure: Failure? { if case .failure(let error) = self { return error } else { return nil } }
 }
 
 /// 512-byte pages held in memory.

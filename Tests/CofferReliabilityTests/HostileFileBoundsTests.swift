@@ -21,8 +21,10 @@ final class HostileFileBoundsTests: XCTestCase {
     }
 
     /// Runs the three commands on `bytes` (and `wal` beside it) and checks the bounds.
-    private func assertBounded(_ name: String, _ bytes: [UInt8], wal: [UInt8]? = nil, file: StaticString = #filePath,
-                               line: UInt = #line) throws {
+    private func assertBounded(
+        _ name: String, _ bytes: [UInt8], wal: [UInt8]? = nil, file: StaticString = #filePath,
+        line: UInt = #line
+    ) throws {
         let input = dir.path("\(name).db")
         try HostileFile.write(bytes, to: input)
         if let wal { try HostileFile.write(wal, to: input + "-wal") }
@@ -117,8 +119,9 @@ final class HostileFileBoundsTests: XCTestCase {
         HostileFile.resealWAL(&wal)
         XCTAssertNotNil(WALIndex(path: walCopy, pageSize: HostileFile.pageSize), "control: the original WAL reads")
         try HostileFile.write(wal, to: dir.path("check.wal"))
-        XCTAssertEqual(WALIndex(path: dir.path("check.wal"), pageSize: HostileFile.pageSize)?.databaseSize,
-                       1_000_000_000, "the resealed WAL is valid and makes the claim")
+        XCTAssertEqual(
+            WALIndex(path: dir.path("check.wal"), pageSize: HostileFile.pageSize)?.databaseSize,
+            1_000_000_000, "the resealed WAL is valid and makes the claim")
         try assertBounded("wal-1e9", try HostileFile.bytes(path), wal: wal)
     }
 }

@@ -28,9 +28,12 @@ final class HostileSchemaRepairTests: XCTestCase {
     /// Every `sql` in sqlite_master smuggles an ATTACH (and a write through it) after its real statement.
     /// The output gets no object from that sql and no file but OUTPUT is created.
     func testSchemaSQLWithAttachTouchesNoOtherFile() throws {
-        let input = dir.path("attach.db"), output = dir.path("out.db")
+        let input = dir.path("attach.db")
+        let output = dir.path("out.db")
         let evil = outside.path("evil.db")
-        _ = try sqlcipher(input, """
+        _ = try sqlcipher(
+            input,
+            """
             CREATE TABLE t(x);
             CREATE TABLE keep(y);
             CREATE INDEX t_x ON t(x);
@@ -48,17 +51,21 @@ final class HostileSchemaRepairTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: evil), "ATTACH from schema sql created a file")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: outside.url.path), [])
         let after = Set(try FileManager.default.contentsOfDirectory(atPath: dir.url.path))
-        XCTAssertEqual(after.subtracting(before).subtracting([".child-stdout", ".child-stderr"]), ["out.db"],
-                       "repair wrote only OUTPUT")
+        XCTAssertEqual(
+            after.subtracting(before).subtracting([".child-stdout", ".child-stderr"]), ["out.db"],
+            "repair wrote only OUTPUT")
         let objects = try sqlcipher(output, "SELECT type || ' ' || name FROM sqlite_master ORDER BY name; SELECT y FROM keep;")
         XCTAssertEqual(objects, "table keep\nkept\n", "only the untouched table came back")
     }
 
     /// Only CREATE TABLE/INDEX/VIEW/TRIGGER sql is run; anything else under a schema row is refused.
     func testOnlyCreateStatementsRun() throws {
-        let input = dir.path("kinds.db"), output = dir.path("out.db")
+        let input = dir.path("kinds.db")
+        let output = dir.path("out.db")
         let evil = outside.path("evil2.db")
-        _ = try sqlcipher(input, """
+        _ = try sqlcipher(
+            input,
+            """
             CREATE TABLE t(x); INSERT INTO t VALUES(1);
             CREATE TABLE u(x); CREATE VIEW w AS SELECT 1; CREATE INDEX ux ON u(x);
             PRAGMA writable_schema = ON;
@@ -75,8 +82,11 @@ final class HostileSchemaRepairTests: XCTestCase {
     /// A trigger that would empty the tables on insert, and a view over them, are created only after every
     /// row is in: the salvage keeps all rows, and the objects still come back.
     func testHostileTriggerCannotEatTheSalvage() throws {
-        let input = dir.path("trigger.db"), output = dir.path("out.db")
-        _ = try sqlcipher(input, """
+        let input = dir.path("trigger.db")
+        let output = dir.path("out.db")
+        _ = try sqlcipher(
+            input,
+            """
             CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);
             CREATE TABLE u(id INTEGER PRIMARY KEY, v TEXT);
             WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300)
@@ -88,7 +98,9 @@ final class HostileSchemaRepairTests: XCTestCase {
             """)
         let run = try repair(input, output)
         XCTAssertEqual(run.exitStatus, 0, run.stderr)
-        let check = try sqlcipher(output, """
+        let check = try sqlcipher(
+            output,
+            """
             SELECT count(*) FROM t; SELECT count(*) FROM u; SELECT count(*) FROM both_tables;
             SELECT group_concat(name) FROM (SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name);
             PRAGMA integrity_check;
@@ -98,10 +110,13 @@ final class HostileSchemaRepairTests: XCTestCase {
 
     /// TEXT that is not valid UTF-8 comes out of an encrypted repair byte for byte (end to end, CLI).
     func testNonUTF8TextSurvivesEncryptedRepairByteForByte() throws {
-        let input = dir.path("text.db"), output = dir.path("out.db")
+        let input = dir.path("text.db")
+        let output = dir.path("out.db")
         let values = ["C328FF", "FF", "80", "EDA080", "F4908080", "00", "41004200", "E282"]
         let inserts = values.enumerated().map { "INSERT INTO t VALUES(\($0.offset + 1), CAST(x'\($0.element)' AS TEXT));" }
-        let made = try Shell.sqlcipher(input, passphrase: "pw", """
+        let made = try Shell.sqlcipher(
+            input, passphrase: "pw",
+            """
             CREATE TABLE t(id INTEGER PRIMARY KEY, s TEXT);
             \(inserts.joined(separator: "\n"))
             """)

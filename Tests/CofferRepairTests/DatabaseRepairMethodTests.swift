@@ -24,6 +24,7 @@ final class DatabaseRepairMethodTests: XCTestCase {
 
         let recovered = try Database(path: output, configuration: configuration)
         XCTAssertEqual(try recovered.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM note") }, 500)
-        XCTAssertEqual(try recovered.read { try $0.fetchValue(String.self, sql: "SELECT text FROM note WHERE id = 500") }, "note 499")
+        XCTAssertEqual(
+            try recovered.read { try $0.fetchValue(String.self, sql: "SELECT text FROM note WHERE id = 500") }, "note 499")
     }
 }

@@ -1,6 +1,6 @@
 import Coffer
-import Foundation
 import CofferTestSupport
+import Foundation
 import XCTest
 
 @testable import CofferRepair
@@ -8,7 +8,8 @@ import XCTest
 /// `FileMigration` on files written by SQLCipher 4.12: the copy is whole, keeps user_version, opens in
 /// Coffer and in the `sqlcipher` shell with identical rows, and its check catches an altered row.
 final class FileMigrationTests: XCTestCase {
-    private let rowSQL = "SELECT quote(id)||'|'||quote(sender)||'|'||quote(body)||'|'||quote(score)||'|'||quote(data) FROM msgs ORDER BY id"
+    private let rowSQL =
+        "SELECT quote(id)||'|'||quote(sender)||'|'||quote(body)||'|'||quote(score)||'|'||quote(data) FROM msgs ORDER BY id"
 
     private func migrate(_ name: String, key: KeyMaterial?, to output: String, encryption: Encryption) throws -> MigrationResult {
         let path = SQLCipherFixtures.path(name)
@@ -28,7 +29,8 @@ final class FileMigrationTests: XCTestCase {
         // The sqlcipher shell (SQLCipher 3.4.1, Coffer's settings) reads the same rows Coffer reads.
         let shell = try Shell.run(
             "sqlcipher", output,
-            "PRAGMA key='pw-v4-4096'; PRAGMA cipher_page_size=4096;\n\(rowSQL);\nPRAGMA user_version;\nPRAGMA integrity_check;\nSELECT count(*) FROM kv;\nSELECT name FROM sqlite_master WHERE type='index';\n")
+            "PRAGMA key='pw-v4-4096'; PRAGMA cipher_page_size=4096;\n\(rowSQL);\nPRAGMA user_version;\nPRAGMA integrity_check;\nSELECT count(*) FROM kv;\nSELECT name FROM sqlite_master WHERE type='index';\n"
+        )
         let database = try Database(path: output, configuration: Configuration(encryption: .passphrase("pw-v4-4096")))
         defer { try? database.close() }
         let coffer = try database.read { connection in
@@ -46,10 +48,12 @@ final class FileMigrationTests: XCTestCase {
                 [$0[0], $0[1], $0[2]]
             }
         }
-        XCTAssertEqual(typed, [
-            [.integer(1), .text("user1"), .real(0.5)], [.integer(600), .text("user5"), .real(300)],
-            [.integer(1200), .text("user3"), .real(600)],
-        ])
+        XCTAssertEqual(
+            typed,
+            [
+                [.integer(1), .text("user1"), .real(0.5)], [.integer(600), .text("user5"), .real(300)],
+                [.integer(1200), .text("user3"), .real(600)],
+            ])
     }
 
     func testWALAndRawKeyAndOldGenerationsMigrate() throws {
@@ -73,13 +77,18 @@ final class FileMigrationTests: XCTestCase {
     func testPlaintextFileMigratesIntoAnEncryptedCofferFile() throws {
         let dir = try TemporaryDirectory()
         let plain = dir.path("plain.db")
-        try Shell.run("sqlite3", plain, "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT); INSERT INTO t(b) VALUES ('x'), ('y'); PRAGMA user_version = 3;")
+        try Shell.run(
+            "sqlite3", plain,
+            "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT); INSERT INTO t(b) VALUES ('x'), ('y'); PRAGMA user_version = 3;")
         let file = try DatabaseFile(path: plain, key: nil)
         let output = dir.path("enc.db")
         let result = try FileMigration.run(file: file, output: output, encryption: .passphrase("new"))
         XCTAssertTrue(result.verified)
         XCTAssertEqual(result.inputProfile, "plaintext")
-        XCTAssertEqual(try Shell.run("sqlcipher", output, "PRAGMA key='new'; PRAGMA cipher_page_size=4096;\nSELECT b FROM t ORDER BY a; PRAGMA user_version;"), "x\ny\n3\n")
+        XCTAssertEqual(
+            try Shell.run(
+                "sqlcipher", output,
+                "PRAGMA key='new'; PRAGMA cipher_page_size=4096;\nSELECT b FROM t ORDER BY a; PRAGMA user_version;"), "x\ny\n3\n")
         XCTAssertFalse(try Data(contentsOf: URL(fileURLWithPath: output)).starts(with: Array("SQLite format 3".utf8)))
     }
 
@@ -87,18 +96,24 @@ final class FileMigrationTests: XCTestCase {
         let dir = try TemporaryDirectory()
         let plain = dir.path("altered.db")
         // Rows 1 and 2 keep two-field records; SQLite reads c, d and e from the DEFAULTs.
-        try Shell.run("sqlite3", plain, """
+        try Shell.run(
+            "sqlite3", plain,
+            """
             CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT); INSERT INTO t(b) VALUES ('x'), ('y');
             ALTER TABLE t ADD COLUMN c INTEGER DEFAULT 7; ALTER TABLE t ADD COLUMN d TEXT DEFAULT 'dflt';
             ALTER TABLE t ADD COLUMN e REAL DEFAULT (-1.5); ALTER TABLE t ADD COLUMN f BLOB;
             INSERT INTO t(b, c, d, e, f) VALUES ('z', 1, 'own', 2.5, x'00');
             """)
         let output = dir.path("out.db")
-        let result = try FileMigration.run(file: try DatabaseFile(path: plain, key: nil), output: output, encryption: .passphrase("k"))
+        let result = try FileMigration.run(
+            file: try DatabaseFile(path: plain, key: nil), output: output, encryption: .passphrase("k"))
         XCTAssertTrue(result.verified, "\(result.checks)")
         XCTAssertEqual(result.checks.first?.rowsOut, 3)
         XCTAssertEqual(
-            try Shell.run("sqlcipher", output, "PRAGMA key='k'; PRAGMA cipher_page_size=4096;\nSELECT quote(a)||quote(b)||quote(c)||quote(d)||quote(e)||quote(f) FROM t ORDER BY a;"),
+            try Shell.run(
+                "sqlcipher", output,
+                "PRAGMA key='k'; PRAGMA cipher_page_size=4096;\nSELECT quote(a)||quote(b)||quote(c)||quote(d)||quote(e)||quote(f) FROM t ORDER BY a;"
+            ),
             "1'x'7'dflt'-1.5NULL\n2'y'7'dflt'-1.5NULL\n3'z'1'own'2.5X'00'\n")
     }
 

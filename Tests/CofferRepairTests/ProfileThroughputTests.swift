@@ -1,5 +1,5 @@
-import Foundation
 import CofferTestSupport
+import Foundation
 import XCTest
 
 @testable import CofferRepair
@@ -29,8 +29,10 @@ final class ProfileThroughputTests: XCTestCase {
             var sink = CountingSink()
             let report = try Salvager(file: file, useWAL: false).run(into: &sink)
             let megabytes = Double(size) / 1_048_576
-            print(String(format: "[throughput] sqlcipher%d: %.1f MB, %d pages, %d rows in %.2f s = %.1f MB/s",
-                compat, megabytes, report.pagesTotal, report.rowsSalvaged, report.seconds, megabytes / report.seconds))
+            print(
+                String(
+                    format: "[throughput] sqlcipher%d: %.1f MB, %d pages, %d rows in %.2f s = %.1f MB/s",
+                    compat, megabytes, report.pagesTotal, report.rowsSalvaged, report.seconds, megabytes / report.seconds))
             XCTAssertEqual(report.rowsSalvaged, rows)
             XCTAssertGreaterThan(megabytes / report.seconds, 50, "repair must not drop below 50 MB/s")
         }

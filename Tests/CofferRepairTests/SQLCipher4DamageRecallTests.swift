@@ -1,5 +1,5 @@
-import Foundation
 import CofferTestSupport
+import Foundation
 import XCTest
 
 @testable import CofferRepair
@@ -50,17 +50,21 @@ final class SQLCipher4DamageRecallTests: XCTestCase {
         var sink = CollectingSink()
         let report = try Salvager(file: file, useWAL: false).run(into: &sink)
         let truth = SQLCipherFixtures.msgs(1...1200)
-        var junk = 0, recovered = 0
+        var junk = 0
+        var recovered = 0
         for table in sink.tables {
             for row in sink.rowSet(table.name) {
-                let known = table.name == "msgs" ? truth.contains(row) : (table.name == "kv" && SQLCipherFixtures.kv.contains(row))
+                let known =
+                    table.name == "msgs" ? truth.contains(row) : (table.name == "kv" && SQLCipherFixtures.kv.contains(row))
                 if known { recovered += 1 } else { junk += 1 }
             }
         }
         XCTAssertEqual(junk, 0, "\(kind): junk or altered rows")
         let recall = Double(recovered) / Double(truthCount)
-        print(String(format: "[recall] v4 %@: %d/%d rows (%.1f%%), %d junk, %d bad pages, %d adopted leaves",
-            kind, recovered, truthCount, recall * 100, junk, report.pagesBadHMAC, report.orphanLeavesAdopted))
+        print(
+            String(
+                format: "[recall] v4 %@: %d/%d rows (%.1f%%), %d junk, %d bad pages, %d adopted leaves",
+                kind, recovered, truthCount, recall * 100, junk, report.pagesBadHMAC, report.orphanLeavesAdopted))
         return (sink.rowSet("msgs"), recall)
     }
 

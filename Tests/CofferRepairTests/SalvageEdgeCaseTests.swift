@@ -181,7 +181,9 @@ final class SalvageWithoutRowidIndexWidthTests: XCTestCase {
     func testWithoutRowidLeavesAreAdoptedWhenAnIndexHasTheSameWidthButNotTheSameShape() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("receipts.db")
-        try Shell.sqlcipher(path, pageSize: 1024, """
+        try Shell.sqlcipher(
+            path, pageSize: 1024,
+            """
             CREATE TABLE receipts(message_id INTEGER NOT NULL, reader TEXT NOT NULL, read_at INTEGER,
                                   PRIMARY KEY(message_id, reader)) WITHOUT ROWID;
             CREATE INDEX receipts_by_reader ON receipts(reader, read_at);
@@ -214,7 +216,9 @@ final class SalvageFreePageTests: XCTestCase {
     func testZeroedPageOneDoesNotResurrectFreePages() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("free.db")
-        try Shell.run("sqlite3", path, """
+        try Shell.run(
+            "sqlite3", path,
+            """
             PRAGMA page_size=4096; PRAGMA secure_delete=OFF;
             CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 3000)

@@ -1,5 +1,5 @@
-import Foundation
 import CofferTestSupport
+import Foundation
 import XCTest
 
 @testable import CofferRepair

@@ -2,8 +2,8 @@
 // writer failure that stops the salvage and is the error `run` throws.
 
 import Coffer
-import Foundation
 import CofferTestSupport
+import Foundation
 import XCTest
 
 @testable import CofferRepair

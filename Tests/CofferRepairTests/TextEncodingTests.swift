@@ -1,5 +1,5 @@
-import Foundation
 import CofferTestSupport
+import Foundation
 import XCTest
 
 @testable import CofferRepair
@@ -13,7 +13,10 @@ final class TextEncodingTests: XCTestCase {
             let dir = try TemporaryDirectory()
             let path = dir.path("u16.db")
             let values = texts.map { "('\($0)')" }.joined(separator: ", ")
-            _ = try Shell.run("sqlite3", path, "PRAGMA encoding='\(encoding)'; CREATE TABLE \"tëxt\"(a INTEGER PRIMARY KEY, b TEXT); INSERT INTO \"tëxt\"(b) VALUES \(values);")
+            _ = try Shell.run(
+                "sqlite3", path,
+                "PRAGMA encoding='\(encoding)'; CREATE TABLE \"tëxt\"(a INTEGER PRIMARY KEY, b TEXT); INSERT INTO \"tëxt\"(b) VALUES \(values);"
+            )
             var sink = CollectingSink()
             let report = try Salvager(file: try DatabaseFile(path: path, key: nil)).run(into: &sink)
             XCTAssertEqual(report.textEncoding, encoding == "UTF-16le" ? 2 : 3)
@@ -29,10 +32,13 @@ final class TextEncodingTests: XCTestCase {
     func testConversionMatchesSQLiteOnLoneSurrogatesAndOddLengths() throws {
         // What the sqlcipher shell (SQLite 3.15) prints — sqlite3_column_text, UTF-8 — for these UTF-16LE
         // byte strings (a CAST of a BLOB to TEXT in a UTF-16le database keeps its bytes as the text).
-        let cases: [[UInt8]] = [[0x41, 0x00, 0x00, 0xD8], [0x00, 0xDC, 0x41, 0x00], [0x3D, 0xD8, 0x00, 0xDE], [0x41, 0x00, 0x42]]
+        let cases: [[UInt8]] = [
+            [0x41, 0x00, 0x00, 0xD8], [0x00, 0xDC, 0x41, 0x00], [0x3D, 0xD8, 0x00, 0xDE], [0x41, 0x00, 0x42],
+        ]
         let dir = try TemporaryDirectory()
         let hex = { (bytes: [UInt8]) in bytes.map { String(format: "%02X", $0) }.joined() }
-        let sql = "PRAGMA encoding='UTF-16le'; CREATE TABLE t(x);\n"
+        let sql =
+            "PRAGMA encoding='UTF-16le'; CREATE TABLE t(x);\n"
             + cases.map { "SELECT CAST(x'\(hex($0))' AS TEXT);" }.joined(separator: "\n") + "\n"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlcipher")

@@ -22,7 +22,9 @@ public enum Shell {
         if let environment {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
-        let out = Pipe(), err = Pipe(), inPipe = Pipe()
+        let out = Pipe()
+        let err = Pipe()
+        let inPipe = Pipe()
         process.standardOutput = out
         process.standardError = err
         process.standardInput = inPipe

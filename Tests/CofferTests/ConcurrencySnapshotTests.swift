@@ -18,7 +18,7 @@ final class ConcurrencySnapshotTests: XCTestCase {
     func testReadersSeeConsistentSnapshotsWhileWriterCommits() throws {
         let dir = try TemporaryDirectory()
         var configuration = Configuration(encryption: .passphrase("pw"))
-        configuration.checkpointThreshold = 200   // force background checkpoints during the run
+        configuration.checkpointThreshold = 200  // force background checkpoints during the run
         configuration.busyTimeout = 1
         let db = try Database(path: dir.path("bank.db"), configuration: configuration)
         try db.write { db in
@@ -31,7 +31,9 @@ final class ConcurrencySnapshotTests: XCTestCase {
             var random = SeededGenerator(seed: 42)
             let deadline = Date().addingTimeInterval(3)
             while Date() < deadline {
-                let from = random.next(upTo: 50) + 1, to = random.next(upTo: 50) + 1, amount = random.next(upTo: 100)
+                let from = random.next(upTo: 50) + 1
+                let to = random.next(upTo: 50) + 1
+                let amount = random.next(upTo: 100)
                 do {
                     try db.write { db in
                         try db.execute(sql: "UPDATE account SET balance = balance - ? WHERE id = ?", arguments: [amount, from])

@@ -34,14 +34,17 @@ final class EncryptionKeyTests: XCTestCase {
             let reopened = try Database(path: path, configuration: Configuration(encryption: encryption))
             XCTAssertEqual(try reopened.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM sqlite_master") }, 1)
         }
-        XCTAssertThrowsError(try Database(path: dir.path("short.db"), configuration: Configuration(encryption: .rawKey(Data([1, 2]))))) {
+        XCTAssertThrowsError(
+            try Database(path: dir.path("short.db"), configuration: Configuration(encryption: .rawKey(Data([1, 2]))))
+        ) {
             guard case CofferError.invalidConfiguration = $0 else { return XCTFail("\($0)") }
         }
     }
 
     func testSecretsNeverAppearInDescriptions() throws {
         let dir = try TemporaryDirectory()
-        let database = try Database(path: dir.path("s.db"), configuration: Configuration(encryption: .passphrase("hunter2-secret")))
+        let database = try Database(
+            path: dir.path("s.db"), configuration: Configuration(encryption: .passphrase("hunter2-secret")))
         guard case .passphrase(let kept) = database.configuration.encryption else { return XCTFail("encryption kind lost") }
         XCTAssertEqual(kept, "", "the database keeps the derived key, not the passphrase")
         let configuration = Configuration(encryption: .passphrase("hunter2-secret"))
@@ -104,7 +107,9 @@ final class EncryptionKeyTests: XCTestCase {
 
     func testEncryptPlaintextFileAndExportBack() throws {
         let dir = try TemporaryDirectory()
-        let plain = dir.path("plain.db"), encrypted = dir.path("encrypted.db"), exported = dir.path("exported.db")
+        let plain = dir.path("plain.db")
+        let encrypted = dir.path("encrypted.db")
+        let exported = dir.path("exported.db")
         let source = try Database(path: plain)
         try source.write { db in
             try db.execute(sql: "CREATE TABLE t(x TEXT)")

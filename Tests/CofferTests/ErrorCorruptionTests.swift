@@ -37,7 +37,9 @@ final class ErrorCorruptionTests: XCTestCase {
         let created = try Database(path: path, configuration: Configuration(encryption: .passphrase("pw")))
         try created.write { db in
             try db.execute(sql: "CREATE TABLE big(x TEXT)")
-            for i in 0..<400 { try db.execute(sql: "INSERT INTO big VALUES (?)", arguments: [String(repeating: "row \(i) ", count: 20)]) }
+            for i in 0..<400 {
+                try db.execute(sql: "INSERT INTO big VALUES (?)", arguments: [String(repeating: "row \(i) ", count: 20)])
+            }
         }
         try created.close()
         // Flip bytes in the middle of page 3 (a table page): its HMAC no longer verifies.

@@ -24,13 +24,17 @@ final class InteropShellTests: XCTestCase {
         let dir = try TemporaryDirectory()
         for pageSize in [1024, 4096] {
             let path = dir.path("shell-\(pageSize).db")
-            let made = try Shell.sqlcipher(path, passphrase: "pw", pageSize: pageSize, """
+            let made = try Shell.sqlcipher(
+                path, passphrase: "pw", pageSize: pageSize,
+                """
                 CREATE TABLE item(id INTEGER PRIMARY KEY, label TEXT, weight REAL);
                 INSERT INTO item(label, weight) VALUES ('a', 1.5), ('b', 2.5), ('c', NULL);
                 """)
             XCTAssertEqual(made.status, 0, made.stderr)
-            let db = try Database(path: path, configuration: Configuration(
-                encryption: .passphrase("pw"), cipher: CipherOptions(pageSize: pageSize)))
+            let db = try Database(
+                path: path,
+                configuration: Configuration(
+                    encryption: .passphrase("pw"), cipher: CipherOptions(pageSize: pageSize)))
             let rows = try db.read { try $0.fetchAll(sql: "SELECT label, weight FROM item ORDER BY id") }
             XCTAssertEqual(rows.map { $0["label"] as String? }, ["a", "b", "c"])
             XCTAssertEqual(rows.map { $0["weight"] as Double? }, [1.5, 2.5, nil])

@@ -18,10 +18,12 @@ final class TransactionSavepointTests: XCTestCase {
 
     func testWriteRollsBackWhenClosureThrows() throws {
         let db = try makeDatabase()
-        XCTAssertThrowsError(try db.write { db in
-            try db.execute(sql: "INSERT INTO t VALUES (1)")
-            throw Boom()
-        }) { XCTAssertTrue($0 is Boom) }
+        XCTAssertThrowsError(
+            try db.write { db in
+                try db.execute(sql: "INSERT INTO t VALUES (1)")
+                throw Boom()
+            }
+        ) { XCTAssertTrue($0 is Boom) }
         XCTAssertEqual(try values(db), [])
         try db.write { try $0.execute(sql: "INSERT INTO t VALUES (2)") }
         XCTAssertEqual(try values(db), [2])
@@ -33,16 +35,18 @@ final class TransactionSavepointTests: XCTestCase {
             try db.execute(sql: "INSERT INTO t VALUES (1)")
             try db.savepoint {
                 try db.execute(sql: "INSERT INTO t VALUES (2)")
-                XCTAssertThrowsError(try db.savepoint {
-                    try db.execute(sql: "INSERT INTO t VALUES (3)")
-                    throw Boom()
-                })
+                XCTAssertThrowsError(
+                    try db.savepoint {
+                        try db.execute(sql: "INSERT INTO t VALUES (3)")
+                        throw Boom()
+                    })
                 try db.execute(sql: "INSERT INTO t VALUES (4)")
             }
-            XCTAssertThrowsError(try db.savepoint {
-                try db.execute(sql: "INSERT INTO t VALUES (5)")
-                throw Boom()
-            })
+            XCTAssertThrowsError(
+                try db.savepoint {
+                    try db.execute(sql: "INSERT INTO t VALUES (5)")
+                    throw Boom()
+                })
         }
         XCTAssertEqual(try values(db), [1, 2, 4])
     }
@@ -68,10 +72,11 @@ final class TransactionSavepointTests: XCTestCase {
 
     func testWriteWithoutTransactionMayNotLeaveOneOpen() throws {
         let db = try makeDatabase()
-        XCTAssertThrowsError(try db.writeWithoutTransaction { db in
-            try db.execute(sql: "BEGIN")
-            try db.execute(sql: "INSERT INTO t VALUES (1)")
-        })
+        XCTAssertThrowsError(
+            try db.writeWithoutTransaction { db in
+                try db.execute(sql: "BEGIN")
+                try db.execute(sql: "INSERT INTO t VALUES (1)")
+            })
         XCTAssertEqual(try values(db), [])
     }
 

@@ -15,7 +15,8 @@ final class ValueBindingTests: XCTestCase {
         ]
         try db.write { db in
             try db.execute(sql: "CREATE TABLE v(\((0..<16).map { "c\($0)" }.joined(separator: ", ")))")
-            try db.execute(sql: "INSERT INTO v VALUES (\(Array(repeating: "?", count: 16).joined(separator: ", ")))", arguments: args)
+            try db.execute(
+                sql: "INSERT INTO v VALUES (\(Array(repeating: "?", count: 16).joined(separator: ", ")))", arguments: args)
         }
         let row = try XCTUnwrap(try db.read { try $0.fetchOne(sql: "SELECT * FROM v") })
         XCTAssertEqual(try row.decode(Int.self, at: 0), Int.max)

@@ -9,7 +9,9 @@ struct Measurement: Encodable {
     let seconds: Double
 
     enum CodingKeys: String, CodingKey {
-        case workload, impl, opsPerSecond = "ops_per_s", seconds
+        case workload, impl
+        case opsPerSecond = "ops_per_s"
+        case seconds
     }
 }
 
@@ -44,7 +46,9 @@ struct Harness {
     }
 
     /// Median seconds of `repetitions` runs of `body`; `setUp` runs untimed before each.
-    func median<State>(setUp: () throws -> State, _ body: (State) throws -> Void, tearDown: (State) throws -> Void = { _ in }) rethrows -> Double {
+    func median<State>(setUp: () throws -> State, _ body: (State) throws -> Void, tearDown: (State) throws -> Void = { _ in })
+        rethrows -> Double
+    {
         var times: [Double] = []
         for _ in 0..<repetitions {
             let state = try setUp()
@@ -74,7 +78,8 @@ struct BenchRow {
     static let insertSQL = "INSERT INTO person(id, name, age, email, score, payload) VALUES (?, ?, ?, ?, ?, ?)"
     static let selectAllSQL = "SELECT id, name, age, email, score, payload FROM person"
     static let selectByIDSQL = "SELECT id, name, age, email, score, payload FROM person WHERE id = ?"
-    static let rangeSQL = "SELECT id, name, age, email, score, payload FROM person WHERE age BETWEEN ? AND ? ORDER BY score LIMIT 50"
+    static let rangeSQL =
+        "SELECT id, name, age, email, score, payload FROM person WHERE age BETWEEN ? AND ? ORDER BY score LIMIT 50"
 
     static func make(_ id: Int64) -> BenchRow {
         let payloadByte = UInt8(truncatingIfNeeded: id)

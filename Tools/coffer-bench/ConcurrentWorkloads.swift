@@ -18,7 +18,9 @@ struct ConcurrentWorkloads {
     var harness: Harness { reads.harness }
 
     func run(_ impl: Implementation) throws -> [Measurement] {
-        var writer: [Double] = [], together: [Double] = [], alone: [Double] = []
+        var writer: [Double] = []
+        var together: [Double] = []
+        var alone: [Double] = []
         for _ in 0..<harness.repetitions {
             let path = harness.freshPath("w6")
             try FileManager.default.copyItem(atPath: try reads.filledDatabase(impl), toPath: path)
@@ -34,10 +36,14 @@ struct ConcurrentWorkloads {
             }
             alone.append(Double(aloneLookups) / aloneSeconds)
             // Why readers slow down: each page-cache miss is a page read and decrypted again.
-            FileHandle.standardError.write(Data(String(
-                format: "W6 %@: page-cache misses per lookup: %.2f with the writer (%d commits), %.2f alone\n",
-                impl.rawValue, Double(misses) / Double(max(lookups, 1)), rows.count / ConcurrentWorkloads.rowsPerTransaction,
-                Double(aloneMisses) / Double(max(aloneLookups, 1))).utf8))
+            FileHandle.standardError.write(
+                Data(
+                    String(
+                        format: "W6 %@: page-cache misses per lookup: %.2f with the writer (%d commits), %.2f alone\n",
+                        impl.rawValue, Double(misses) / Double(max(lookups, 1)),
+                        rows.count / ConcurrentWorkloads.rowsPerTransaction,
+                        Double(aloneMisses) / Double(max(aloneLookups, 1))
+                    ).utf8))
         }
         func measurement(_ name: String, _ values: [Double]) -> Measurement {
             let median = values.sorted()[values.count / 2]
@@ -76,7 +82,8 @@ struct ConcurrentWorkloads {
         }
 
         private static func existingRows(path: String, impl: Implementation, harness: Harness) throws -> Int {
-            let database = try Database(path: path, configuration: harness.configuration(impl == .cofferPlain ? .cofferPlain : .coffer))
+            let database = try Database(
+                path: path, configuration: harness.configuration(impl == .cofferPlain ? .cofferPlain : .coffer))
             defer { try? database.close() }
             return try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM person") } ?? 0
         }
@@ -163,7 +170,8 @@ struct ConcurrentWorkloads {
 
         /// Page-cache misses on `handle` since the previous call (SQLite's counter, reset as read).
         private static func takeCacheMisses(_ handle: OpaquePointer) -> Int {
-            var current: Int32 = 0, highwater: Int32 = 0
+            var current: Int32 = 0
+            var highwater: Int32 = 0
             sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_MISS, &current, &highwater, 1)
             return Int(current)
         }

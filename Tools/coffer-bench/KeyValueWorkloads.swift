@@ -26,7 +26,9 @@ struct KeyValueWorkloads {
     func run(_ impl: Implementation) throws -> [Measurement] {
         let keys = (0..<count).map { "key-\($0)" }
         let items = (0..<count).map(Self.item)
-        var put: [Double] = [], get: [Double] = [], cached: [Double] = []
+        var put: [Double] = []
+        var get: [Double] = []
+        var cached: [Double] = []
         for _ in 0..<harness.repetitions {
             let path = harness.freshPath("w7")
             switch impl {
@@ -39,11 +41,12 @@ struct KeyValueWorkloads {
                 let database = try Database(path: path, configuration: harness.configuration(impl))
                 defer { try? database.close() }
                 let store = try KeyValueStore(database: database, name: "bench")
-                put.append(try time {
-                    try store.batch { batch in
-                        for (key, item) in zip(keys, items) { try batch.put(item, for: key) }
-                    }
-                })
+                put.append(
+                    try time {
+                        try store.batch { batch in
+                            for (key, item) in zip(keys, items) { try batch.put(item, for: key) }
+                        }
+                    })
                 store.invalidateCache()
                 let check = { () throws -> Void in
                     for (key, item) in zip(keys, items) {

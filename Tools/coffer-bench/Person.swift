@@ -24,12 +24,14 @@ struct Checksum {
     }
 
     mutating func add(_ person: Person) {
-        add(id: person.id, age: person.age, score: person.score, nameBytes: person.name.utf8.count,
+        add(
+            id: person.id, age: person.age, score: person.score, nameBytes: person.name.utf8.count,
             emailBytes: person.email.utf8.count, payload: person.payload)
     }
 
     mutating func add(_ row: BenchRow) {
-        add(id: row.id, age: row.age, score: row.score, nameBytes: row.name.utf8.count,
+        add(
+            id: row.id, age: row.age, score: row.score, nameBytes: row.name.utf8.count,
             emailBytes: row.email.utf8.count, payload: row.payload)
     }
 }

@@ -75,9 +75,11 @@ struct ReadWorkloads {
                 checksums.record(workload, impl, try raw(connection))
             }
         case .coffer, .cofferPlain:
-            seconds = try harness.median(setUp: { try openCoffer(impl) }, { database in
-                checksums.record(workload, impl, try coffer(database))
-            }, tearDown: { try $0.close() })
+            seconds = try harness.median(
+                setUp: { try openCoffer(impl) },
+                { database in
+                    checksums.record(workload, impl, try coffer(database))
+                }, tearDown: { try $0.close() })
         }
         return Measurement(workload: workload, impl: impl.rawValue, opsPerSecond: Double(operations) / seconds, seconds: seconds)
     }
@@ -86,94 +88,106 @@ struct ReadWorkloads {
 
     /// W3: every row into an array of structs (Coffer: `@Table` record through `fetchAll`, Codable).
     func fetchAll(_ impl: Implementation, checksums: ChecksumLog) throws -> Measurement {
-        try measure("W3", impl, operations: rowCount, checksums: checksums, raw: { connection in
-            let statement = try connection.prepare(BenchRow.selectAllSQL)
-            defer { sqlite3_finalize(statement) }
-            var rows: [BenchRow] = []
-            while sqlite3_step(statement) == SQLITE_ROW { rows.append(BenchRow(statement: statement)) }
-            var sum = Checksum()
-            rows.forEach { sum.add($0) }
-            return sum.value
-        }, coffer: { database in
-            let people = try database.read { db in try Person.fetchAll(db) }
-            var sum = Checksum()
-            people.forEach { sum.add($0) }
-            return sum.value
-        })
+        try measure(
+            "W3", impl, operations: rowCount, checksums: checksums,
+            raw: { connection in
+                let statement = try connection.prepare(BenchRow.selectAllSQL)
+                defer { sqlite3_finalize(statement) }
+                var rows: [BenchRow] = []
+                while sqlite3_step(statement) == SQLITE_ROW { rows.append(BenchRow(statement: statement)) }
+                var sum = Checksum()
+                rows.forEach { sum.add($0) }
+                return sum.value
+            },
+            coffer: { database in
+                let people = try database.read { db in try Person.fetchAll(db) }
+                var sum = Checksum()
+                people.forEach { sum.add($0) }
+                return sum.value
+            })
     }
 
     /// W4: `lookupCount` primary-key lookups inside one read, each decoded into a struct (Coffer: a
     /// prepared query, rebound per lookup).
     func lookupsInOneRead(_ impl: Implementation, checksums: ChecksumLog) throws -> Measurement {
         let ids = Self.lookupIDs(count: lookupCount, rowCount: rowCount, seed: 4)
-        return try measure("W4", impl, operations: ids.count, checksums: checksums, raw: { connection in
-            let statement = try connection.prepare(BenchRow.selectByIDSQL)
-            defer { sqlite3_finalize(statement) }
-            var sum = Checksum()
-            connection.exec("BEGIN")
-            for id in ids {
-                sqlite3_bind_int64(statement, 1, id)
-                try connection.step(statement, expecting: SQLITE_ROW)
-                sum.add(BenchRow(statement: statement))
-                sqlite3_reset(statement)
-            }
-            connection.exec("COMMIT")
-            return sum.value
-        }, coffer: { database in
-            let byID = try CofferLookup.byID.get()
-            return try database.read { db in
+        return try measure(
+            "W4", impl, operations: ids.count, checksums: checksums,
+            raw: { connection in
+                let statement = try connection.prepare(BenchRow.selectByIDSQL)
+                defer { sqlite3_finalize(statement) }
                 var sum = Checksum()
+                connection.exec("BEGIN")
                 for id in ids {
-                    guard let person = try byID.fetchOne(db, id) else { throw BenchError("no row \(id)") }
-                    sum.add(person)
+                    sqlite3_bind_int64(statement, 1, id)
+                    try connection.step(statement, expecting: SQLITE_ROW)
+                    sum.add(BenchRow(statement: statement))
+                    sqlite3_reset(statement)
                 }
+                connection.exec("COMMIT")
                 return sum.value
-            }
-        })
+            },
+            coffer: { database in
+                let byID = try CofferLookup.byID.get()
+                return try database.read { db in
+                    var sum = Checksum()
+                    for id in ids {
+                        guard let person = try byID.fetchOne(db, id) else { throw BenchError("no row \(id)") }
+                        sum.add(person)
+                    }
+                    return sum.value
+                }
+            })
     }
 
     /// W4b: `perCallLookupCount` lookups, each in its own read call (raw C: one autocommit SELECT each).
     func lookupsPerRead(_ impl: Implementation, checksums: ChecksumLog) throws -> Measurement {
         let ids = Self.lookupIDs(count: perCallLookupCount, rowCount: rowCount, seed: 5)
-        return try measure("W4b", impl, operations: ids.count, checksums: checksums, raw: { connection in
-            let statement = try connection.prepare(BenchRow.selectByIDSQL)
-            defer { sqlite3_finalize(statement) }
-            var sum = Checksum()
-            for id in ids { sum.add(try RawLookup.row(id: id, statement: statement, connection: connection)) }
-            return sum.value
-        }, coffer: { database in
-            var sum = Checksum()
-            for id in ids { sum.add(try CofferLookup.person(id: id, in: database)) }
-            return sum.value
-        })
+        return try measure(
+            "W4b", impl, operations: ids.count, checksums: checksums,
+            raw: { connection in
+                let statement = try connection.prepare(BenchRow.selectByIDSQL)
+                defer { sqlite3_finalize(statement) }
+                var sum = Checksum()
+                for id in ids { sum.add(try RawLookup.row(id: id, statement: statement, connection: connection)) }
+                return sum.value
+            },
+            coffer: { database in
+                var sum = Checksum()
+                for id in ids { sum.add(try CofferLookup.person(id: id, in: database)) }
+                return sum.value
+            })
     }
 
     /// W5: `rangeQueryCount` × `age BETWEEN ? AND ? ORDER BY score LIMIT 50`, one read call each.
     func rangeQueries(_ impl: Implementation, checksums: ChecksumLog) throws -> Measurement {
         let count = rangeQueryCount
-        return try measure("W5", impl, operations: count, checksums: checksums, raw: { connection in
-            let statement = try connection.prepare(BenchRow.rangeSQL)
-            defer { sqlite3_finalize(statement) }
-            var sum = Checksum()
-            for index in 0..<count {
-                let (low, high) = Self.ageRange(index)
-                sqlite3_bind_int64(statement, 1, low)
-                sqlite3_bind_int64(statement, 2, high)
-                while sqlite3_step(statement) == SQLITE_ROW { sum.add(BenchRow(statement: statement)) }
-                sqlite3_reset(statement)
-            }
-            return sum.value
-        }, coffer: { database in
-            var sum = Checksum()
-            for index in 0..<count {
-                let (low, high) = Self.ageRange(index)
-                let people = try database.read { db in
-                    try Person.filter { $0.age.between(low, and: high) }.order { $0.score.asc }.limit(50).fetchAll(db)
+        return try measure(
+            "W5", impl, operations: count, checksums: checksums,
+            raw: { connection in
+                let statement = try connection.prepare(BenchRow.rangeSQL)
+                defer { sqlite3_finalize(statement) }
+                var sum = Checksum()
+                for index in 0..<count {
+                    let (low, high) = Self.ageRange(index)
+                    sqlite3_bind_int64(statement, 1, low)
+                    sqlite3_bind_int64(statement, 2, high)
+                    while sqlite3_step(statement) == SQLITE_ROW { sum.add(BenchRow(statement: statement)) }
+                    sqlite3_reset(statement)
                 }
-                people.forEach { sum.add($0) }
-            }
-            return sum.value
-        })
+                return sum.value
+            },
+            coffer: { database in
+                var sum = Checksum()
+                for index in 0..<count {
+                    let (low, high) = Self.ageRange(index)
+                    let people = try database.read { db in
+                        try Person.filter { $0.age.between(low, and: high) }.order { $0.score.asc }.limit(50).fetchAll(db)
+                    }
+                    people.forEach { sum.add($0) }
+                }
+                return sum.value
+            })
     }
 }
 

@@ -12,13 +12,15 @@ enum Report {
         var workloads: [String] = []
         for result in results where !workloads.contains(result.workload) { workloads.append(result.workload) }
         var lines = [
-            "workload              raw-c ops/s     coffer ops/s  coffer-plain ops/s   coffer/raw-c  coffer/plain",
+            "workload              raw-c ops/s     coffer ops/s  coffer-plain ops/s   coffer/raw-c  coffer/plain"
         ]
         for workload in workloads {
             func ops(_ impl: Implementation) -> Double? {
                 results.first { $0.workload == workload && $0.impl == impl.rawValue }?.opsPerSecond
             }
-            let raw = ops(.rawC), coffer = ops(.coffer), plain = ops(.cofferPlain)
+            let raw = ops(.rawC)
+            let coffer = ops(.coffer)
+            let plain = ops(.cofferPlain)
             // A ratio of costs (time per op): above 1 means Coffer is slower.
             let ratio = raw.flatMap { raw in coffer.map { raw / $0 } }
             let encryption = plain.flatMap { plain in coffer.map { plain / $0 } }
@@ -32,7 +34,9 @@ enum Report {
             let with = results.first { $0.workload == "W6-readers" && $0.impl == impl.rawValue }
             let alone = results.first { $0.workload == "W6-readers-alone" && $0.impl == impl.rawValue }
             if let with, let alone {
-                lines.append("W6 \(impl.rawValue): readers keep \(String(format: "%.0f", 100 * with.opsPerSecond / alone.opsPerSecond))% of their throughput while the writer runs")
+                lines.append(
+                    "W6 \(impl.rawValue): readers keep \(String(format: "%.0f", 100 * with.opsPerSecond / alone.opsPerSecond))% of their throughput while the writer runs"
+                )
             }
         }
         return lines.joined(separator: "\n")

@@ -31,7 +31,8 @@ struct WriteWorkloads {
         // SQLCipher initialises its crypto provider when the first connection of the process opens and
         // tears it down when the last one closes: "first open" runs with no other connection open,
         // "second connection" with one already open, in every implementation.
-        let first: Double, second: Double
+        let first: Double
+        let second: Double
         switch impl {
         case .rawC:
             let key = impl.isEncrypted ? Self.passphrase : nil
@@ -48,21 +49,25 @@ struct WriteWorkloads {
             }
             withExtendedLifetime(opened) {}
         case .coffer, .cofferPlain:
-            first = try harness.median(setUp: {}, { _ in
-                let database = try Database(path: path, configuration: configuration(impl))
-                _ = try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM person") }
-                try database.close()
-            })
-            // A second reader while the first is busy: the pool opens one more, with the derived key.
-            second = try harness.median(setUp: { () -> Database in
-                let database = try Database(path: path, configuration: configuration(impl))
-                _ = try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM person") }
-                return database
-            }, { database in
-                try database.read { _ in
+            first = try harness.median(
+                setUp: {},
+                { _ in
+                    let database = try Database(path: path, configuration: configuration(impl))
                     _ = try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM person") }
-                }
-            }, tearDown: { try $0.close() })
+                    try database.close()
+                })
+            // A second reader while the first is busy: the pool opens one more, with the derived key.
+            second = try harness.median(
+                setUp: { () -> Database in
+                    let database = try Database(path: path, configuration: configuration(impl))
+                    _ = try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM person") }
+                    return database
+                },
+                { database in
+                    try database.read { _ in
+                        _ = try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM person") }
+                    }
+                }, tearDown: { try $0.close() })
         }
         return [
             Measurement(workload: "W0-first-open", impl: impl.rawValue, opsPerSecond: 1 / first, seconds: first),
@@ -83,7 +88,8 @@ struct WriteWorkloads {
         let seconds = try harness.median(setUp: { harness.freshPath("w2") }) { path in
             try insert(impl, path: path, rows: transactionCount, perTransaction: 1)
         }
-        return Measurement(workload: "W2", impl: impl.rawValue, opsPerSecond: Double(transactionCount) / seconds, seconds: seconds)
+        return Measurement(
+            workload: "W2", impl: impl.rawValue, opsPerSecond: Double(transactionCount) / seconds, seconds: seconds)
     }
 
     private func insert(_ impl: Implementation, path: String, rows: Int, perTransaction: Int) throws {
@@ -91,18 +97,22 @@ struct WriteWorkloads {
         case .rawC:
             let connection = try RawConnection(path: path, key: Self.passphrase, cacheKiB: harness.cacheKiB)
             connection.exec(BenchRow.schema)
-            let begin = try connection.prepare("BEGIN IMMEDIATE"), commit = try connection.prepare("COMMIT")
+            let begin = try connection.prepare("BEGIN IMMEDIATE")
+            let commit = try connection.prepare("COMMIT")
             let insert = try connection.prepare(BenchRow.insertSQL)
             defer { [begin, commit, insert].forEach { sqlite3_finalize($0) } }
             var next = 0
             while next < rows {
-                sqlite3_step(begin); sqlite3_reset(begin)
+                sqlite3_step(begin)
+                sqlite3_reset(begin)
                 for row in self.rows[next..<min(rows, next + perTransaction)] {
                     row.bind(to: insert)
-                    sqlite3_step(insert); sqlite3_reset(insert)
+                    sqlite3_step(insert)
+                    sqlite3_reset(insert)
                 }
                 next += perTransaction
-                sqlite3_step(commit); sqlite3_reset(commit)
+                sqlite3_step(commit)
+                sqlite3_reset(commit)
             }
         case .coffer, .cofferPlain:
             let database = try Database(path: path, configuration: configuration(impl))

@@ -28,7 +28,8 @@ struct CofferBench: ParsableCommand {
     var cacheKib: Int = Configuration().cacheSizeKiB
 
     mutating func run() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-bench-\(UUID().uuidString.prefix(8))")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "coffer-bench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let harness = Harness(repetitions: quick ? 1 : max(1, repetitions), directory: directory, cacheKiB: cacheKib)

@@ -36,13 +36,16 @@ struct CorruptCommand: ParsableCommand {
     @Option(name: .long, help: "Pages to damage (flip-bytes) or run length (garbage-run, zero-leaf-run).")
     var count: Int?
 
-    @Option(name: .customLong("passphrase-file"), help: "The passphrase of an encrypted input (one trailing newline is stripped).")
+    @Option(
+        name: .customLong("passphrase-file"), help: "The passphrase of an encrypted input (one trailing newline is stripped).")
     var passphraseFile: String?
 
     @Option(name: .customLong("page-size"), help: "The cipher page size; detected when omitted.")
     var pageSize: Int?
 
-    @Option(name: .customLong("cipher-compat"), help: "The SQLCipher generation that wrote an encrypted input: 1, 2, 3 (default) or 4.")
+    @Option(
+        name: .customLong("cipher-compat"),
+        help: "The SQLCipher generation that wrote an encrypted input: 1, 2, 3 (default) or 4.")
     var compat: Int = 3
 
     @Flag(name: .long, help: "Print one JSON object: kind, seed, pages [{page, role, owner}], …")
@@ -62,7 +65,8 @@ struct CorruptCommand: ParsableCommand {
         let report: DamageReport
         do {
             report = try CorruptionInjector.inject(
-                input: input, output: output, key: key, settings: (CipherSettings.compatibility(compat) ?? .sqlcipher3).with(pageSize: pageSize),
+                input: input, output: output, key: key,
+                settings: (CipherSettings.compatibility(compat) ?? .sqlcipher3).with(pageSize: pageSize),
                 kind: kind, seed: seed, count: count)
         } catch {
             FileHandle.standardError.write(Data("coffer-corrupt: \(error)\n".utf8))

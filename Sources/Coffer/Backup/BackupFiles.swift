@@ -27,7 +27,9 @@ enum BackupFiles {
     static func commitFile(_ temporary: URL, as final: URL) throws {
         try fsyncFile(temporary.path)
         guard rename(temporary.path, final.path) == 0 else {
-            throw CofferError(code: .ioError, message: "cannot rename \(temporary.lastPathComponent) to \(final.lastPathComponent): \(errnoText())")
+            throw CofferError(
+                code: .ioError,
+                message: "cannot rename \(temporary.lastPathComponent) to \(final.lastPathComponent): \(errnoText())")
         }
         try fsyncFile(final.deletingLastPathComponent().path)
     }
@@ -69,7 +71,8 @@ final class PageFile {
         descriptor = open(path, flags, 0o600)
         self.path = path
         guard descriptor >= 0 else {
-            throw CofferError(code: errno == ENOENT ? .fileNotFound : .cantOpen, message: "cannot open \(path): \(BackupFiles.errnoText())")
+            throw CofferError(
+                code: errno == ENOENT ? .fileNotFound : .cantOpen, message: "cannot open \(path): \(BackupFiles.errnoText())")
         }
     }
 
@@ -86,15 +89,21 @@ final class PageFile {
 
     func write(_ bytes: [UInt8], at offset: Int) throws {
         let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, bytes.count, off_t(offset)) }
-        guard written == bytes.count else { throw CofferError(code: .ioError, message: "write \(path): \(BackupFiles.errnoText())") }
+        guard written == bytes.count else {
+            throw CofferError(code: .ioError, message: "write \(path): \(BackupFiles.errnoText())")
+        }
     }
 
     func truncate(to size: Int) throws {
-        guard ftruncate(descriptor, off_t(size)) == 0 else { throw CofferError(code: .ioError, message: "truncate \(path): \(BackupFiles.errnoText())") }
+        guard ftruncate(descriptor, off_t(size)) == 0 else {
+            throw CofferError(code: .ioError, message: "truncate \(path): \(BackupFiles.errnoText())")
+        }
     }
 
     func sync() throws {
-        guard fsync(descriptor) == 0 else { throw CofferError(code: .ioError, message: "fsync \(path): \(BackupFiles.errnoText())") }
+        guard fsync(descriptor) == 0 else {
+            throw CofferError(code: .ioError, message: "fsync \(path): \(BackupFiles.errnoText())")
+        }
     }
 
     var size: Int {

@@ -72,7 +72,8 @@ public struct BackupDirectory: Sendable {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: url.path)
         } catch {
-            throw CofferError(code: .cantOpen, message: "cannot list the backup directory \(url.path): \(error.localizedDescription)")
+            throw CofferError(
+                code: .cantOpen, message: "cannot list the backup directory \(url.path): \(error.localizedDescription)")
         }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
@@ -128,6 +129,7 @@ public struct BackupDirectory: Sendable {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try BackupFiles.writeAtomically(try encoder.encode(generation), to: url.appendingPathComponent(Self.manifestName(generation.id)))
+        try BackupFiles.writeAtomically(
+            try encoder.encode(generation), to: url.appendingPathComponent(Self.manifestName(generation.id)))
     }
 }

@@ -73,7 +73,8 @@ public final class BackupScheduler: @unchecked Sendable {
     private let queue = DispatchQueue(label: "coffer.backup-scheduler", qos: .utility)
     private let lock = NSLock()
     // Guarded by `lock`.
-    private var currentStatus = Status(isRunning: false, isBackingUp: false, lastGeneration: nil, lastError: nil, lastAttempt: nil, backupsWritten: 0)
+    private var currentStatus = Status(
+        isRunning: false, isBackingUp: false, lastGeneration: nil, lastError: nil, lastAttempt: nil, backupsWritten: 0)
     private var timer: DispatchSourceTimer?
     private var lastBackupDate: Date?
     private var observer: (@Sendable (Status) -> Void)?
@@ -96,7 +97,8 @@ public final class BackupScheduler: @unchecked Sendable {
     public func start() {
         lock.withLock {
             guard timer == nil else { return }
-            let period = configuration.changedPagesThreshold == nil ? (configuration.interval ?? 3600) : configuration.pollInterval
+            let period =
+                configuration.changedPagesThreshold == nil ? (configuration.interval ?? 3600) : configuration.pollInterval
             let timer = DispatchSource.makeTimerSource(queue: queue)
             timer.schedule(deadline: .now(), repeating: max(period, 0.01))
             timer.setEventHandler { [weak self] in self?.tick() }
@@ -134,7 +136,9 @@ public final class BackupScheduler: @unchecked Sendable {
         let due: Bool = lock.withLock {
             guard let last = lastBackupDate else { return true }
             if let interval = configuration.interval, now.timeIntervalSince(last) >= interval { return true }
-            if let threshold = configuration.changedPagesThreshold, database.changeTracker.changedPageCount >= threshold { return true }
+            if let threshold = configuration.changedPagesThreshold, database.changeTracker.changedPageCount >= threshold {
+                return true
+            }
             return false
         }
         if due { _ = try? runBackup() }
@@ -147,7 +151,8 @@ public final class BackupScheduler: @unchecked Sendable {
             let store = BackupDirectory(url: configuration.directory)
             let chainLength = try store.generations().last?.chain.count ?? 0
             let kind: Database.BackupKind = chainLength > configuration.incrementsPerChain ? .full : .automatic
-            let generation = try database.backup(to: configuration.directory, kind: kind, pagesPerStep: configuration.pagesPerStep)
+            let generation = try database.backup(
+                to: configuration.directory, kind: kind, pagesPerStep: configuration.pagesPerStep)
             try store.prune(keepingChains: configuration.generationsToKeep)
             return generation
         }

@@ -50,7 +50,8 @@ extension ChangedPageTracker {
             generationID: anchor.generationID, size: state.size, modificationSeconds: state.seconds,
             modificationNanoseconds: state.nanoseconds, inode: state.inode, pages: pages.sorted())
         guard let data = try? JSONEncoder().encode(pending) else { return }
-        try? BackupFiles.writeAtomically(data, to: URL(fileURLWithPath: anchor.directory).appendingPathComponent(Self.pendingFileName))
+        try? BackupFiles.writeAtomically(
+            data, to: URL(fileURLWithPath: anchor.directory).appendingPathComponent(Self.pendingFileName))
     }
 
     /// Takes a saved set back (call on the writer's queue, before deciding a backup's kind) when tracking
@@ -60,13 +61,17 @@ extension ChangedPageTracker {
         guard let data = FileManager.default.contents(atPath: url.path) else { return }
         try? FileManager.default.removeItem(at: url)
         guard currentAnchor == nil, let latestGenerationID,
-              let pending = try? JSONDecoder().decode(PendingChanges.self, from: data),
-              pending.formatVersion == 1, pending.generationID == latestGenerationID,
-              BackupFiles.size(of: databasePath + "-wal") == 0,
-              let state = FileState(path: databasePath),
-              state == FileState(size: pending.size, seconds: pending.modificationSeconds,
-                                 nanoseconds: pending.modificationNanoseconds, inode: pending.inode)
+            let pending = try? JSONDecoder().decode(PendingChanges.self, from: data),
+            pending.formatVersion == 1, pending.generationID == latestGenerationID,
+            BackupFiles.size(of: databasePath + "-wal") == 0,
+            let state = FileState(path: databasePath),
+            state
+                == FileState(
+                    size: pending.size, seconds: pending.modificationSeconds,
+                    nanoseconds: pending.modificationNanoseconds, inode: pending.inode)
         else { return }
-        resume(pages: Set(pending.pages), anchor: Anchor(directory: directory.standardizedFileURL.path, generationID: latestGenerationID))
+        resume(
+            pages: Set(pending.pages),
+            anchor: Anchor(directory: directory.standardizedFileURL.path, generationID: latestGenerationID))
     }
 }

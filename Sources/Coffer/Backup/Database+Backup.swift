@@ -48,7 +48,8 @@ extension Database {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
-            throw CofferError(code: .cantOpen, message: "cannot create the backup directory \(directory.path): \(error.localizedDescription)")
+            throw CofferError(
+                code: .cantOpen, message: "cannot create the backup directory \(directory.path): \(error.localizedDescription)")
         }
         let store = BackupDirectory(url: directory)
         store.removeTemporaryFiles()
@@ -61,20 +62,24 @@ extension Database {
         }
         let id = (latest?.id ?? 0) + 1
         let anchor = latest.map { ChangedPageTracker.Anchor(directory: directory.standardizedFileURL.path, generationID: $0.id) }
-        let canIncrement = checkpointer != nil && anchor != nil && tracker.currentAnchor == anchor
+        let canIncrement =
+            checkpointer != nil && anchor != nil && tracker.currentAnchor == anchor
             && latest.map { FileManager.default.fileExists(atPath: directory.appendingPathComponent($0.dataFile).path) } == true
         let generation: BackupGeneration
         if kind == .incremental && !canIncrement {
-            throw CofferError(code: .apiMisuse, message: "no base generation to build an incremental backup on: take a full backup first")
+            throw CofferError(
+                code: .apiMisuse, message: "no base generation to build an incremental backup on: take a full backup first")
         }
         if kind != .full, canIncrement, let latest, let anchor {
             generation = try incrementalBackup(store: store, id: id, previous: latest, anchor: anchor)
         } else {
             generation = try fullBackup(store: store, id: id, pagesPerStep: max(pagesPerStep, 1))
         }
-        configuration.logger.debug("backup written", metadata: [
-            "generation": "\(generation.id)", "kind": "\(generation.kind.rawValue)", "bytes": "\(generation.byteCount)",
-        ])
+        configuration.logger.debug(
+            "backup written",
+            metadata: [
+                "generation": "\(generation.id)", "kind": "\(generation.kind.rawValue)", "bytes": "\(generation.byteCount)",
+            ])
         return generation
     }
 
@@ -161,7 +166,8 @@ extension Database {
     /// A new file keyed with this database's key *and salt*, so its pages and the main file's are
     /// interchangeable byte for byte (increments copy raw pages onto it).
     private func openBackupFile(_ path: String, salt: [UInt8]?) throws -> Connection {
-        let connection = try Connection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, logger: configuration.logger)
+        let connection = try Connection(
+            path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, logger: configuration.logger)
         do {
             if let key = factory.key {
                 let spec = SecureBytes.rawKeySpec(key: key.key, salt: salt)
@@ -201,7 +207,9 @@ extension Database {
         defer { try? FileManager.default.removeItem(at: temporary) }
         let tracker = changeTracker
         let salt = try databaseSalt()
-        let codec = try factory.key.map { key in try PageCodec(key: key.key, salt: salt ?? [], pageSize: previous.pageSize, usesHMAC: configuration.cipher.usesHMAC) }
+        let codec = try factory.key.map { key in
+            try PageCodec(key: key.key, salt: salt ?? [], pageSize: previous.pageSize, usesHMAC: configuration.cipher.usesHMAC)
+        }
         let writerOut = try IncrementalPageFile.Writer(path: temporary.path, pageSize: previous.pageSize)
         var captured = Set<UInt32>()
         var snapshot: SchemaSnapshot?
@@ -258,12 +266,16 @@ extension Database {
 
     /// On the writer's queue: copies the whole WAL into the main file, then takes the changed-page set.
     /// The caller holds the checkpoint gate.
-    private func captureChanges(anchor: ChangedPageTracker.Anchor) throws -> (pages: Set<UInt32>, pageCount: Int, snapshot: SchemaSnapshot) {
+    private func captureChanges(anchor: ChangedPageTracker.Anchor) throws -> (
+        pages: Set<UInt32>, pageCount: Int, snapshot: SchemaSnapshot
+    ) {
         let tracker = changeTracker
         return try checkpointCompletely { connection in
             let snapshot = try SchemaSnapshot(connection: connection)
             guard let pages = tracker.reset(expecting: anchor) else {
-                throw CofferError(code: .apiMisuse, message: "changed pages were not tracked since generation \(anchor.generationID): take a full backup")
+                throw CofferError(
+                    code: .apiMisuse,
+                    message: "changed pages were not tracked since generation \(anchor.generationID): take a full backup")
             }
             return (pages, snapshot.pageCount, snapshot)
         }
@@ -292,7 +304,8 @@ extension Database {
             if let result { return result }
             if attempt < 99 { usleep(2000) }
         }
-        throw CofferError(code: .busy, message: "a reader keeps an old snapshot: the WAL could not be copied completely; retry later")
+        throw CofferError(
+            code: .busy, message: "a reader keeps an old snapshot: the WAL could not be copied completely; retry later")
     }
 }
 
@@ -320,7 +333,8 @@ struct SchemaSnapshot: Sendable {
 extension Database {
     /// Async ``backup(to:kind:pagesPerStep:)``: runs on a background thread, never blocking the caller's.
     @discardableResult
-    public func backup(to directory: URL, kind: BackupKind = .automatic, pagesPerStep: Int = 256) async throws -> BackupGeneration {
+    public func backup(to directory: URL, kind: BackupKind = .automatic, pagesPerStep: Int = 256) async throws -> BackupGeneration
+    {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global(qos: .utility).async {
                 continuation.resume(with: Result { try self.backup(to: directory, kind: kind, pagesPerStep: pagesPerStep) })

@@ -41,7 +41,8 @@ extension Database {
             target = try store.latestRestorable()
         }
         guard let target else {
-            throw CofferError(code: .fileNotFound, message: "no intact backup generation\(id.map { " \($0)" } ?? "") in \(directory.path)")
+            throw CofferError(
+                code: .fileNotFound, message: "no intact backup generation\(id.map { " \($0)" } ?? "") in \(directory.path)")
         }
         let byID = Dictionary(all.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let chain = target.chain.compactMap { byID[$0] }
@@ -50,19 +51,27 @@ extension Database {
         }
         let destinationURL = URL(fileURLWithPath: destination)
         let temporary = BackupFiles.temporaryURL(for: destinationURL)
-        defer { for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: temporary.path + suffix) } }
+        defer {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                try? FileManager.default.removeItem(atPath: temporary.path + suffix)
+            }
+        }
         do {
             try FileManager.default.copyItem(at: directory.appendingPathComponent(base.dataFile), to: temporary)
         } catch {
-            throw CofferError(code: .cantOpen, message: "cannot copy the base generation to \(temporary.path): \(error.localizedDescription)")
+            throw CofferError(
+                code: .cantOpen, message: "cannot copy the base generation to \(temporary.path): \(error.localizedDescription)")
         }
 
         var codec: PageCodec?
         if configuration.encryption.isEncrypted {
-            guard let key = try DatabaseKey.make(for: configuration.encryption, path: temporary.path, options: configuration.cipher) else {
+            guard
+                let key = try DatabaseKey.make(for: configuration.encryption, path: temporary.path, options: configuration.cipher)
+            else {
                 throw CofferError(code: .invalidConfiguration, message: "no key")
             }
-            let candidate = try key.pageCodec(path: temporary.path, pageSize: base.pageSize, usesHMAC: configuration.cipher.usesHMAC)
+            let candidate = try key.pageCodec(
+                path: temporary.path, pageSize: base.pageSize, usesHMAC: configuration.cipher.usesHMAC)
             let first = try PageFile(path: temporary.path, writable: false).read(count: base.pageSize, at: 0)
             guard first.withUnsafeBytes({ candidate.verify($0, pageNumber: 1) }) else {
                 throw CofferError(code: .wrongPassphrase, message: "the backup does not decrypt with this passphrase or key")
@@ -78,12 +87,16 @@ extension Database {
         if let codec {
             let damaged = try damagedPages(in: file, codec: codec)
             guard damaged.isEmpty else {
-                throw CofferError(code: .corrupt, message: "restored pages fail their HMAC: \(damaged.prefix(20).map(String.init).joined(separator: ", "))")
+                throw CofferError(
+                    code: .corrupt,
+                    message: "restored pages fail their HMAC: \(damaged.prefix(20).map(String.init).joined(separator: ", "))")
             }
         }
         let problems = integrityProblems(path: temporary.path, configuration: configuration)
         guard problems.isEmpty else {
-            throw CofferError(code: .corrupt, message: "the restored database fails integrity_check: \(problems.prefix(5).joined(separator: "; "))")
+            throw CofferError(
+                code: .corrupt,
+                message: "the restored database fails integrity_check: \(problems.prefix(5).joined(separator: "; "))")
         }
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: destination + suffix) }
         try BackupFiles.commitFile(temporary, as: destinationURL)

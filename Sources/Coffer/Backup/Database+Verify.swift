@@ -42,11 +42,14 @@ extension Database {
         let pageSize = configuration.encryption.isEncrypted ? configuration.cipher.pageSize : try plaintextPageSize(file)
         let pageCount = file.size / pageSize
         if configuration.encryption.isEncrypted, pageCount > 0,
-           let key = try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher) {
+            let key = try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher)
+        {
             let codec = try key.pageCodec(path: path, pageSize: pageSize, usesHMAC: configuration.cipher.usesHMAC)
             damaged = try damagedPages(in: file, codec: codec)
             if codec.usesHMAC && damaged.count == pageCount {
-                throw CofferError(code: .wrongPassphrase, message: "no page of \(path) authenticates: wrong passphrase or key (or a destroyed salt)")
+                throw CofferError(
+                    code: .wrongPassphrase,
+                    message: "no page of \(path) authenticates: wrong passphrase or key (or a destroyed salt)")
             }
             try WALScan.scan(path: path + "-wal") { frame in
                 if !frame.page.withUnsafeBytes({ codec.verify($0, pageNumber: frame.pageNumber) }) {

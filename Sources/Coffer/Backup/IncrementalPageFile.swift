@@ -83,7 +83,8 @@ enum IncrementalPageFile {
             let pageNumber = ChangedPageTracker.bigEndian(record, 0)
             let page = Array(record[4...])
             guard pageNumber >= 1, Int(pageNumber) <= pageCount else {
-                throw CofferError(code: .corrupt, message: "\(path): record \(index) has page number \(pageNumber) outside 1…\(pageCount)")
+                throw CofferError(
+                    code: .corrupt, message: "\(path): record \(index) has page number \(pageNumber) outside 1…\(pageCount)")
             }
             if let codec, !page.withUnsafeBytes({ codec.verify($0, pageNumber: pageNumber) }) {
                 throw CofferError(code: .corrupt, message: "\(path): page \(pageNumber) fails its HMAC")

@@ -57,8 +57,9 @@ struct PageCodec {
         let block = (offset - start) / 16
         let blockStart = start + block * 16
         let prior = block == 0 ? Array(page[end..<(end + 16)]) : Array(page[(blockStart - 16)..<blockStart])
-        guard let plain = try? AES._CBC.decrypt(
-            page[blockStart..<(blockStart + 16)], using: pageKey, iv: AES._CBC.IV(ivBytes: prior), noPadding: true)
+        guard
+            let plain = try? AES._CBC.decrypt(
+                page[blockStart..<(blockStart + 16)], using: pageKey, iv: AES._CBC.IV(ivBytes: prior), noPadding: true)
         else { return nil }
         return Array(plain)[offset - blockStart]
     }
@@ -70,8 +71,9 @@ struct PageCodec {
         let start = pageNumber == 1 ? DatabaseKey.saltSize : 0
         let end = pageSize - reserve
         let iv = Array(page[end..<(end + 16)])
-        guard let plain = try? AES._CBC.decrypt(
-            page[start..<end], using: pageKey, iv: AES._CBC.IV(ivBytes: iv), noPadding: true)
+        guard
+            let plain = try? AES._CBC.decrypt(
+                page[start..<end], using: pageKey, iv: AES._CBC.IV(ivBytes: iv), noPadding: true)
         else { return nil }
         return pageNumber == 1 ? Array("SQLite format 3\0".utf8) + Array(plain) : Array(plain)
     }

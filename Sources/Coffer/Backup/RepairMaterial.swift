@@ -127,7 +127,8 @@ extension Database {
                 let snapshot = try checkpointCompletely { try SchemaSnapshot(connection: $0) }
                 return try buildRepairMaterial(file: path, generation: generation, salt: salt, snapshot: snapshot)
             }
-            try RepairMaterialStore(directory: store.url).write(material, encryption: secretEncryption, iterations: configuration.cipher.kdfIterations)
+            try RepairMaterialStore(directory: store.url).write(
+                material, encryption: secretEncryption, iterations: configuration.cipher.kdfIterations)
         } catch {
             configuration.logger.warning("repair material not written", metadata: ["error": "\(error)"])
         }
@@ -135,7 +136,9 @@ extension Database {
 
     /// Walks every B-tree of `file` (a backup, or the main file while the checkpoint gate is held).
     func buildRepairMaterial(file: String, generation: Int, salt: [UInt8]?, snapshot: SchemaSnapshot) throws -> RepairMaterial {
-        let codec = try factory.key.map { try PageCodec(key: $0.key, salt: salt ?? [], pageSize: snapshot.pageSize, usesHMAC: configuration.cipher.usesHMAC) }
+        let codec = try factory.key.map {
+            try PageCodec(key: $0.key, salt: salt ?? [], pageSize: snapshot.pageSize, usesHMAC: configuration.cipher.usesHMAC)
+        }
         let pageFile = try PageFile(path: file, writable: false)
         var roots = [(name: "sqlite_master", type: "table", root: 1)]
         roots += snapshot.entries.filter { $0.rootPage > 0 }.map { ($0.name, $0.type, $0.rootPage) }
@@ -176,14 +179,16 @@ struct BTreeWalker {
     let pageCount: Int
 
     func walk(root: Int) -> (leaves: [RepairMaterial.LeafPage], interior: [Int], unreadable: [Int]) {
-        var leaves: [RepairMaterial.LeafPage] = [], interior: [Int] = [], unreadable: [Int] = []
+        var leaves: [RepairMaterial.LeafPage] = []
+        var interior: [Int] = []
+        var unreadable: [Int] = []
         var visited = Set<Int>()
         var stack = [root]
         while let page = stack.popLast() {
             guard (1...max(pageCount, 1)).contains(page), visited.insert(page).inserted else { continue }
             let header = page == 1 ? 100 : 0
             guard let stored = try? file.read(count: pageSize, at: (page - 1) * pageSize), stored.count == pageSize,
-                  let type = pageType(stored, page: page, header: header)
+                let type = pageType(stored, page: page, header: header)
             else {
                 unreadable.append(page)
                 continue
@@ -194,7 +199,7 @@ struct BTreeWalker {
             case 0x02, 0x05:
                 // Interior pages are few (about 1 in 100): only they are decrypted whole.
                 guard let content = codec.map({ $0.decrypt(stored, pageNumber: UInt32(page)) }) ?? stored,
-                      content.count > header + 12
+                    content.count > header + 12
                 else {
                     unreadable.append(page)
                     continue

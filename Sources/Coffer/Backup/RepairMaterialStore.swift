@@ -76,7 +76,9 @@ struct RepairMaterialStore {
         var file = Data(header)
         if let key = try Self.key(encryption: encryption, salt: salt, iterations: iterations) {
             let box = try AES.GCM.seal(json, using: key, authenticating: Data(header))
-            guard let combined = box.combined else { throw CofferError(code: .internal, message: "AES-GCM produced no sealed box") }
+            guard let combined = box.combined else {
+                throw CofferError(code: .internal, message: "AES-GCM produced no sealed box")
+            }
             file.append(combined)
         } else {
             file.append(json)
@@ -97,7 +99,8 @@ struct RepairMaterialStore {
         decoder.dateDecodingStrategy = .iso8601
         var sawWrongKey = false
         for copy in all {
-            let header = Array(copy.bytes[0..<Self.headerSize]), payload = Data(copy.bytes[Self.headerSize...])
+            let header = Array(copy.bytes[0..<Self.headerSize])
+            let payload = Data(copy.bytes[Self.headerSize...])
             do {
                 let json: Data
                 if let key = try Self.key(encryption: encryption, salt: copy.header.salt, iterations: copy.header.iterations) {
@@ -118,7 +121,9 @@ struct RepairMaterialStore {
             }
         }
         if sawWrongKey {
-            throw CofferError(code: .wrongPassphrase, message: "the repair material does not decrypt with this passphrase or key (or is damaged)")
+            throw CofferError(
+                code: .wrongPassphrase,
+                message: "the repair material does not decrypt with this passphrase or key (or is damaged)")
         }
         throw CofferError(code: .corrupt, message: "every copy of the repair material in \(directory.path) is damaged")
     }
@@ -129,7 +134,8 @@ struct RepairMaterialStore {
         switch encryption {
         case .rawKey:
             return HKDF<SHA256>.deriveKey(
-                inputKeyMaterial: SymmetricKey(data: bytes), salt: salt, info: Array("coffer repair material v1".utf8), outputByteCount: 32)
+                inputKeyMaterial: SymmetricKey(data: bytes), salt: salt, info: Array("coffer repair material v1".utf8),
+                outputByteCount: 32)
         default:
             return try KDF.Insecure.PBKDF2.deriveKey(
                 from: bytes, salt: salt, using: .sha256, outputByteCount: 32, unsafeUncheckedRounds: max(iterations, 1))

@@ -48,7 +48,7 @@ enum WALScan {
             let offset = 32 + (index - 1) * (pageSize + 24)
             let frame = try file.read(count: pageSize + 24, at: offset)
             guard frame.count == pageSize + 24,
-                  ChangedPageTracker.bigEndian(frame, 8) == salts.0, ChangedPageTracker.bigEndian(frame, 12) == salts.1
+                ChangedPageTracker.bigEndian(frame, 8) == salts.0, ChangedPageTracker.bigEndian(frame, 12) == salts.1
             else { break }
             sums = checksum(frame[0..<8], seed: sums, bigEndian: bigEndianWords)
             sums = checksum(frame[24...], seed: sums, bigEndian: bigEndianWords)
@@ -73,7 +73,8 @@ enum WALScan {
         guard summary.committedDatabasePages > 0 else { return nil }
         let possible = mostPages(databasePath: databasePath, pageSize: summary.pageSize)
         guard summary.committedDatabasePages > possible else { return nil }
-        return "the WAL's last commit says the database has \(summary.committedDatabasePages) pages; the file and its WAL hold at most \(possible)"
+        return
+            "the WAL's last commit says the database has \(summary.committedDatabasePages) pages; the file and its WAL hold at most \(possible)"
     }
 
     /// The most pages a database can have whose file and WAL together hold what they hold now: a page

@@ -59,7 +59,8 @@ public struct Row: Sendable, CustomStringConvertible {
             throw CofferError(code: .range, message: "no column at index \(index)")
         }
         guard let value = Value.fromDatabaseValue(values[index]) else {
-            throw CofferError(code: .conversionFailed, message: "cannot convert \(values[index].typeName) in column \(index) to \(Value.self)")
+            throw CofferError(
+                code: .conversionFailed, message: "cannot convert \(values[index].typeName) in column \(index) to \(Value.self)")
         }
         return value
     }

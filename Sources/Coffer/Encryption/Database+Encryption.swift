@@ -16,7 +16,9 @@ extension Database {
         guard factory.key != nil, newEncryption.isEncrypted else {
             throw CofferError(
                 code: .invalidConfiguration,
-                message: "changePassphrase works between encrypted states; use Database.encrypt(plaintextAt:to:) or exportPlaintext(to:)")
+                message:
+                    "changePassphrase works between encrypted states; use Database.encrypt(plaintextAt:to:) or exportPlaintext(to:)"
+            )
         }
         readers?.suspendAndDrain()
         checkpointer?.suspend()
@@ -26,11 +28,14 @@ extension Database {
             checkpointer?.resume()
             readers?.resume()
         }
-        let path = self.path, cipher = configuration.cipher, factory = self.factory
+        let path = self.path
+        let cipher = configuration.cipher
+        let factory = self.factory
         // The gate keeps a running incremental backup's page reads and the rekey's rewrite apart.
         changeTracker.checkpointGate.lock()
         defer { changeTracker.checkpointGate.unlock() }
-        let checkpointer = self.checkpointer, writer = self.writer
+        let checkpointer = self.checkpointer
+        let writer = self.writer
         try writer.sync { connection in
             try connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;")
             guard let newKey = try DatabaseKey.make(for: newEncryption, path: path, options: cipher) else {
@@ -94,7 +99,8 @@ extension Database {
             throw CofferError(code: .fileNotFound, message: "no database at \(source)")
         }
         // Read-write and create, because ATTACH opens the new file with the connection's flags.
-        let plain = try Connection(path: source, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, logger: Configuration().logger)
+        let plain = try Connection(
+            path: source, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, logger: Configuration().logger)
         defer { plain.close() }
         try export(from: plain, to: destination, keySpec: key.keySpec, pageSize: cipher.pageSize)
     }
@@ -106,7 +112,8 @@ extension Database {
     }
 
     /// Attaches `destination` with `keySpec` (empty key = plaintext) and copies everything into it.
-    private static func export(from connection: Connection, to destination: String, keySpec: SecureBytes?, pageSize: Int?) throws {
+    private static func export(from connection: Connection, to destination: String, keySpec: SecureBytes?, pageSize: Int?) throws
+    {
         let attach = try connection.makeStatement(sql: "ATTACH DATABASE ? AS coffer_export KEY ?")
         try attach.bind(.text(destination), toParameter: 1)
         if let keySpec {

@@ -77,7 +77,8 @@ public struct CipherOptions: Sendable, Hashable, CustomStringConvertible {
     /// Throws when a value is out of range.
     func validate() throws {
         guard (512...65536).contains(pageSize), pageSize & (pageSize - 1) == 0 else {
-            throw CofferError(code: .invalidConfiguration, message: "page size must be a power of two from 512 to 65536, not \(pageSize)")
+            throw CofferError(
+                code: .invalidConfiguration, message: "page size must be a power of two from 512 to 65536, not \(pageSize)")
         }
         guard kdfIterations >= 1 else {
             throw CofferError(code: .invalidConfiguration, message: "KDF iterations must be at least 1")

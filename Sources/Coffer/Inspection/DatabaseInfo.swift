@@ -49,14 +49,24 @@ public struct DatabaseInfo: Codable, Sendable {
     public let tables: [Table]
 
     enum CodingKeys: String, CodingKey {
-        case path, pageSize = "page_size", pageCount = "page_count", fileSize = "file_size"
-        case journalMode = "journal_mode", encrypted, cipher, userVersion = "user_version", tables
+        case path
+        case pageSize = "page_size"
+        case pageCount = "page_count"
+        case fileSize = "file_size"
+        case journalMode = "journal_mode"
+        case encrypted, cipher
+        case userVersion = "user_version"
+        case tables
     }
 }
 
 extension DatabaseInfo.Cipher {
     enum CodingKeys: String, CodingKey {
-        case version, pageSize = "page_size", kdfIterations = "kdf_iter", usesHMAC = "hmac", algorithm
+        case version
+        case pageSize = "page_size"
+        case kdfIterations = "kdf_iter"
+        case usesHMAC = "hmac"
+        case algorithm
     }
 }
 
@@ -67,7 +77,8 @@ extension Database {
         let path = self.path
         return try read { db in
             let names = try db.fetchAll(
-                sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+                sql:
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
             ).compactMap { $0["name"] as String? }
             let tables = try names.map { name in
                 DatabaseInfo.Table(

@@ -49,11 +49,13 @@ final class Checkpointer: @unchecked Sendable {
     /// Installs the WAL hook on the writer connection (call on the writer's queue).
     func install(on connection: Connection) {
         let context = Unmanaged.passRetained(self).toOpaque()
-        sqlite3_wal_hook(connection.handle, { context, _, _, frames in
-            guard let context else { return SQLITE_OK }
-            Unmanaged<Checkpointer>.fromOpaque(context).takeUnretainedValue().didCommit(walFrames: frames)
-            return SQLITE_OK
-        }, context)
+        sqlite3_wal_hook(
+            connection.handle,
+            { context, _, _, frames in
+                guard let context else { return SQLITE_OK }
+                Unmanaged<Checkpointer>.fromOpaque(context).takeUnretainedValue().didCommit(walFrames: frames)
+                return SQLITE_OK
+            }, context)
     }
 
     /// Removes the WAL hook and releases the reference it held (call on the writer's queue).

@@ -76,7 +76,8 @@ public final class Database: Sendable {
         } else {
             let checkpointer = Checkpointer(
                 writer: writer, threshold: configuration.checkpointThreshold,
-                idleDelay: configuration.idleCheckpointDelay, tracker: tracker) { try factory.open(.checkpointer) }
+                idleDelay: configuration.idleCheckpointDelay, tracker: tracker
+            ) { try factory.open(.checkpointer) }
             self.checkpointer = checkpointer
             try writer.sync { checkpointer.install(on: $0) }
         }
@@ -134,7 +135,8 @@ public final class Database: Sendable {
             let result = try body(connection)
             if connection.isInsideTransaction {
                 connection.rollbackIfNeeded()
-                throw CofferError(code: .apiMisuse, message: "writeWithoutTransaction left a transaction open; it was rolled back")
+                throw CofferError(
+                    code: .apiMisuse, message: "writeWithoutTransaction left a transaction open; it was rolled back")
             }
             return result
         }
@@ -153,10 +155,11 @@ public final class Database: Sendable {
     public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             writer.async { connection in
-                continuation.resume(with: Result {
-                    guard let connection else { throw SerializedConnection.closedError }
-                    return try connection.inTransaction(.immediate) { try body(connection) }
-                })
+                continuation.resume(
+                    with: Result {
+                        guard let connection else { throw SerializedConnection.closedError }
+                        return try connection.inTransaction(.immediate) { try body(connection) }
+                    })
             }
         }
     }

@@ -24,7 +24,8 @@ final class SerializedConnection: @unchecked Sendable {
     /// Runs `body` on the queue and waits for it.
     func sync<T>(_ body: (Connection) throws -> T) throws -> T {
         guard !isOnQueue else {
-            throw CofferError(code: .apiMisuse, message: "reentrant access: nest with savepoint(_:) inside the closure you already have")
+            throw CofferError(
+                code: .apiMisuse, message: "reentrant access: nest with savepoint(_:) inside the closure you already have")
         }
         return try queue.sync {
             guard let connection else { throw Self.closedError }

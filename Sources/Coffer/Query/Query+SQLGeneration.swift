@@ -97,7 +97,8 @@ final class RecordSelectHeads: @unchecked Sendable {
         if let head = lock.withLock({ heads[key] }) { return head }
         let head: SQLFragment
         do {
-            let (sql, _) = try (SQLFragment(raw: "SELECT ") + Query<Root>.recordSelection + SQLFragment(raw: " FROM ")
+            let (sql, _) = try
+                (SQLFragment(raw: "SELECT ") + Query<Root>.recordSelection + SQLFragment(raw: " FROM ")
                 + Query<Root>.table).render()
             head = SQLFragment(raw: sql)
         } catch {

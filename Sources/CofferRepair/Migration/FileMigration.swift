@@ -153,7 +153,11 @@ struct TableHash: Sendable {
     mutating func add(rowid: Int64?, values: [SalvagedValue]) {
         var hasher = SHA256()
         var buffer: [UInt8] = []
-        func append(_ number: UInt64) { for shift in stride(from: 56, through: 0, by: -8) { buffer.append(UInt8(truncatingIfNeeded: number >> UInt64(shift))) } }
+        func append(_ number: UInt64) {
+            for shift in stride(from: 56, through: 0, by: -8) {
+                buffer.append(UInt8(truncatingIfNeeded: number >> UInt64(shift)))
+            }
+        }
         if let rowid {
             buffer.append(0x52)
             append(UInt64(bitPattern: rowid))

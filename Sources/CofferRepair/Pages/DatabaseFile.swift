@@ -21,9 +21,9 @@
 import Foundation
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// Why a database file could not be opened for salvage.
@@ -140,7 +140,9 @@ public final class DatabaseFile: PageSource {
             pageOneDamaged = found.pageOneDamaged
             self.settings = settings.with(pageSize: found.pageSize)
             decoder = PageDecoder(settings: self.settings, keys: keys, pageSize: found.pageSize)
-            usableSize = found.pageSize - DatabaseFile.btreeReserve(fd: handle.fileDescriptor, decoder: decoder, pageOneDamaged: found.pageOneDamaged)
+            usableSize =
+                found.pageSize
+                - DatabaseFile.btreeReserve(fd: handle.fileDescriptor, decoder: decoder, pageOneDamaged: found.pageOneDamaged)
         } else {
             salt = []
             let found = try DatabaseFile.detectPlaintext(fd: handle.fileDescriptor, fileSize: size, head: head)

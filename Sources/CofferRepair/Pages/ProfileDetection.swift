@@ -90,7 +90,8 @@ public enum ProfileDetection {
         case .sha1: hmac = "HMAC-SHA1"
         case .sha512: hmac = "HMAC-SHA512"
         }
-        return "\(settings.name) (\(kdf) \(settings.kdfRounds) rounds, \(hmac), \(pageSize)-byte pages, reserve \(settings.reserveBytes))"
+        return
+            "\(settings.name) (\(kdf) \(settings.kdfRounds) rounds, \(hmac), \(pageSize)-byte pages, reserve \(settings.reserveBytes))"
     }
 
     private struct DerivationKey: Hashable {

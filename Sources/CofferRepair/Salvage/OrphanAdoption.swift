@@ -164,7 +164,8 @@ struct InferredGrouping {
             ColumnDescription(name: "c\($0 + 1)", declaredType: "", affinity: .blob)
         }
         let list = columns.map(\.name).joined(separator: ", ")
-        let sql = withoutRowid
+        let sql =
+            withoutRowid
             ? "CREATE TABLE \(name)(\(list), PRIMARY KEY(\(list))) WITHOUT ROWID" : "CREATE TABLE \(name)(\(list))"
         return TableDescription(
             name: name, rootPage: 0, sql: sql, columns: columns, rowidAliasColumn: nil, withoutRowid: withoutRowid,

@@ -205,8 +205,9 @@ extension Salvager {
             }
             guard fitsAll else { continue }
             summary.fitsSomeTable = true
-            if OrphanScorer.mayBelong(summary: summary, table: state.table, holes: state.holes,
-                                      sawShortRecord: state.sawShortRecord)
+            if OrphanScorer.mayBelong(
+                summary: summary, table: state.table, holes: state.holes,
+                sawShortRecord: state.sawShortRecord)
             {
                 summary.scores[index] = OrphanScorer.score(summary: summary, table: state.table, reached: state.reached)
             }
@@ -230,7 +231,9 @@ extension Salvager {
             // column, so a record of another width or with a NULL (never in a key) is not one of its rows.
             let inferredRecord = table.isInferred && table.withoutRowid
             let recordFits = fields.count == table.columns.count && !fields.contains(.null)
-            guard let row = inferredRecord ? (recordFits ? SalvagedRow(rowid: nil, values: fields) : nil)
+            guard
+                let row = inferredRecord
+                    ? (recordFits ? SalvagedRow(rowid: nil, values: fields) : nil)
                     : RowFit.row(fields: fields, rowid: cell.rowid, table: table, checkText: checkText)
             else {
                 report.rowsDropped += 1

@@ -10,7 +10,9 @@ struct Measurement: Encodable {
     let seconds: Double
 
     enum CodingKeys: String, CodingKey {
-        case workload, impl, opsPerSecond = "ops_per_s", seconds
+        case workload, impl
+        case opsPerSecond = "ops_per_s"
+        case seconds
     }
 }
 
@@ -28,7 +30,9 @@ struct Harness {
         directory.appendingPathComponent("\(name)-\(UUID().uuidString.prefix(8)).db").path
     }
 
-    func median<State>(setUp: () throws -> State, _ body: (State) throws -> Void, tearDown: (State) throws -> Void = { _ in }) rethrows -> Double {
+    func median<State>(setUp: () throws -> State, _ body: (State) throws -> Void, tearDown: (State) throws -> Void = { _ in })
+        rethrows -> Double
+    {
         var times: [Double] = []
         for _ in 0..<repetitions {
             let state = try setUp()
@@ -56,7 +60,8 @@ struct BenchRow {
     static let insertSQL = "INSERT INTO person(id, name, age, email, score, payload) VALUES (?, ?, ?, ?, ?, ?)"
     static let selectAllSQL = "SELECT id, name, age, email, score, payload FROM person"
     static let selectByIDSQL = "SELECT id, name, age, email, score, payload FROM person WHERE id = ?"
-    static let rangeSQL = "SELECT id, name, age, email, score, payload FROM person WHERE age BETWEEN ? AND ? ORDER BY score LIMIT 50"
+    static let rangeSQL =
+        "SELECT id, name, age, email, score, payload FROM person WHERE age BETWEEN ? AND ? ORDER BY score LIMIT 50"
 
     static func make(_ id: Int64) -> BenchRow {
         let payloadByte = UInt8(truncatingIfNeeded: id)
@@ -131,8 +136,12 @@ final class Counter: @unchecked Sendable {
 
 /// Runs `body` on this thread while `readers` threads run `lookUp(reader, stop)`; returns body's time and
 /// the readers' total count.
-func readWhile(readers: Int, lookUp: @escaping @Sendable (Int, StopFlag) throws -> Int, _ body: () throws -> Void) throws -> (Double, Int) {
-    let stop = StopFlag(), group = DispatchGroup(), counter = Counter()
+func readWhile(readers: Int, lookUp: @escaping @Sendable (Int, StopFlag) throws -> Int, _ body: () throws -> Void) throws -> (
+    Double, Int
+) {
+    let stop = StopFlag()
+    let group = DispatchGroup()
+    let counter = Counter()
     for reader in 0..<readers {
         group.enter()
         Thread {
@@ -166,7 +175,8 @@ enum Report {
             func ops(_ impl: Implementation) -> Double? {
                 results.first { $0.workload == workload && $0.impl == impl.rawValue }?.opsPerSecond
             }
-            let raw = ops(.rawC), grdb = ops(.grdb)
+            let raw = ops(.rawC)
+            let grdb = ops(.grdb)
             let ratio = raw.flatMap { raw in grdb.map { raw / $0 } }
             lines.append(
                 workload.padding(toLength: 20, withPad: " ", startingAt: 0)

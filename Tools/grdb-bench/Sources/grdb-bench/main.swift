@@ -3,7 +3,11 @@ import GRDB
 import GRDBSQLite
 
 // grdb-bench [--json] [--quick] [--only W1 W3 …] [--repetitions N] [--cache-kib N]
-var json = false, quick = false, only: [String] = [], repetitions = 3, cacheKiB = 8192
+var json = false
+var quick = false
+var only: [String] = []
+var repetitions = 3
+var cacheKiB = 8192
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -12,7 +16,10 @@ while let argument = arguments.popFirst() {
     case "--repetitions": repetitions = arguments.popFirst().flatMap { Int($0) } ?? repetitions
     case "--cache-kib": cacheKiB = arguments.popFirst().flatMap { Int($0) } ?? cacheKiB
     case "--only":
-        while let next = arguments.first, !next.hasPrefix("--") { only.append(next); arguments.removeFirst() }
+        while let next = arguments.first, !next.hasPrefix("--") {
+            only.append(next)
+            arguments.removeFirst()
+        }
     default:
         FileHandle.standardError.write(Data("unknown argument \(argument)\n".utf8))
         exit(2)
@@ -37,12 +44,15 @@ var checksums: [String: Int64] = [:]
 
 @MainActor func wants(_ workload: String) -> Bool { only.isEmpty || only.contains(workload) }
 @MainActor func record(_ workload: String, _ impl: Implementation, operations: Int, seconds: Double) {
-    let measurement = Measurement(workload: workload, impl: impl.rawValue, opsPerSecond: Double(operations) / seconds, seconds: seconds)
+    let measurement = Measurement(
+        workload: workload, impl: impl.rawValue, opsPerSecond: Double(operations) / seconds, seconds: seconds)
     results.append(measurement)
     if json { Report.printJSON(measurement) }
 }
 @MainActor func check(_ workload: String, _ sum: Int64) throws {
-    if let expected = checksums[workload], expected != sum { throw BenchError("\(workload): implementations read different rows") }
+    if let expected = checksums[workload], expected != sum {
+        throw BenchError("\(workload): implementations read different rows")
+    }
     checksums[workload] = sum
 }
 
@@ -64,26 +74,37 @@ for impl in Implementation.allCases {
     }
     let reads: [(String, Int, (RawConnection) throws -> Int64, (DatabasePool) throws -> Int64)] = [
         ("W3", rowCount, { try raw.fetchAll($0) }, { try grdb.fetchAll($0) }),
-        ("W4", lookupIDs.count, { try raw.lookups(lookupIDs, oneTransaction: true, $0) }, { try grdb.lookupsInOneRead(lookupIDs, $0) }),
-        ("W4b", perCallIDs.count, { try raw.lookups(perCallIDs, oneTransaction: false, $0) }, { try grdb.lookupsPerRead(perCallIDs, $0) }),
+        (
+            "W4", lookupIDs.count, { try raw.lookups(lookupIDs, oneTransaction: true, $0) },
+            { try grdb.lookupsInOneRead(lookupIDs, $0) }
+        ),
+        (
+            "W4b", perCallIDs.count, { try raw.lookups(perCallIDs, oneTransaction: false, $0) },
+            { try grdb.lookupsPerRead(perCallIDs, $0) }
+        ),
         ("W5", rangeCount, { try raw.ranges(rangeCount, $0) }, { try grdb.ranges(rangeCount, $0) }),
     ]
     for (name, operations, rawBody, grdbBody) in reads where wants(name) {
         let seconds: Double
         switch impl {
         case .rawC:
-            seconds = try harness.median(setUp: { try RawConnection(path: filled, cacheKiB: cacheKiB) }) { try check(name, try rawBody($0)) }
+            seconds = try harness.median(setUp: { try RawConnection(path: filled, cacheKiB: cacheKiB) }) {
+                try check(name, try rawBody($0))
+            }
         case .grdb:
-            seconds = try harness.median(setUp: { () -> DatabasePool in
-                let pool = try grdb.openPool(filled)
-                try pool.read { _ in }
-                return pool
-            }, { try check(name, try grdbBody($0)) }, tearDown: { try $0.close() })
+            seconds = try harness.median(
+                setUp: { () -> DatabasePool in
+                    let pool = try grdb.openPool(filled)
+                    try pool.read { _ in }
+                    return pool
+                }, { try check(name, try grdbBody($0)) }, tearDown: { try $0.close() })
         }
         record(name, impl, operations: operations, seconds: seconds)
     }
     if wants("W6") {
-        var writer: [Double] = [], together: [Double] = [], alone: [Double] = []
+        var writer: [Double] = []
+        var together: [Double] = []
+        var alone: [Double] = []
         let newRows = grdb.rows[rowCount..<(rowCount + writerRows)]
         for _ in 0..<harness.repetitions {
             let path = harness.freshPath("w6")
@@ -101,7 +122,8 @@ for impl in Implementation.allCases {
                     let connection = readers[reader]
                     let statement = try connection.prepare(BenchRow.selectByIDSQL)
                     defer { _ = sqlite3_finalize(statement) }
-                    var generator = SeededGenerator(seed: UInt64(60 + reader)), count = 0
+                    var generator = SeededGenerator(seed: UInt64(60 + reader))
+                    var count = 0
                     while !stop.isSet {
                         sqlite3_bind_int64(statement, 1, Int64.random(in: lookupRange, using: &generator))
                         try connection.step(statement, expecting: SQLITE_ROW)
@@ -117,7 +139,8 @@ for impl in Implementation.allCases {
                 try pool.read { _ in try pool.unsafeReentrantRead { _ in } }
                 keep = [pool]
                 lookUp = { reader, stop in
-                    var generator = SeededGenerator(seed: UInt64(60 + reader)), count = 0
+                    var generator = SeededGenerator(seed: UInt64(60 + reader))
+                    var count = 0
                     while !stop.isSet {
                         _ = try GRDBWorkloads.lookup(Int64.random(in: lookupRange, using: &generator), pool)
                         count += 1
@@ -129,7 +152,9 @@ for impl in Implementation.allCases {
             let (seconds, lookups) = try readWhile(readers: 2, lookUp: lookUp, insert)
             writer.append(Double(writerRows) / seconds)
             together.append(Double(lookups) / seconds)
-            let (aloneSeconds, aloneLookups) = try readWhile(readers: 2, lookUp: lookUp) { Thread.sleep(forTimeInterval: seconds) }
+            let (aloneSeconds, aloneLookups) = try readWhile(readers: 2, lookUp: lookUp) {
+                Thread.sleep(forTimeInterval: seconds)
+            }
             alone.append(Double(aloneLookups) / aloneSeconds)
             withExtendedLifetime(keep) {}
         }
