@@ -36,8 +36,8 @@ public final class Statement {
     /// Column name lookup shared by every ``Row`` this statement produces.
     lazy var rowLayout = RowLayout(names: columnNames)
 
-    /// The column table of the last record type decoded from this statement (see `StatementDecoder`).
-    var recordColumns: RecordColumns?
+    /// The decoder of the last record type fetched with this statement (see `StatementDecoder.forRecord`).
+    var recordDecoder: StatementDecoder?
 
     init(connection: Connection, sql: String) throws {
         var statement: OpaquePointer?

@@ -8,39 +8,39 @@ import Foundation
 /// keys in declaration order, which is the order Coffer selects columns in, so the lookup first tries the
 /// next column in line (a cheap string comparison) and falls back to the table.
 final class StatementDecoder {
-    let statement: Statement
+    /// Not retained: the statement keeps the decoder ``forRecord`` made for it, and every other
+    /// decoder lives inside a fetch that holds its statement.
+    unowned(unsafe) let statement: Statement
     let handle: OpaquePointer
     let names: [String]
     let indexByName: [String: Int]
     /// The first column of the record in the row (non-zero for the right side of a join).
     let base: Int
+    /// The record type ``forRecord`` built this decoder for, or nil.
+    let recordType: ObjectIdentifier?
     /// The column expected next. Only this decoder touches it, on one thread, per row: the dynamic
     /// exclusivity check would cost more than the lookup it serves.
     @exclusivity(unchecked) var next = 0
 
-    convenience init(statement: Statement, names: [String], base: Int = 0) {
-        self.init(statement: statement, columns: RecordColumns(names: names), base: base)
-    }
-
-    init(statement: Statement, columns: RecordColumns, base: Int = 0) {
+    init(statement: Statement, names: [String], base: Int = 0, recordType: ObjectIdentifier? = nil) {
         self.statement = statement
         self.handle = statement.handle
-        self.names = columns.names
-        self.indexByName = columns.indexByName
+        self.names = names
+        var index: [String: Int] = [:]
+        for (offset, name) in names.enumerated() { index[name] = offset }
+        self.indexByName = index
         self.base = base
+        self.recordType = recordType
     }
 
-    /// A decoder for `Record` on `statement`, reusing the column table the statement keeps for it: a
-    /// cached statement fetching one record type builds the table once, not once per fetch.
+    /// The decoder for `Record` on `statement`, kept by the statement: a cached statement fetching one
+    /// record type builds its column table once, not once per fetch.
     static func forRecord<Record: TableRecord>(_ type: Record.Type, on statement: Statement) -> StatementDecoder {
-        let columns: RecordColumns
-        if let cached = statement.recordColumns, cached.recordType == ObjectIdentifier(type) {
-            columns = cached
-        } else {
-            columns = RecordColumns(names: Record.columnDefinitions.map(\.name), recordType: ObjectIdentifier(type))
-            statement.recordColumns = columns
-        }
-        return StatementDecoder(statement: statement, columns: columns)
+        if let cached = statement.recordDecoder, cached.recordType == ObjectIdentifier(type) { return cached }
+        let decoder = StatementDecoder(
+            statement: statement, names: Record.columnDefinitions.map(\.name), recordType: ObjectIdentifier(type))
+        statement.recordDecoder = decoder
+        return decoder
     }
 
     /// Reads one table record from the current row through its ``TableRecord/init(statementRow:)``.
@@ -70,22 +70,6 @@ final class StatementDecoder {
     /// True when every column of the record is NULL (the missing side of a left join).
     var isAllNull: Bool {
         (0..<names.count).allSatisfy { sqlite3_column_type(handle, Int32(base + $0)) == SQLITE_NULL }
-    }
-}
-
-/// The names of a record's columns in selection order, and the index of each.
-final class RecordColumns {
-    let names: [String]
-    let indexByName: [String: Int]
-    /// The record type the table was built for, when it was built from one.
-    let recordType: ObjectIdentifier?
-
-    init(names: [String], recordType: ObjectIdentifier? = nil) {
-        self.names = names
-        self.recordType = recordType
-        var index: [String: Int] = [:]
-        for (offset, name) in names.enumerated() { index[name] = offset }
-        self.indexByName = index
     }
 }
 
