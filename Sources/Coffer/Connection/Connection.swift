@@ -20,9 +20,9 @@ public final class Connection {
     public let handle: OpaquePointer
     let logger: Logger
     private var statementCache: [String: Statement] = [:]
-    /// Statements of prepared queries, by the query's shape identifier (see ``PreparedQuery``): an
-    /// integer key, so a lookup costs no string hashing.
-    private var preparedQueryStatements: [Int: Statement] = [:]
+    /// Statements of prepared queries, indexed by the query's shape identifier (see ``PreparedQuery``;
+    /// identifiers are small and dense), so a lookup is an array access.
+    private var preparedQueryStatements: [Statement?] = []
     private var savepointDepth = 0
     /// True once ``close()`` ran: the handle must not be used again.
     private(set) var isClosed = false
@@ -82,11 +82,14 @@ public final class Connection {
         guard !isClosed else {
             throw CofferError(code: .apiMisuse, message: "the connection is closed", sql: sql)
         }
-        if let statement = preparedQueryStatements[id] {
+        if id < preparedQueryStatements.count, let statement = preparedQueryStatements[id] {
             if !statement.isInUse { return statement }
             return try makeStatement(sql: sql)
         }
         let statement = try makeStatement(sql: sql)
+        if id >= preparedQueryStatements.count {
+            preparedQueryStatements.append(contentsOf: repeatElement(nil, count: id + 1 - preparedQueryStatements.count))
+        }
         preparedQueryStatements[id] = statement
         return statement
     }

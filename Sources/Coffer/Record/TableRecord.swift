@@ -71,6 +71,11 @@ extension TableRecord {
 /// ```
 /// Column names are the property names, or the raw values of a `CodingKeys` enum the type declares
 /// (a property its `CodingKeys` leave out is no column). Non-optional properties are `NOT NULL`.
+///
+/// For a struct with plain stored properties and no `init(from:)` in its body, the macro also generates
+/// ``TableRecord/init(statementRow:)``, which fetches use instead of Codable's keyed containers. Write a
+/// custom `init(from:)` in the type's body, not in an extension, so that the macro sees it and leaves
+/// decoding to it.
 @attached(member, names: named(Columns), named(columns), named(tableName), named(columnDefinitions), named(didInsert))
 @attached(extension, conformances: TableRecord, names: named(init))
 public macro Table(_ name: String? = nil) = #externalMacro(module: "CofferMacros", type: "TableMacro")
