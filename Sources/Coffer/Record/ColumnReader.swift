@@ -10,13 +10,22 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
     /// Not retained: a reader lives for one column read inside a decode, while the decoder that made it
     /// holds the statement. Retaining it would cost two atomic operations per column.
     unowned(unsafe) let statement: Statement
-    let handle: OpaquePointer
     let column: Int32
+    /// The column's value in the current row, fetched once: reading its type and then its contents
+    /// through `sqlite3_value_*` skips the statement and column checks each `sqlite3_column_*` call repeats.
+    private let value: OpaquePointer?
+
+    init(statement: Statement, handle: OpaquePointer, column: Int32) {
+        self.statement = statement
+        self.column = column
+        self.value = sqlite3_column_value(handle, column)
+    }
 
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    private var storageClass: Int32 { sqlite3_column_type(handle, column) }
+    /// `SQLITE_INTEGER`, `SQLITE_FLOAT`, `SQLITE_TEXT`, `SQLITE_BLOB` or `SQLITE_NULL`.
+    var storageClass: Int32 { sqlite3_value_type(value) }
 
     private func mismatch(_ type: Any.Type) -> CofferError {
         let stored = statement.value(at: Int(column))
@@ -26,7 +35,7 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
     }
 
     func int64() throws -> Int64 {
-        if storageClass == SQLITE_INTEGER { return sqlite3_column_int64(handle, column) }
+        if storageClass == SQLITE_INTEGER { return sqlite3_value_int64(value) }
         guard let value = Int64.fromDatabaseValue(statement.value(at: Int(column))) else { throw mismatch(Int64.self) }
         return value
     }
@@ -38,7 +47,7 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
 
     func double() throws -> Double {
         switch storageClass {
-        case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_column_double(handle, column)
+        case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_value_double(value)
         default: throw mismatch(Double.self)
         }
     }
@@ -48,7 +57,15 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
             guard let value = String.fromDatabaseValue(statement.value(at: Int(column))) else { throw mismatch(String.self) }
             return value
         }
-        return statement.string(at: Int(column))
+        // Text before its length, as SQLite asks: reading the text may convert it.
+        guard let text = sqlite3_value_text(value) else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
+    }
+
+    /// The BLOB's bytes; call only when the storage class is `SQLITE_BLOB`.
+    private func blob() -> Data {
+        guard let bytes = sqlite3_value_blob(value) else { return Data() }
+        return Data(bytes: bytes, count: Int(sqlite3_value_bytes(value)))
     }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
@@ -58,7 +75,7 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
         // (Types compare by ObjectIdentifier: `==` on metatypes goes through Optional's metadata.)
         let requested = ObjectIdentifier(T.self)
         if requested == ObjectIdentifier(Data.self), storageClass == SQLITE_BLOB {
-            return Self.identity(statement.data(at: Int(column)))
+            return Self.identity(blob())
         }
         if requested == ObjectIdentifier(String.self) { return Self.identity(try string()) }
         if requested == ObjectIdentifier(Int64.self) { return Self.identity(try int64()) }

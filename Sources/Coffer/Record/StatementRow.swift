@@ -63,7 +63,7 @@ public struct StatementRow {
     /// The value at `index`, or nil when it is NULL: an optional property.
     public func decodeIfPresent<T: Decodable>(_ type: T.Type, at index: Int) throws -> T? {
         let reader = reader(index)
-        guard sqlite3_column_type(reader.handle, reader.column) != SQLITE_NULL else { return nil }
+        guard reader.storageClass != SQLITE_NULL else { return nil }
         return try reader.decode(type)
     }
 }
