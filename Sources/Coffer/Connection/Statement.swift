@@ -91,7 +91,7 @@ public final class Statement {
                 message: "statement expects \(expected) arguments, got \(arguments.values.count)",
                 sql: sql)
         }
-        sqlite3_clear_bindings(handle)
+        // Every parameter is bound below, so no earlier binding survives: no sqlite3_clear_bindings needed.
         for (offset, value) in arguments.values.enumerated() {
             try bind(value, toParameter: offset + 1)
         }

@@ -12,7 +12,13 @@ public struct StatementArguments: Sendable, ExpressibleByArrayLiteral, Hashable 
 
     /// Creates arguments from convertible values; `nil` binds NULL.
     public init(_ values: [(any DatabaseValueConvertible)?]) {
-        self.values = values.map { $0?.databaseValue ?? .null }
+        // A loop over indices rather than `map`: each element is read in place, not copied out twice.
+        var converted: [DatabaseValue] = []
+        converted.reserveCapacity(values.count)
+        for index in values.indices {
+            converted.append(values[index]?.databaseValue ?? .null)
+        }
+        self.values = converted
     }
 
     public init(arrayLiteral elements: (any DatabaseValueConvertible)?...) {
