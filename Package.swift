@@ -35,6 +35,7 @@ let package = Package(
             dependencies: [
                 "CSQLCipher",
                 "CofferMacros",
+                "CofferTempVFS",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -86,10 +87,15 @@ let package = Package(
             path: "Tools/coffer-corrupt",
             exclude: ["README.md"]
         ),
+        // SQLite's temporary files, encrypted (`TemporaryStorage.encryptedFiles`): C, against SQLCipher's
+        // header and OpenSSL's libcrypto.
+        .target(
+            name: "CofferTempVFS", dependencies: ["CSQLCipher", "COpenSSL"],
+            linkerSettings: [.linkedLibrary("sqlcipher"), .linkedLibrary("crypto")]),
         .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport"),
         // The power-loss tests' crash VFS: C, against SQLCipher's header and library only.
         .target(name: "CofferTestVFS", dependencies: ["CSQLCipher"], linkerSettings: [.linkedLibrary("sqlcipher")]),
-        .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport"]),
+        .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport", "CofferTempVFS"]),
         .testTarget(name: "CofferCLITests", dependencies: ["coffer", "Coffer", "CofferTestSupport"]),
         .testTarget(
             name: "CofferQueryTests",

@@ -29,9 +29,9 @@ public final class Connection {
     /// Told about every error this connection produces (the database uses it to report corruption).
     var errorObserver: ((CofferError) -> Void)?
 
-    init(path: String, flags: Int32, logger: Logger) throws {
+    init(path: String, flags: Int32, logger: Logger, vfs: String? = nil) throws {
         var handle: OpaquePointer?
-        let code = sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_NOMUTEX, nil)
+        let code = sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_NOMUTEX, vfs)
         guard code == SQLITE_OK, let handle else {
             let error = CofferError.lastError(of: handle, code: code, sql: nil)
             sqlite3_close_v2(handle)

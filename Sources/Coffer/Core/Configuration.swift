@@ -29,6 +29,9 @@ public struct Configuration: Sendable {
     /// SQLite page-cache size per connection, in KiB. Default 8192 (8 MiB); see the README's
     /// performance section for why.
     public var cacheSizeKiB: Int
+    /// Where SQLite keeps temporary data: sort runs of `CREATE INDEX` and `ORDER BY`, temporary tables,
+    /// statement journals. Default ``TemporaryStorage/memory``.
+    public var temporaryStorage: TemporaryStorage
     /// Opens an existing file without writing to it: no WAL switch, no writes, no checkpoints (SQLite may
     /// still create `-wal`/`-shm` beside a WAL-mode file). Default false.
     public var readOnly: Bool
@@ -49,10 +52,28 @@ public struct Configuration: Sendable {
         self.checkpointThreshold = 1000
         self.idleCheckpointDelay = 2
         self.cacheSizeKiB = 8192
+        self.temporaryStorage = .memory
         self.readOnly = false
         self.logger = Logger(label: "coffer")
         self.onCorruption = nil
     }
+}
+
+/// Where SQLite keeps temporary data. Either way, no plaintext reaches the disk.
+///
+/// ```swift
+/// var configuration = Configuration(encryption: .passphrase("secret"))
+/// configuration.temporaryStorage = .encryptedFiles   // a big CREATE INDEX sorts in bounded memory
+/// ```
+public enum TemporaryStorage: Sendable {
+    /// In memory (`PRAGMA temp_store = MEMORY`): nothing temporary touches the disk, and a sort holds
+    /// everything it sorts in memory — an index build over millions of rows can take hundreds of MB.
+    case memory
+    /// In temporary files encrypted with AES-256-CTR under a random key per file, drawn when the file is
+    /// opened and never stored (`PRAGMA temp_store = FILE` through Coffer's wrapping VFS): a sort spills
+    /// runs to disk once it holds about the page cache's size, so its memory stays bounded. Database,
+    /// WAL and journal files are untouched by this VFS (SQLCipher encrypts them itself).
+    case encryptedFiles
 }
 
 /// SQLite's `PRAGMA synchronous` in WAL mode.

@@ -1,4 +1,5 @@
 import CSQLCipher
+import CofferTempVFS
 import Foundation
 
 /// Opens the connections of one database, each keyed and configured for its role.
@@ -33,7 +34,8 @@ struct ConnectionFactory: Sendable {
         // file with SQLITE_OPEN_READONLY unless its -shm already exists.
         var flags = SQLITE_OPEN_READWRITE
         if role == .writer && !readOnly { flags |= SQLITE_OPEN_CREATE }
-        let connection = try Connection(path: path, flags: flags, logger: configuration.logger)
+        let connection = try Connection(
+            path: path, flags: flags, logger: configuration.logger, vfs: try Self.vfsName(for: configuration.temporaryStorage))
         do {
             try applyKey(to: connection, role: role)
             try configure(connection, role: role)
@@ -44,6 +46,16 @@ struct ConnectionFactory: Sendable {
         let reporter = corruption
         connection.errorObserver = { error in reporter.report(error) }
         return connection
+    }
+
+    /// The VFS a connection opens with: SQLite's default, or the one that encrypts temporary files.
+    private static func vfsName(for storage: TemporaryStorage) throws -> String? {
+        guard storage == .encryptedFiles else { return nil }
+        let code = coffer_tempvfs_register()
+        guard code == SQLITE_OK else {
+            throw CofferError(code: ResultCode(rawValue: code), message: "cannot register the encrypted temporary-file VFS")
+        }
+        return COFFER_TEMP_VFS_NAME
     }
 
     private func applyKey(to connection: Connection, role: Role) throws {
@@ -76,7 +88,7 @@ struct ConnectionFactory: Sendable {
         let configuration = self.configuration
         sqlite3_busy_timeout(connection.handle, Int32(configuration.busyTimeout * 1000))
         var pragmas = [
-            "PRAGMA temp_store = MEMORY",
+            "PRAGMA temp_store = \(configuration.temporaryStorage == .memory ? "MEMORY" : "FILE")",
             "PRAGMA cache_size = -\(configuration.cacheSizeKiB)",
             "PRAGMA foreign_keys = \(configuration.foreignKeysEnabled ? "ON" : "OFF")",
         ]
