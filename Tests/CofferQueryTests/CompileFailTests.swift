@@ -124,6 +124,7 @@ final class CompileFailTests: XCTestCase {
             "swiftc", "-typecheck", "-swift-version", "6",
             "-I", products.appendingPathComponent("Modules").path,
             "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CSQLCipher/module.modulemap").path,
+            "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CofferTempVFS/include/module.modulemap").path,
             "-load-plugin-executable", products.appendingPathComponent("CofferMacros-tool").path + "#CofferMacros",
         ]
         if FileManager.default.fileExists(atPath: "/usr/include/sqlcipher") { arguments += ["-I", "/usr/include/sqlcipher"] }

@@ -1,5 +1,5 @@
 import CSQLCipher
-import CofferTempVFS
+internal import CofferTempVFS
 import Foundation
 
 /// Opens the connections of one database, each keyed and configured for its role.
