@@ -92,6 +92,26 @@ final class KeyValueCacheTests: XCTestCase {
         XCTAssertNil(cache.value(for: key, now: Date()), "…and the reader's old value is not cached")
     }
 
+    // The race ThreadSanitizer's timing exposed once in CI: reader R (snapshot after a commit) inserted the
+    // new value, then reader S (snapshot before it) replaced it with the old one, both before the writer
+    // announced its commit — and R's next read went back in time.
+    func testReadersOnEitherSideOfAnUnannouncedCommitCannotInsert() {
+        let cache = DecodedObjectCache(costLimit: 100)
+        let key = DecodedObjectCache.Key(bucket: "b", key: "counter")
+        let beforeWrite = cache.generation  // S notes its generation and reads 177…
+        cache.beginWrite()  // …the write of 178 starts and commits…
+        let duringWrite = cache.generation  // …R notes its generation and reads 178.
+        cache.insert(178, cost: 1, expiresAt: nil, for: key, ifGeneration: duringWrite)
+        cache.insert(177, cost: 1, expiresAt: nil, for: key, ifGeneration: beforeWrite)
+        XCTAssertNil(cache.value(for: key, now: Date()), "nothing is cached while the write is under way")
+        cache.endWrite(CacheInvalidation(keys: [key]))
+        cache.insert(177, cost: 1, expiresAt: nil, for: key, ifGeneration: beforeWrite)
+        cache.insert(178, cost: 1, expiresAt: nil, for: key, ifGeneration: duringWrite)
+        XCTAssertNil(cache.value(for: key, now: Date()), "generations noted before the write ended are stale")
+        cache.insert(178, cost: 1, expiresAt: nil, for: key, ifGeneration: cache.generation)
+        XCTAssertEqual(cache.value(for: key, now: Date()) as? Int, 178)
+    }
+
     func testConcurrentReadersNeverKeepAValueOlderThanTheLastWrite() async throws {
         let store = try KeyValueStore(database: try Database.temporary(), name: "race")
         try await store.put(0, for: "counter")

@@ -6,9 +6,12 @@ import Foundation
 ///
 /// Staleness under concurrency. A reader that misses reads the database and then inserts what it
 /// decoded. If a write commits in between, the reader's snapshot may predate it, and inserting would
-/// resurrect the old value. So every write bumps ``generation`` *after* it commits (and removes the keys
-/// it touched); a reader notes the generation *before* opening its snapshot and inserts only if it is
-/// unchanged. A reader whose snapshot predates a commit therefore always sees a newer generation.
+/// resurrect the old value. So a write bumps ``generation`` when it starts (``beginWrite()``) and again
+/// when it has committed and removed the keys it touched (``endWrite(_:)``); a reader notes the
+/// generation *before* opening its snapshot and inserts only if it is unchanged and no write is under
+/// way. A reader whose snapshot predates a commit therefore always sees a newer generation — and two
+/// readers on either side of a commit that has not yet been announced cannot both insert, which would let
+/// the older value replace the newer one after a reader had seen the newer.
 final class DecodedObjectCache: @unchecked Sendable {
     /// A cache key: the item's bucket and key, compared byte for byte like SQLite does.
     ///
@@ -75,6 +78,8 @@ final class DecodedObjectCache: @unchecked Sendable {
     private var tail: Node?
     private var totalCost = 0
     private var currentGeneration: UInt64 = 0
+    /// Writes between ``beginWrite()`` and ``endWrite(_:)``: while any runs, nothing is inserted.
+    private var writesInFlight = 0
 
     init(costLimit: Int) {
         self.costLimit = max(0, costLimit)
@@ -105,7 +110,7 @@ final class DecodedObjectCache: @unchecked Sendable {
         let cost = max(1, cost)
         guard costLimit > 0, cost <= costLimit else { return }
         lock.withLock {
-            guard generation == currentGeneration else { return }
+            guard generation == currentGeneration, writesInFlight == 0 else { return }
             if let old = nodes[key] { remove(old) }
             let node = Node(key: key, value: value, cost: cost, expiresAt: expiresAt)
             nodes[key] = node
@@ -115,7 +120,21 @@ final class DecodedObjectCache: @unchecked Sendable {
         }
     }
 
-    /// Forgets `keys` (or everything) and starts a new generation. Call after a write commits or fails.
+    /// Call before a write transaction starts; pair with ``endWrite(_:)`` whether it commits or fails.
+    func beginWrite() {
+        lock.withLock {
+            currentGeneration &+= 1
+            writesInFlight += 1
+        }
+    }
+
+    /// Forgets what the write touched (or everything) once it has committed or failed.
+    func endWrite(_ invalidation: CacheInvalidation) {
+        lock.withLock { writesInFlight -= 1 }
+        invalidate(invalidation)
+    }
+
+    /// Forgets `keys` (or everything) and starts a new generation.
     func invalidate(_ invalidation: CacheInvalidation) {
         lock.withLock {
             currentGeneration &+= 1

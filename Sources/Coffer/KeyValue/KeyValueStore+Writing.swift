@@ -22,26 +22,28 @@ extension KeyValueStore {
     /// expired items when due, enforcing caps), then updates the cache once the transaction is over.
     func writeTransaction<T>(_ body: (Connection, WriteContext) throws -> T) throws -> T {
         let result: (T, CacheInvalidation)
+        cache.beginWrite()
         do {
             result = try database.write { db in try runTransactionBody(body, in: db) }
         } catch {
-            cache.invalidate(.everything)
+            cache.endWrite(.everything)
             throw error
         }
-        cache.invalidate(result.1)
+        cache.endWrite(result.1)
         return result.0
     }
 
     /// Async ``writeTransaction(_:)``, queued on the writer without blocking the caller's thread.
     func writeTransaction<T: Sendable>(_ body: @escaping @Sendable (Connection, WriteContext) throws -> T) async throws -> T {
         let result: (T, CacheInvalidation)
+        cache.beginWrite()
         do {
             result = try await database.write { db in try self.runTransactionBody(body, in: db) }
         } catch {
-            cache.invalidate(.everything)
+            cache.endWrite(.everything)
             throw error
         }
-        cache.invalidate(result.1)
+        cache.endWrite(result.1)
         return result.0
     }
 
