@@ -129,30 +129,38 @@ final class DecodedObjectCache: @unchecked Sendable {
     }
 
     /// Forgets what the write touched (or everything) once it has committed or failed.
+    ///
+    /// One critical section: between ending the write and invalidating, a reader that noted the
+    /// generation during the write could otherwise insert a value from before the commit.
     func endWrite(_ invalidation: CacheInvalidation) {
-        lock.withLock { writesInFlight -= 1 }
-        invalidate(invalidation)
+        lock.withLock {
+            writesInFlight -= 1
+            invalidateLocked(invalidation)
+        }
     }
 
     /// Forgets `keys` (or everything) and starts a new generation.
     func invalidate(_ invalidation: CacheInvalidation) {
-        lock.withLock {
-            currentGeneration &+= 1
-            if invalidation.all {
-                // Unlink every node so the list's strong `next` references are released.
-                var node = head
-                while let current = node {
-                    node = current.next
-                    current.next = nil
-                }
-                nodes.removeAll()
-                head = nil
-                tail = nil
-                totalCost = 0
-            } else {
-                for key in invalidation.keys {
-                    if let node = nodes[key] { remove(node) }
-                }
+        lock.withLock { invalidateLocked(invalidation) }
+    }
+
+    /// ``invalidate(_:)``'s work; the caller holds `lock`.
+    private func invalidateLocked(_ invalidation: CacheInvalidation) {
+        currentGeneration &+= 1
+        if invalidation.all {
+            // Unlink every node so the list's strong `next` references are released.
+            var node = head
+            while let current = node {
+                node = current.next
+                current.next = nil
+            }
+            nodes.removeAll()
+            head = nil
+            tail = nil
+            totalCost = 0
+        } else {
+            for key in invalidation.keys {
+                if let node = nodes[key] { remove(node) }
             }
         }
     }
