@@ -191,11 +191,7 @@ public final class Statement {
     public func double(at column: Int) -> Double { sqlite3_column_double(handle, Int32(column)) }
 
     /// The column as a string (empty for NULL).
-    public func string(at column: Int) -> String {
-        guard let text = sqlite3_column_text(handle, Int32(column)) else { return "" }
-        let count = Int(sqlite3_column_bytes(handle, Int32(column)))
-        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
-    }
+    public func string(at column: Int) -> String { Self.string(of: sqlite3_column_value(handle, Int32(column))) }
 
     /// The column's bytes exactly as stored (TEXT or BLOB), without any UTF-8 interpretation.
     public func bytes(at column: Int) -> [UInt8] {
@@ -212,10 +208,19 @@ public final class Statement {
     }
 
     /// The column as Data (empty for NULL).
-    public func data(at column: Int) -> Data {
-        let position = Int32(column)
-        guard let blob = sqlite3_column_blob(handle, position) else { return Data() }
-        return Data(bytes: blob, count: Int(sqlite3_column_bytes(handle, position)))
+    public func data(at column: Int) -> Data { Self.data(of: sqlite3_column_value(handle, Int32(column))) }
+
+    /// A column value's text as a string (empty for NULL). Text before its length, as SQLite asks:
+    /// reading the text may convert the value.
+    static func string(of value: OpaquePointer?) -> String {
+        guard let text = sqlite3_value_text(value) else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
+    }
+
+    /// A column value's bytes as Data (empty for NULL).
+    static func data(of value: OpaquePointer?) -> Data {
+        guard let bytes = sqlite3_value_blob(value) else { return Data() }
+        return Data(bytes: bytes, count: Int(sqlite3_value_bytes(value)))
     }
 
     /// The column as a ``DatabaseValue`` of its stored type.

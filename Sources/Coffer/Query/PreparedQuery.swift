@@ -58,7 +58,7 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
         let statement = try begin(db)
         defer { end(statement) }
         try bind(statement, arguments)
-        return try fetchAll(statement)
+        return try StatementDecoder.fetchAll(Root.self, from: statement)
     }
 
     /// The first matching record, or nil, with `arguments` bound to the parameters in order.
@@ -68,7 +68,7 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
         let statement = try begin(db)
         defer { end(statement) }
         try bind(statement, arguments)
-        return try fetchOne(statement)
+        return try StatementDecoder.fetchOne(Root.self, from: statement)
     }
 
     /// Every matching record, with the arguments bound to the parameters in order — typed values, no
@@ -82,7 +82,7 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
         let statement = try begin(db)
         defer { end(statement) }
         try bind(statement, first, repeat each rest)
-        return try fetchAll(statement)
+        return try StatementDecoder.fetchAll(Root.self, from: statement)
     }
 
     /// The first matching record, or nil, with the arguments bound to the parameters in order — typed
@@ -98,24 +98,12 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
         let statement = try begin(db)
         defer { end(statement) }
         try bind(statement, first, repeat each rest)
-        return try fetchOne(statement)
+        return try StatementDecoder.fetchOne(Root.self, from: statement)
     }
 
     // Execution runs straight through (no closures): in a client module these generic methods run
     // unspecialized, and a closure capturing `self` costs a metadata lookup for `PreparedQuery<Root>`
     // (and one for `Root?`) per call, about 5% of a cached primary-key lookup.
-
-    private func fetchAll(_ statement: Statement) throws -> [Root] {
-        let decoder = StatementDecoder.forRecord(Root.self, on: statement)
-        var records: [Root] = []
-        while try statement.step() { records.append(try decoder.record(Root.self)) }
-        return records
-    }
-
-    private func fetchOne(_ statement: Statement) throws -> Root? {
-        guard try statement.step() else { return nil }
-        return try StatementDecoder.forRecord(Root.self, on: statement).record(Root.self)
-    }
 
     /// Binds a parameter pack, after checking its length.
     private func bind<First: DatabaseValueConvertible, each Rest: DatabaseValueConvertible>(

@@ -8,10 +8,7 @@ extension Query {
     public func fetchAll(_ db: Connection) throws -> [Root] {
         let (sql, arguments) = try selectFragment.render()
         return try db.withStatement(sql: sql, arguments: arguments) { statement in
-            let decoder = StatementDecoder.forRecord(Root.self, on: statement)
-            var records: [Root] = []
-            while try statement.step() { records.append(try decoder.record(Root.self)) }
-            return records
+            try StatementDecoder.fetchAll(Root.self, from: statement)
         }
     }
 
@@ -19,8 +16,7 @@ extension Query {
     public func fetchOne(_ db: Connection) throws -> Root? {
         let (sql, arguments) = try limit(1, offset: offsetValue).selectFragment.render()
         return try db.withStatement(sql: sql, arguments: arguments) { statement in
-            guard try statement.step() else { return nil }
-            return try StatementDecoder.forRecord(Root.self, on: statement).record(Root.self)
+            try StatementDecoder.fetchOne(Root.self, from: statement)
         }
     }
 

@@ -28,7 +28,7 @@ extension SelectQuery where Value: Decodable {
     public func fetchAll(_ db: Connection) throws -> [Value] {
         let (sql, arguments) = try selectFragment.render()
         return try db.withStatement(sql: sql, arguments: arguments) { statement in
-            let reader = ColumnReader(statement: statement, handle: statement.handle, column: 0)
+            let reader = ColumnReader(statement: statement, column: 0)
             var values: [Value] = []
             while try statement.step() { values.append(try reader.decode(Value.self)) }
             return values
@@ -41,7 +41,7 @@ extension SelectQuery where Value: Decodable {
         let (sql, arguments) = try selectFragment.render()
         return try db.withStatement(sql: sql, arguments: arguments) { statement in
             guard try statement.step(), !statement.isNull(at: 0) else { return nil }
-            return try ColumnReader(statement: statement, handle: statement.handle, column: 0).decode(Value.self)
+            return try ColumnReader(statement: statement, column: 0).decode(Value.self)
         }
     }
 }

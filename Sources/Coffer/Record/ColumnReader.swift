@@ -15,10 +15,10 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
     /// through `sqlite3_value_*` skips the statement and column checks each `sqlite3_column_*` call repeats.
     private let value: OpaquePointer?
 
-    init(statement: Statement, handle: OpaquePointer, column: Int32) {
+    init(statement: Statement, column: Int32) {
         self.statement = statement
         self.column = column
-        self.value = sqlite3_column_value(handle, column)
+        self.value = sqlite3_column_value(statement.handle, column)
     }
 
     var codingPath: [any CodingKey] { [] }
@@ -57,15 +57,7 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
             guard let value = String.fromDatabaseValue(statement.value(at: Int(column))) else { throw mismatch(String.self) }
             return value
         }
-        // Text before its length, as SQLite asks: reading the text may convert it.
-        guard let text = sqlite3_value_text(value) else { return "" }
-        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
-    }
-
-    /// The BLOB's bytes; call only when the storage class is `SQLITE_BLOB`.
-    private func blob() -> Data {
-        guard let bytes = sqlite3_value_blob(value) else { return Data() }
-        return Data(bytes: bytes, count: Int(sqlite3_value_bytes(value)))
+        return Statement.string(of: value)
     }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
@@ -75,7 +67,7 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
         // (Types compare by ObjectIdentifier: `==` on metatypes goes through Optional's metadata.)
         let requested = ObjectIdentifier(T.self)
         if requested == ObjectIdentifier(Data.self), storageClass == SQLITE_BLOB {
-            return Self.identity(blob())
+            return Self.identity(Statement.data(of: value))
         }
         if requested == ObjectIdentifier(String.self) { return Self.identity(try string()) }
         if requested == ObjectIdentifier(Int64.self) { return Self.identity(try int64()) }

@@ -43,6 +43,20 @@ final class StatementDecoder {
         return decoder
     }
 
+    /// Every remaining row of `statement` as a `Record`.
+    static func fetchAll<Record: TableRecord>(_ type: Record.Type, from statement: Statement) throws -> [Record] {
+        let decoder = forRecord(type, on: statement)
+        var records: [Record] = []
+        while try statement.step() { records.append(try decoder.record(type)) }
+        return records
+    }
+
+    /// The next row of `statement` as a `Record`, or nil when there is none.
+    static func fetchOne<Record: TableRecord>(_ type: Record.Type, from statement: Statement) throws -> Record? {
+        guard try statement.step() else { return nil }
+        return try forRecord(type, on: statement).record(type)
+    }
+
     /// Reads one table record from the current row through its ``TableRecord/init(statementRow:)``.
     func record<Record: TableRecord>(_ type: Record.Type) throws -> Record {
         try Record(statementRow: StatementRow(decoder: self))
@@ -102,7 +116,7 @@ struct StatementKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         guard let column = context.column(for: key) else {
             throw DecodingError.keyNotFound(key, .init(codingPath: [], debugDescription: "column not selected"))
         }
-        return ColumnReader(statement: context.statement, handle: context.handle, column: column)
+        return ColumnReader(statement: context.statement, column: column)
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
@@ -125,7 +139,7 @@ struct StatementKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         guard let column = context.column(for: key), sqlite3_column_type(context.handle, column) != SQLITE_NULL else {
             return nil
         }
-        return try ColumnReader(statement: context.statement, handle: context.handle, column: column).decode(type)
+        return try ColumnReader(statement: context.statement, column: column).decode(type)
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try column(key).decode(type) }

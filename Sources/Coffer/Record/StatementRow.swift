@@ -26,7 +26,7 @@ public struct StatementRow {
 
     @inline(__always)
     private func reader(_ index: Int) -> ColumnReader {
-        ColumnReader(statement: decoder.statement, handle: decoder.handle, column: Int32(decoder.base + index))
+        ColumnReader(statement: decoder.statement, column: Int32(decoder.base + index))
     }
 
     /// The value at `index`, which must not be NULL.
