@@ -36,6 +36,7 @@ let package = Package(
                 "CSQLCipher",
                 "CofferMacros",
                 "CofferTempVFS",
+                "CofferPageCache",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -92,6 +93,9 @@ let package = Package(
         .target(
             name: "CofferTempVFS", dependencies: ["CSQLCipher", "COpenSSL"],
             linkerSettings: [.linkedLibrary("sqlcipher"), .linkedLibrary("crypto")]),
+        // The decrypted-page cache shared by encrypted connections (`DecryptedPageCache`): C, against
+        // SQLCipher's header and library only.
+        .target(name: "CofferPageCache", dependencies: ["CSQLCipher"], linkerSettings: [.linkedLibrary("sqlcipher")]),
         .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport"),
         // The power-loss tests' crash VFS: C, against SQLCipher's header and library only.
         .target(name: "CofferTestVFS", dependencies: ["CSQLCipher"], linkerSettings: [.linkedLibrary("sqlcipher")]),

@@ -13,11 +13,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Writer queue, reader pool, async APIs, rekey and backups under load, key-value caches, the two-thread
-# repair pipeline, prepared queries shared across threads.
-THREAD_TESTS='SalvagePipelineTests|PreparedQueryTests|ConcurrencySnapshotTests|CheckpointWALTests|TransactionSavepointTests|EncryptionKeyTests|BackupUnderLoadTests|BackupSchedulerTests|KeyValueCacheTests|KeyValueSharedCacheTests|KeyValueBatchAsyncTests|KeyValueCrashTests'
+# repair pipeline, prepared queries shared across threads, the shared decrypted-page cache.
+THREAD_TESTS='SalvagePipelineTests|PreparedQueryTests|ConcurrencySnapshotTests|CheckpointWALTests|TransactionSavepointTests|EncryptionKeyTests|BackupUnderLoadTests|BackupSchedulerTests|KeyValueCacheTests|KeyValueSharedCacheTests|KeyValueBatchAsyncTests|KeyValueCrashTests|DecryptedPageCacheTests'
 # Repair (parsers over hostile bytes), backup, and the C boundary (SQLCipher calls, the test VFS, the
-# encrypted temporary-file VFS).
-ADDRESS_TESTS='CofferRepairTests|BackupRestoreTests|BackupKeyKindsTests|ChangeTrackingTests|IncrementalCostTests|InteropShellTests|LinkageTests|ValueBindingTests|ErrorCorruptionTests|HostileSchemaRepairTests|FaultInjectionTests|PowerLossTests|TemporaryStorageTests'
+# encrypted temporary-file VFS, the caching crypto provider).
+ADDRESS_TESTS='CofferRepairTests|BackupRestoreTests|BackupKeyKindsTests|ChangeTrackingTests|IncrementalCostTests|InteropShellTests|LinkageTests|ValueBindingTests|ErrorCorruptionTests|HostileSchemaRepairTests|FaultInjectionTests|PowerLossTests|TemporaryStorageTests|DecryptedPageCacheTests'
 
 run() {
     local sanitizer=$1 filter=$2 scratch

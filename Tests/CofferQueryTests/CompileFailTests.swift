@@ -125,6 +125,7 @@ final class CompileFailTests: XCTestCase {
             "-I", products.appendingPathComponent("Modules").path,
             "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CSQLCipher/module.modulemap").path,
             "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CofferTempVFS/include/module.modulemap").path,
+            "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CofferPageCache/include/module.modulemap").path,
             "-load-plugin-executable", products.appendingPathComponent("CofferMacros-tool").path + "#CofferMacros",
         ]
         if FileManager.default.fileExists(atPath: "/usr/include/sqlcipher") { arguments += ["-I", "/usr/include/sqlcipher"] }

@@ -27,11 +27,15 @@ struct CofferBench: ParsableCommand {
     @Option(help: "Page cache per connection in KiB, for every implementation (default: Coffer's default).")
     var cacheKib: Int = Configuration().cacheSizeKiB
 
+    @Option(help: "Coffer's decrypted-page cache in KiB; 0 turns it off (default: Coffer's default).")
+    var decryptedPageCacheKib: Int = DecryptedPageCache.capacityKiB
+
     mutating func run() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "coffer-bench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
+        DecryptedPageCache.capacityKiB = decryptedPageCacheKib
         let harness = Harness(repetitions: quick ? 1 : max(1, repetitions), directory: directory, cacheKiB: cacheKib)
         let rows = BenchRow.generate(quick ? 10_000 : 100_000)
         let writes = WriteWorkloads(harness: harness, rows: rows, transactionCount: quick ? 500 : 2_000)

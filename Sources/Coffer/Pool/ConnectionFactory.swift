@@ -1,4 +1,5 @@
 import CSQLCipher
+internal import CofferPageCache
 internal import CofferTempVFS
 import Foundation
 
@@ -65,7 +66,10 @@ struct ConnectionFactory: Sendable {
         }
         // Once the file exists, the salt part of a new file's key spec must not be given again.
         let spec = role == .writer ? key.keySpec : key.existingFileSpec()
-        let code = spec.withUnsafeBytes { sqlite3_key(connection.handle, $0.baseAddress, Int32($0.count)) }
+        // Keyed through the shared decrypted-page cache (see DecryptedPageCache).
+        let code = spec.withUnsafeBytes {
+            coffer_page_cache_key(UnsafeMutableRawPointer(connection.handle), $0.baseAddress, Int32($0.count))
+        }
         guard code == SQLITE_OK else { throw connection.failure(code: code, sql: nil) }
         let cipher = configuration.cipher
         try connection.executeScript("PRAGMA cipher_page_size = \(cipher.pageSize); PRAGMA kdf_iter = \(cipher.kdfIterations);")

@@ -1,0 +1,49 @@
+// The decrypted-page cache behind `DecryptedPageCache`: one per process, shared by every encrypted
+// connection Coffer opens, and kept across commits.
+//
+// SQLite empties a connection's page cache whenever another connection has committed, so in WAL mode
+// a reader re-reads and SQLCipher re-authenticates and re-decrypts (HMAC-SHA1 plus AES-256-CBC, about
+// 79,000 instructions per 4 KiB page here) every page it touches after each commit — even the pages
+// the commit did not change. This cache memoizes SQLCipher's two per-page functions, exactly: a page
+// is served from it only when its ciphertext, IV, page number and keys are byte-for-byte those of a
+// page it authenticated or decrypted before (or encrypted itself), and then the answer is the one the
+// real function gives. A changed or damaged page never matches, so it is authenticated as before.
+//
+// It is installed as a SQLCipher crypto provider wrapping the library's own (OpenSSL) provider, for
+// the connections keyed through `coffer_page_cache_key` only: SQLCipher copies the process's provider
+// into a connection when the connection is keyed, and this function registers the wrapper for just
+// that moment. Connections keyed any other way keep the plain provider.
+//
+// This header declares no SQLite types, so Swift can import it beside CSQLCipher.
+#ifndef COFFER_PAGE_CACHE_H
+#define COFFER_PAGE_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Keys `db` (an `sqlite3 *`) like `sqlite3_key`, with the cache's provider when the cache has a
+/// capacity. Returns `sqlite3_key`'s result code.
+int coffer_page_cache_key(void *db, const void *key, int key_size);
+
+/// Sets the cache's capacity in bytes (each cached page holds its ciphertext and its plaintext) and
+/// empties it, wiping what it held. 0 turns caching off for every connection. Safe at any time.
+void coffer_page_cache_set_capacity(size_t bytes);
+
+/// The capacity in bytes.
+size_t coffer_page_cache_capacity(void);
+
+/// Wipes and forgets every cached page; the capacity stays.
+void coffer_page_cache_purge(void);
+
+/// Page decryptions since the process started: served from the cache, and computed.
+void coffer_page_cache_counts(uint64_t *hits, uint64_t *misses);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

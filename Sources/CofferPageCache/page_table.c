@@ -1,0 +1,271 @@
+// The decrypted-page cache's table (see include/CofferPageCache.h and page_table.h).
+//
+// Sets of WAYS entries, each set guarded by one of STRIPES locks: the set of an IV is chosen among
+// the sets of the IV's stripe, so threads working on different stripes never share a lock, a counter
+// or a cache line. Replacing the table (capacity change, purge) holds every stripe.
+#include "CofferPageCache.h"
+#include "page_table.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WAYS 8
+#define STRIPES 16
+
+// One page version: its IV (random per write, so also its hash), ciphertext, and what is known of
+// it: its MAC under mac_key for page_number, its plaintext under key and cipher, or both.
+typedef struct Entry {
+    int size;  // ciphertext (= plaintext) bytes; 0 when the entry is empty
+    int buffer_size;
+    unsigned char *ciphertext;  // buffer_size bytes, followed by the plaintext's buffer_size
+    unsigned char *plaintext;
+    unsigned char iv[PAGE_IV_SIZE];
+    unsigned long long last_use;  // its stripe's clock; 0 for a page written here and not read since
+
+    int has_plaintext;
+    int key_size;
+    unsigned char key[PAGE_MAX_SECRET];
+    const char *cipher;  // the cipher's name as the wrapped provider gives it
+
+    int has_mac;
+    int mac_key_size;
+    int mac_size;
+    unsigned char mac_key[PAGE_MAX_SECRET];
+    unsigned char page_number[4];
+    unsigned char mac[PAGE_MAX_SECRET];
+} Entry;
+
+typedef struct Stripe {
+    pthread_mutex_t lock;
+    unsigned long long clock;
+    unsigned long long hits;
+    unsigned long long misses;
+    char padding[64];  // keeps neighbouring stripes off each other's cache lines
+} Stripe;
+
+static Stripe stripes[STRIPES] = {
+#define STRIPE {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, {0}}
+    STRIPE, STRIPE, STRIPE, STRIPE, STRIPE, STRIPE, STRIPE, STRIPE,
+    STRIPE, STRIPE, STRIPE, STRIPE, STRIPE, STRIPE, STRIPE, STRIPE,
+#undef STRIPE
+};
+
+// Written only with every stripe held, so reading them under any one stripe is safe.
+static Entry *table;
+static size_t set_count;  // a multiple of STRIPES; 0 when the cache is off or not built yet
+static int table_built;
+static size_t capacity = 64 * 1024 * 1024;
+
+static void lock_all(void) {
+    for (int i = 0; i < STRIPES; i++) pthread_mutex_lock(&stripes[i].lock);
+}
+
+static void unlock_all(void) {
+    for (int i = STRIPES - 1; i >= 0; i--) pthread_mutex_unlock(&stripes[i].lock);
+}
+
+static void wipe(void *pointer, size_t size) {
+    volatile unsigned char *bytes = pointer;
+    while (size--) *bytes++ = 0;
+}
+
+// Wipes and frees the table. Caller holds every stripe.
+static void free_table(void) {
+    for (size_t i = 0; i < set_count * WAYS; i++) {
+        Entry *entry = &table[i];
+        if (entry->ciphertext) {
+            wipe(entry->ciphertext, (size_t)entry->buffer_size * 2);
+            free(entry->ciphertext);
+        }
+        wipe(entry, sizeof *entry);
+    }
+    free(table);
+    table = NULL;
+    set_count = 0;
+    table_built = 0;
+}
+
+// Allocates the table's entries for `capacity`, counted for 4 KiB pages; their page buffers are
+// allocated as they are first filled. Caller holds every stripe.
+static void build_table(void) {
+    size_t sets = capacity / (2 * 4096 + sizeof(Entry)) / WAYS / STRIPES * STRIPES;
+    table_built = 1;
+    if (sets == 0) return;
+    table = calloc(sets * WAYS, sizeof(Entry));
+    if (table) set_count = sets;
+}
+
+void coffer_page_cache_set_capacity(size_t bytes) {
+    lock_all();
+    free_table();
+    capacity = bytes;
+    unlock_all();
+}
+
+size_t coffer_page_cache_capacity(void) {
+    pthread_mutex_lock(&stripes[0].lock);
+    size_t bytes = capacity;
+    pthread_mutex_unlock(&stripes[0].lock);
+    return bytes;
+}
+
+void coffer_page_cache_purge(void) {
+    lock_all();
+    free_table();
+    unlock_all();
+}
+
+void coffer_page_cache_counts(uint64_t *hits, uint64_t *misses) {
+    *hits = 0;
+    *misses = 0;
+    for (int i = 0; i < STRIPES; i++) {
+        pthread_mutex_lock(&stripes[i].lock);
+        *hits += stripes[i].hits;
+        *misses += stripes[i].misses;
+        pthread_mutex_unlock(&stripes[i].lock);
+    }
+}
+
+// Locks the stripe of `iv` and returns it with the first entry of the IV's set in `set`; NULL (and
+// nothing held) when the cache is off.
+static Stripe *lock_set(const unsigned char *iv, Entry **set) {
+    unsigned long long hash;
+    memcpy(&hash, iv, sizeof hash);
+    hash *= 0x9E3779B97F4A7C15ull;
+    size_t stripe_index = (size_t)(hash >> 60) % STRIPES;
+    Stripe *stripe = &stripes[stripe_index];
+    pthread_mutex_lock(&stripe->lock);
+    while (!table_built) {
+        pthread_mutex_unlock(&stripe->lock);
+        lock_all();
+        if (!table_built) build_table();
+        unlock_all();
+        pthread_mutex_lock(&stripe->lock);
+    }
+    if (set_count == 0) {
+        pthread_mutex_unlock(&stripe->lock);
+        return NULL;
+    }
+    size_t sets_per_stripe = set_count / STRIPES;
+    size_t set_index = stripe_index + STRIPES * (size_t)(((hash & 0xFFFFFFFFull) * sets_per_stripe) >> 32);
+    *set = &table[set_index * WAYS];
+    return stripe;
+}
+
+static Entry *find_page(Entry *set, const unsigned char *iv, const unsigned char *ciphertext, int size) {
+    for (int way = 0; way < WAYS; way++) {
+        Entry *entry = &set[way];
+        if (entry->size == size && memcmp(entry->iv, iv, PAGE_IV_SIZE) == 0 &&
+            memcmp(entry->ciphertext, ciphertext, (size_t)size) == 0)
+            return entry;
+    }
+    return NULL;
+}
+
+// The entry the page is kept in: the one already holding it, else the least recently used one
+// (written-and-unread pages first), refilled with the page and knowing nothing about it yet.
+// NULL when memory runs out.
+static Entry *entry_for(Entry *set, const unsigned char *iv, const unsigned char *ciphertext, int size) {
+    Entry *entry = find_page(set, iv, ciphertext, size);
+    if (entry) return entry;
+    entry = &set[0];
+    for (int way = 1; way < WAYS; way++) {
+        if (set[way].last_use < entry->last_use) entry = &set[way];
+    }
+    if (entry->buffer_size < size) {
+        unsigned char *buffer = malloc((size_t)size * 2);
+        if (!buffer) return NULL;
+        if (entry->ciphertext) {
+            wipe(entry->ciphertext, (size_t)entry->buffer_size * 2);
+            free(entry->ciphertext);
+        }
+        entry->ciphertext = buffer;
+        entry->plaintext = buffer + size;
+        entry->buffer_size = size;
+    }
+    entry->size = size;
+    entry->last_use = 0;
+    memcpy(entry->iv, iv, PAGE_IV_SIZE);
+    memcpy(entry->ciphertext, ciphertext, (size_t)size);
+    entry->has_plaintext = 0;
+    entry->has_mac = 0;
+    wipe(entry->key, PAGE_MAX_SECRET);
+    wipe(entry->mac_key, PAGE_MAX_SECRET);
+    return entry;
+}
+
+int page_table_find_mac(const unsigned char *iv, const unsigned char *ciphertext, int size,
+                        const unsigned char *mac_key, int mac_key_size, const unsigned char *page_number,
+                        unsigned char *mac, int mac_size) {
+    Entry *set;
+    Stripe *stripe = lock_set(iv, &set);
+    if (!stripe) return 0;
+    Entry *entry = find_page(set, iv, ciphertext, size);
+    int found = entry && entry->has_mac && entry->mac_key_size == mac_key_size && entry->mac_size == mac_size &&
+                memcmp(entry->mac_key, mac_key, (size_t)mac_key_size) == 0 &&
+                memcmp(entry->page_number, page_number, 4) == 0;
+    if (found) {
+        memcpy(mac, entry->mac, (size_t)mac_size);
+        entry->last_use = ++stripe->clock;
+    }
+    pthread_mutex_unlock(&stripe->lock);
+    return found;
+}
+
+void page_table_store_mac(const unsigned char *iv, const unsigned char *ciphertext, int size,
+                          const unsigned char *mac_key, int mac_key_size, const unsigned char *page_number,
+                          const unsigned char *mac, int mac_size) {
+    Entry *set;
+    Stripe *stripe = lock_set(iv, &set);
+    if (!stripe) return;
+    Entry *entry = entry_for(set, iv, ciphertext, size);
+    if (entry) {
+        entry->has_mac = 1;
+        entry->mac_key_size = mac_key_size;
+        entry->mac_size = mac_size;
+        memcpy(entry->mac_key, mac_key, (size_t)mac_key_size);
+        memcpy(entry->page_number, page_number, 4);
+        memcpy(entry->mac, mac, (size_t)mac_size);
+        // A page written here is MACed right after it is encrypted: that is not a read.
+        if (!(entry->has_plaintext && entry->last_use == 0)) entry->last_use = ++stripe->clock;
+    }
+    pthread_mutex_unlock(&stripe->lock);
+}
+
+int page_table_find_plaintext(const unsigned char *iv, const unsigned char *ciphertext, int size,
+                              const unsigned char *key, int key_size, const char *cipher, unsigned char *plaintext) {
+    Entry *set;
+    Stripe *stripe = lock_set(iv, &set);
+    if (!stripe) return 0;
+    Entry *entry = find_page(set, iv, ciphertext, size);
+    int found = entry && entry->has_plaintext && entry->key_size == key_size && strcmp(entry->cipher, cipher) == 0 &&
+                memcmp(entry->key, key, (size_t)key_size) == 0;
+    if (found) {
+        memcpy(plaintext, entry->plaintext, (size_t)size);
+        entry->last_use = ++stripe->clock;
+        stripe->hits++;
+    } else {
+        stripe->misses++;
+    }
+    pthread_mutex_unlock(&stripe->lock);
+    return found;
+}
+
+void page_table_store_plaintext(const unsigned char *iv, const unsigned char *ciphertext, int size,
+                                const unsigned char *key, int key_size, const char *cipher,
+                                const unsigned char *plaintext, int written) {
+    Entry *set;
+    Stripe *stripe = lock_set(iv, &set);
+    if (!stripe) return;
+    Entry *entry = entry_for(set, iv, ciphertext, size);
+    if (entry) {
+        entry->has_plaintext = 1;
+        entry->key_size = key_size;
+        memcpy(entry->key, key, (size_t)key_size);
+        entry->cipher = cipher;
+        memcpy(entry->plaintext, plaintext, (size_t)size);
+        entry->last_use = written ? 0 : ++stripe->clock;
+    }
+    pthread_mutex_unlock(&stripe->lock);
+}

@@ -1,0 +1,135 @@
+// The caching crypto provider (see include/CofferPageCache.h): SQLCipher's own provider with its
+// per-page HMAC and cipher functions memoized in the page table. Includes SQLCipher's header, never
+// the system SQLite's.
+#include "CofferPageCache.h"
+#include "page_table.h"
+
+#define SQLITE_HAS_CODEC 1  // declares sqlite3_key
+#include <sqlcipher/sqlite3.h>
+
+#include <pthread.h>
+
+// SQLCipher 3.4's crypto provider (its sqlcipher.h, which Debian does not install): the order of
+// these function pointers is the library's ABI.
+typedef struct Provider {
+    int (*activate)(void *ctx);
+    int (*deactivate)(void *ctx);
+    const char *(*get_provider_name)(void *ctx);
+    int (*add_random)(void *ctx, void *buffer, int length);
+    int (*random)(void *ctx, void *buffer, int length);
+    int (*hmac)(void *ctx, unsigned char *hmac_key, int key_sz, unsigned char *in, int in_sz, unsigned char *in2,
+                int in2_sz, unsigned char *out);
+    int (*kdf)(void *ctx, const unsigned char *pass, int pass_sz, unsigned char *salt, int salt_sz, int workfactor,
+               int key_sz, unsigned char *key);
+    int (*cipher)(void *ctx, int mode, unsigned char *key, int key_sz, unsigned char *iv, unsigned char *in, int in_sz,
+                  unsigned char *out);
+    int (*set_cipher)(void *ctx, const char *cipher_name);
+    const char *(*get_cipher)(void *ctx);
+    int (*get_key_sz)(void *ctx);
+    int (*get_iv_sz)(void *ctx);
+    int (*get_block_sz)(void *ctx);
+    int (*get_hmac_sz)(void *ctx);
+    int (*ctx_copy)(void *target_ctx, void *source_ctx);
+    int (*ctx_cmp)(void *c1_ctx, void *c2_ctx);
+    int (*ctx_init)(void **ctx);
+    int (*ctx_free)(void **ctx);
+    int (*fips_status)(void *ctx);
+    const char *(*get_provider_version)(void *ctx);
+} Provider;
+
+// Exported by libsqlcipher 3.4.1.
+extern void sqlcipher_activate(void);
+extern Provider *sqlcipher_get_provider(void);
+extern int sqlcipher_register_provider(Provider *provider);
+
+#define CIPHER_ENCRYPT 1
+
+static pthread_mutex_t provider_lock = PTHREAD_MUTEX_INITIALIZER;
+static Provider wrapped;  // the library's own provider, copied before the first swap
+static int have_wrapped;
+static long live_contexts;  // cipher contexts made by the caching provider and not yet freed
+
+// SQLCipher authenticates a page as HMAC(mac_key, ciphertext ‖ IV, page number), IV last.
+static int cached_hmac(void *ctx, unsigned char *mac_key, int key_size, unsigned char *in, int in_size,
+                       unsigned char *in2, int in2_size, unsigned char *out) {
+    int mac_size = wrapped.get_hmac_sz(ctx);
+    if (in_size <= PAGE_IV_SIZE || in2_size != 4 || key_size > PAGE_MAX_SECRET || mac_size > PAGE_MAX_SECRET ||
+        mac_size <= 0) {
+        return wrapped.hmac(ctx, mac_key, key_size, in, in_size, in2, in2_size, out);
+    }
+    int size = in_size - PAGE_IV_SIZE;
+    const unsigned char *iv = in + size;
+    if (page_table_find_mac(iv, in, size, mac_key, key_size, in2, out, mac_size)) return SQLITE_OK;
+    int result = wrapped.hmac(ctx, mac_key, key_size, in, in_size, in2, in2_size, out);
+    if (result == SQLITE_OK) page_table_store_mac(iv, in, size, mac_key, key_size, in2, out, mac_size);
+    return result;
+}
+
+static int cached_cipher(void *ctx, int mode, unsigned char *key, int key_size, unsigned char *iv, unsigned char *in,
+                         int in_size, unsigned char *out) {
+    if (in_size <= 0 || key_size > PAGE_MAX_SECRET) return wrapped.cipher(ctx, mode, key, key_size, iv, in, in_size, out);
+    const char *cipher = wrapped.get_cipher(ctx);
+    if (mode != CIPHER_ENCRYPT && page_table_find_plaintext(iv, in, in_size, key, key_size, cipher, out)) return SQLITE_OK;
+    int result = wrapped.cipher(ctx, mode, key, key_size, iv, in, in_size, out);
+    if (result != SQLITE_OK) return result;
+    if (mode == CIPHER_ENCRYPT) {
+        // A page written here may never be read (an index page no reader visits): it goes first when
+        // room is needed, so a commit's pages do not push out the ones readers use.
+        page_table_store_plaintext(iv, out, in_size, key, key_size, cipher, in, 1);
+    } else {
+        page_table_store_plaintext(iv, in, in_size, key, key_size, cipher, out, 0);
+    }
+    return result;
+}
+
+// SQLCipher makes two cipher contexts per keyed connection and frees them when it closes. Once the
+// last connection using the cache has closed, the plaintext it holds is wiped.
+static int counted_ctx_init(void **ctx) {
+    // Counted even when it fails: SQLCipher frees a context whose set-up failed.
+    __atomic_add_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL);
+    return wrapped.ctx_init(ctx);
+}
+
+static int counted_ctx_free(void **ctx) {
+    int result = wrapped.ctx_free(ctx);
+    if (__atomic_sub_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL) == 0) coffer_page_cache_purge();
+    return result;
+}
+
+// Registers a fresh copy of `provider` as the process's default (SQLCipher frees the previous one).
+static int register_copy(const Provider *provider) {
+    Provider *copy = sqlite3_malloc((int)sizeof *copy);
+    if (!copy) return SQLITE_NOMEM;
+    *copy = *provider;
+    return sqlcipher_register_provider(copy);
+}
+
+int coffer_page_cache_key(void *db, const void *key, int key_size) {
+    if (coffer_page_cache_capacity() == 0) return sqlite3_key(db, key, key_size);
+    pthread_mutex_lock(&provider_lock);
+    if (!have_wrapped) {
+        // An activation of our own, never ended, so SQLCipher keeps a default provider for good.
+        sqlcipher_activate();
+        Provider *current = sqlcipher_get_provider();
+        if (current) {
+            wrapped = *current;
+            have_wrapped = 1;
+        }
+    }
+    if (!have_wrapped) {
+        pthread_mutex_unlock(&provider_lock);
+        return sqlite3_key(db, key, key_size);
+    }
+    Provider caching = wrapped;
+    caching.hmac = cached_hmac;
+    caching.cipher = cached_cipher;
+    caching.ctx_init = counted_ctx_init;
+    caching.ctx_free = counted_ctx_free;
+    int swapped = register_copy(&caching) == SQLITE_OK;
+    int result = sqlite3_key(db, key, key_size);
+    // Should this allocation fail, the caching provider stays the default: it answers exactly as the
+    // wrapped one does, so other connections would only be faster.
+    if (swapped) register_copy(&wrapped);
+    pthread_mutex_unlock(&provider_lock);
+    return result;
+}

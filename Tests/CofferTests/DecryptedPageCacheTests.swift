@@ -1,0 +1,163 @@
+import CSQLCipher
+import Coffer
+import CofferTestSupport
+import Foundation
+import XCTest
+
+/// `DecryptedPageCache`: readers find the pages a commit left alone without decrypting them again, and
+/// the cache never answers for bytes it has not seen — a tampered page, a wrong key, a connection
+/// opened outside Coffer all go through SQLCipher's own checks.
+final class DecryptedPageCacheTests: XCTestCase {
+    override func tearDown() {
+        DecryptedPageCache.capacityKiB = 64 * 1024
+        super.tearDown()
+    }
+
+    /// A database whose `item` table spans about 150 pages, checkpointed into the main file.
+    private func filledDatabase(in directory: TemporaryDirectory, passphrase: String = "pw") throws -> Database {
+        let database = try Database(
+            path: directory.path("cached.db"), configuration: Configuration(encryption: .passphrase(passphrase)))
+        try database.write { db in
+            try db.executeScript("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT); CREATE TABLE other(x);")
+            for id in 0..<3_000 {
+                try db.execute(
+                    sql: "INSERT INTO item VALUES (?, ?)", arguments: [id, "body \(id) " + String(repeating: "x", count: 180)])
+            }
+        }
+        try database.checkpoint(.truncate)
+        return database
+    }
+
+    /// Makes every reader's SQLite page cache stale: a commit to a table the reads do not touch.
+    private func commitElsewhere(_ database: Database) throws {
+        try database.write { try $0.execute(sql: "INSERT INTO other VALUES (1)") }
+    }
+
+    func testAfterACommitReadersGetUnchangedPagesFromTheCache() throws {
+        let directory = try TemporaryDirectory()
+        let database = try filledDatabase(in: directory)
+        defer { try? database.close() }
+        let first = try readAll(database)
+        try commitElsewhere(database)
+        let before = DecryptedPageCache.counts
+        let second = try readAll(database)
+        let after = DecryptedPageCache.counts
+        XCTAssertEqual(second, first)
+        XCTAssertEqual(first.count, 3_000)
+        // The reader's own cache was emptied by the commit: it read about 150 pages again, and the
+        // cache answered for them.
+        XCTAssertGreaterThan(after.hits - before.hits, 100)
+        XCTAssertLessThan(after.misses - before.misses, 10)
+    }
+
+    func testATamperedPageIsAuthenticatedAgainAndFails() throws {
+        let directory = try TemporaryDirectory()
+        let database = try filledDatabase(in: directory)
+        defer { try? database.close() }
+        _ = try readAll(database)
+        // Flip one ciphertext byte of page 3 (a leaf of `item`) in the main file; its IV and MAC stay.
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: directory.path("cached.db")))
+        let offset = UInt64(9 * 4096 + 200)
+        try handle.seek(toOffset: offset)
+        let byte = try XCTUnwrap(handle.read(upToCount: 1)?.first)
+        try handle.seek(toOffset: offset)
+        handle.write(Data([byte ^ 0x01]))
+        try handle.close()
+        try commitElsewhere(database)
+        XCTAssertThrowsError(try readAll(database)) { error in
+            XCTAssertTrue((error as? CofferError)?.isCorruption == true, "\(error)")
+        }
+    }
+
+    func testAWrongPassphraseStillFailsWhileTheRightOneIsCached() throws {
+        let directory = try TemporaryDirectory()
+        let database = try filledDatabase(in: directory)
+        defer { try? database.close() }
+        _ = try readAll(database)
+        XCTAssertThrowsError(
+            try Database(path: directory.path("cached.db"), configuration: Configuration(encryption: .passphrase("not pw")))
+        ) { error in
+            guard case CofferError.wrongPassphrase = error else { return XCTFail("expected wrongPassphrase, got \(error)") }
+        }
+    }
+
+    func testConnectionsOpenedOutsideCofferDoNotUseTheCache() throws {
+        let directory = try TemporaryDirectory()
+        let database = try filledDatabase(in: directory)
+        defer { try? database.close() }
+        _ = try readAll(database)
+        var handle: OpaquePointer?
+        XCTAssertEqual(sqlite3_open(directory.path("cached.db"), &handle), SQLITE_OK)
+        defer { sqlite3_close(handle) }
+        // SQLCipher 3's default page size is 1024; Coffer's is 4096.
+        XCTAssertEqual(sqlite3_exec(handle, "PRAGMA key = 'pw'; PRAGMA cipher_page_size = 4096;", nil, nil, nil), SQLITE_OK)
+        let before = DecryptedPageCache.counts
+        XCTAssertEqual(sqlite3_exec(handle, "SELECT sum(length(body)) FROM item", nil, nil, nil), SQLITE_OK)
+        let after = DecryptedPageCache.counts
+        XCTAssertEqual(after.hits, before.hits)
+        XCTAssertEqual(after.misses, before.misses)
+    }
+
+    func testZeroCapacityTurnsTheCacheOffAndPurgeForgetsEveryPage() throws {
+        let directory = try TemporaryDirectory()
+        let database = try filledDatabase(in: directory)
+        defer { try? database.close() }
+        let expected = try readAll(database)
+
+        DecryptedPageCache.purge()
+        try commitElsewhere(database)
+        var before = DecryptedPageCache.counts
+        XCTAssertEqual(try readAll(database), expected)
+        var after = DecryptedPageCache.counts
+        XCTAssertEqual(after.hits, before.hits, "a purged cache answered")
+        XCTAssertGreaterThan(after.misses - before.misses, 100)
+
+        DecryptedPageCache.capacityKiB = 0
+        XCTAssertEqual(DecryptedPageCache.capacityKiB, 0)
+        try commitElsewhere(database)
+        before = DecryptedPageCache.counts
+        XCTAssertEqual(try readAll(database), expected)
+        after = DecryptedPageCache.counts
+        XCTAssertEqual(after.hits, before.hits)
+        XCTAssertEqual(after.misses, before.misses, "a cache without capacity was consulted")
+    }
+
+    func testTheSharedCacheReadsCorrectlyUnderConcurrentCommits() throws {
+        let directory = try TemporaryDirectory()
+        let database = try filledDatabase(in: directory)
+        defer { try? database.close() }
+        let expected = try readAll(database)
+        let failures = LockedCount()
+        DispatchQueue.concurrentPerform(iterations: 3) { worker in
+            for round in 0..<20 {
+                do {
+                    if worker == 0 {
+                        try database.write { db in
+                            try db.execute(sql: "UPDATE item SET body = body WHERE id = ?", arguments: [round * 100])
+                            try db.execute(sql: "INSERT INTO other VALUES (?)", arguments: [round])
+                        }
+                    } else if try readAll(database) != expected {
+                        failures.add()
+                    }
+                } catch {
+                    failures.add()
+                }
+            }
+        }
+        XCTAssertEqual(failures.value, 0)
+    }
+}
+
+/// Every `item` body, in id order.
+private func readAll(_ database: Database) throws -> [String] {
+    try database.read { db in try db.fetchAll(sql: "SELECT body FROM item ORDER BY id").map { try $0.decode(String.self, at: 0) }
+    }
+}
+
+/// A counter several threads add to.
+private final class LockedCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}
