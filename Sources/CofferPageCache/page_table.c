@@ -3,6 +3,10 @@
 // Sets of WAYS entries, each set guarded by one of STRIPES locks: the set of an IV is chosen among
 // the sets of the IV's stripe, so threads working on different stripes never share a lock, a counter
 // or a cache line. Replacing the table (capacity change, purge) holds every stripe.
+//
+// Admission: a page is copied in the second time it is decrypted. The first time only its IV's first
+// 8 bytes are noted among the set's GHOSTS, so a page read once (a full scan, a page a commit just
+// wrote) costs no copy and pushes nothing out.
 #include "CofferPageCache.h"
 #include "page_table.h"
 
@@ -11,6 +15,7 @@
 #include <string.h>
 
 #define WAYS 8
+#define GHOSTS 8
 #define STRIPES 16
 
 // One page version: its IV (random per write, so also its hash), ciphertext, and what is known of
@@ -21,7 +26,7 @@ typedef struct Entry {
     unsigned char *ciphertext;  // buffer_size bytes, followed by the plaintext's buffer_size
     unsigned char *plaintext;
     unsigned char iv[PAGE_IV_SIZE];
-    unsigned long long last_use;  // its stripe's clock; 0 for a page written here and not read since
+    unsigned long long last_use;  // its stripe's clock when last used; 0 when empty
 
     int has_plaintext;
     int key_size;
@@ -51,8 +56,15 @@ static Stripe stripes[STRIPES] = {
 #undef STRIPE
 };
 
+// The IVs of pages decrypted once and not cached, as their first 8 bytes.
+typedef struct Ghosts {
+    unsigned long long tags[GHOSTS];
+    unsigned next;
+} Ghosts;
+
 // Written only with every stripe held, so reading them under any one stripe is safe.
 static Entry *table;
+static Ghosts *ghosts;  // one per set
 static size_t set_count;  // a multiple of STRIPES; 0 when the cache is off or not built yet
 static int table_built;
 static size_t capacity = 64 * 1024 * 1024;
@@ -66,8 +78,7 @@ static void unlock_all(void) {
 }
 
 static void wipe(void *pointer, size_t size) {
-    volatile unsigned char *bytes = pointer;
-    while (size--) *bytes++ = 0;
+    explicit_bzero(pointer, size);
 }
 
 // Wipes and frees the table. Caller holds every stripe.
@@ -81,7 +92,9 @@ static void free_table(void) {
         wipe(entry, sizeof *entry);
     }
     free(table);
+    free(ghosts);
     table = NULL;
+    ghosts = NULL;
     set_count = 0;
     table_built = 0;
 }
@@ -93,7 +106,15 @@ static void build_table(void) {
     table_built = 1;
     if (sets == 0) return;
     table = calloc(sets * WAYS, sizeof(Entry));
-    if (table) set_count = sets;
+    ghosts = calloc(sets, sizeof(Ghosts));
+    if (table && ghosts) {
+        set_count = sets;
+    } else {
+        free(table);
+        free(ghosts);
+        table = NULL;
+        ghosts = NULL;
+    }
 }
 
 void coffer_page_cache_set_capacity(size_t bytes) {
@@ -127,9 +148,9 @@ void coffer_page_cache_counts(uint64_t *hits, uint64_t *misses) {
     }
 }
 
-// Locks the stripe of `iv` and returns it with the first entry of the IV's set in `set`; NULL (and
-// nothing held) when the cache is off.
-static Stripe *lock_set(const unsigned char *iv, Entry **set) {
+// Locks the stripe of `iv` and returns it with the first entry of the IV's set in `set` and the set's
+// ghosts in `set_ghosts`; NULL (and nothing held) when the cache is off.
+static Stripe *lock_set(const unsigned char *iv, Entry **set, Ghosts **set_ghosts) {
     unsigned long long hash;
     memcpy(&hash, iv, sizeof hash);
     hash *= 0x9E3779B97F4A7C15ull;
@@ -150,6 +171,7 @@ static Stripe *lock_set(const unsigned char *iv, Entry **set) {
     size_t sets_per_stripe = set_count / STRIPES;
     size_t set_index = stripe_index + STRIPES * (size_t)(((hash & 0xFFFFFFFFull) * sets_per_stripe) >> 32);
     *set = &table[set_index * WAYS];
+    if (set_ghosts) *set_ghosts = &ghosts[set_index];
     return stripe;
 }
 
@@ -163,13 +185,27 @@ static Entry *find_page(Entry *set, const unsigned char *iv, const unsigned char
     return NULL;
 }
 
-// The entry the page is kept in: the one already holding it, else the least recently used one
-// (written-and-unread pages first), refilled with the page and knowing nothing about it yet.
-// NULL when memory runs out.
-static Entry *entry_for(Entry *set, const unsigned char *iv, const unsigned char *ciphertext, int size) {
-    Entry *entry = find_page(set, iv, ciphertext, size);
-    if (entry) return entry;
-    entry = &set[0];
+static unsigned long long ghost_tag(const unsigned char *iv) {
+    unsigned long long tag;
+    memcpy(&tag, iv, sizeof tag);
+    return tag;
+}
+
+// Whether the page was decrypted once before; if not, notes that it now has been.
+static int seen_before(Ghosts *set_ghosts, const unsigned char *iv) {
+    unsigned long long tag = ghost_tag(iv);
+    for (int i = 0; i < GHOSTS; i++) {
+        if (set_ghosts->tags[i] == tag) return 1;
+    }
+    set_ghosts->tags[set_ghosts->next] = tag;
+    set_ghosts->next = (set_ghosts->next + 1) % GHOSTS;
+    return 0;
+}
+
+// The entry to keep a page in: the least recently used one, refilled with the page and knowing
+// nothing about it yet. NULL when memory runs out.
+static Entry *admit(Entry *set, const unsigned char *iv, const unsigned char *ciphertext, int size) {
+    Entry *entry = &set[0];
     for (int way = 1; way < WAYS; way++) {
         if (set[way].last_use < entry->last_use) entry = &set[way];
     }
@@ -185,7 +221,6 @@ static Entry *entry_for(Entry *set, const unsigned char *iv, const unsigned char
         entry->buffer_size = size;
     }
     entry->size = size;
-    entry->last_use = 0;
     memcpy(entry->iv, iv, PAGE_IV_SIZE);
     memcpy(entry->ciphertext, ciphertext, (size_t)size);
     entry->has_plaintext = 0;
@@ -199,7 +234,7 @@ int page_table_find_mac(const unsigned char *iv, const unsigned char *ciphertext
                         const unsigned char *mac_key, int mac_key_size, const unsigned char *page_number,
                         unsigned char *mac, int mac_size) {
     Entry *set;
-    Stripe *stripe = lock_set(iv, &set);
+    Stripe *stripe = lock_set(iv, &set, NULL);
     if (!stripe) return 0;
     Entry *entry = find_page(set, iv, ciphertext, size);
     int found = entry && entry->has_mac && entry->mac_key_size == mac_key_size && entry->mac_size == mac_size &&
@@ -217,9 +252,17 @@ void page_table_store_mac(const unsigned char *iv, const unsigned char *cipherte
                           const unsigned char *mac_key, int mac_key_size, const unsigned char *page_number,
                           const unsigned char *mac, int mac_size) {
     Entry *set;
-    Stripe *stripe = lock_set(iv, &set);
+    Ghosts *set_ghosts;
+    Stripe *stripe = lock_set(iv, &set, &set_ghosts);
     if (!stripe) return;
-    Entry *entry = entry_for(set, iv, ciphertext, size);
+    // Only the decryption that follows notes a first sighting: a MAC alone admits nothing new.
+    Entry *entry = find_page(set, iv, ciphertext, size);
+    if (!entry) {
+        unsigned long long tag = ghost_tag(iv);
+        for (int i = 0; i < GHOSTS && !entry; i++) {
+            if (set_ghosts->tags[i] == tag) entry = admit(set, iv, ciphertext, size);
+        }
+    }
     if (entry) {
         entry->has_mac = 1;
         entry->mac_key_size = mac_key_size;
@@ -227,8 +270,7 @@ void page_table_store_mac(const unsigned char *iv, const unsigned char *cipherte
         memcpy(entry->mac_key, mac_key, (size_t)mac_key_size);
         memcpy(entry->page_number, page_number, 4);
         memcpy(entry->mac, mac, (size_t)mac_size);
-        // A page written here is MACed right after it is encrypted: that is not a read.
-        if (!(entry->has_plaintext && entry->last_use == 0)) entry->last_use = ++stripe->clock;
+        entry->last_use = ++stripe->clock;
     }
     pthread_mutex_unlock(&stripe->lock);
 }
@@ -236,7 +278,7 @@ void page_table_store_mac(const unsigned char *iv, const unsigned char *cipherte
 int page_table_find_plaintext(const unsigned char *iv, const unsigned char *ciphertext, int size,
                               const unsigned char *key, int key_size, const char *cipher, unsigned char *plaintext) {
     Entry *set;
-    Stripe *stripe = lock_set(iv, &set);
+    Stripe *stripe = lock_set(iv, &set, NULL);
     if (!stripe) return 0;
     Entry *entry = find_page(set, iv, ciphertext, size);
     int found = entry && entry->has_plaintext && entry->key_size == key_size && strcmp(entry->cipher, cipher) == 0 &&
@@ -254,18 +296,20 @@ int page_table_find_plaintext(const unsigned char *iv, const unsigned char *ciph
 
 void page_table_store_plaintext(const unsigned char *iv, const unsigned char *ciphertext, int size,
                                 const unsigned char *key, int key_size, const char *cipher,
-                                const unsigned char *plaintext, int written) {
+                                const unsigned char *plaintext) {
     Entry *set;
-    Stripe *stripe = lock_set(iv, &set);
+    Ghosts *set_ghosts;
+    Stripe *stripe = lock_set(iv, &set, &set_ghosts);
     if (!stripe) return;
-    Entry *entry = entry_for(set, iv, ciphertext, size);
+    Entry *entry = find_page(set, iv, ciphertext, size);
+    if (!entry && seen_before(set_ghosts, iv)) entry = admit(set, iv, ciphertext, size);
     if (entry) {
         entry->has_plaintext = 1;
         entry->key_size = key_size;
         memcpy(entry->key, key, (size_t)key_size);
         entry->cipher = cipher;
         memcpy(entry->plaintext, plaintext, (size_t)size);
-        entry->last_use = written ? 0 : ++stripe->clock;
+        entry->last_use = ++stripe->clock;
     }
     pthread_mutex_unlock(&stripe->lock);
 }

@@ -11,7 +11,7 @@ int page_table_find_mac(const unsigned char *iv, const unsigned char *ciphertext
                         const unsigned char *mac_key, int mac_key_size, const unsigned char *page_number,
                         unsigned char *mac, int mac_size);
 
-/// Remembers the page's MAC.
+/// Remembers the page's MAC, if the page is cached or was decrypted once before.
 void page_table_store_mac(const unsigned char *iv, const unsigned char *ciphertext, int size,
                           const unsigned char *mac_key, int mac_key_size, const unsigned char *page_number,
                           const unsigned char *mac, int mac_size);
@@ -20,10 +20,10 @@ void page_table_store_mac(const unsigned char *iv, const unsigned char *cipherte
 int page_table_find_plaintext(const unsigned char *iv, const unsigned char *ciphertext, int size,
                               const unsigned char *key, int key_size, const char *cipher, unsigned char *plaintext);
 
-/// Remembers the page's plaintext. `written` marks a page this process encrypted: it is evicted first
-/// until somebody reads it.
+/// Remembers the page's plaintext, if the page is cached or was decrypted once before; otherwise notes
+/// that it now has been.
 void page_table_store_plaintext(const unsigned char *iv, const unsigned char *ciphertext, int size,
                                 const unsigned char *key, int key_size, const char *cipher,
-                                const unsigned char *plaintext, int written);
+                                const unsigned char *plaintext);
 
 #endif

@@ -67,18 +67,14 @@ static int cached_hmac(void *ctx, unsigned char *mac_key, int key_size, unsigned
 
 static int cached_cipher(void *ctx, int mode, unsigned char *key, int key_size, unsigned char *iv, unsigned char *in,
                          int in_size, unsigned char *out) {
-    if (in_size <= 0 || key_size > PAGE_MAX_SECRET) return wrapped.cipher(ctx, mode, key, key_size, iv, in, in_size, out);
-    const char *cipher = wrapped.get_cipher(ctx);
-    if (mode != CIPHER_ENCRYPT && page_table_find_plaintext(iv, in, in_size, key, key_size, cipher, out)) return SQLITE_OK;
-    int result = wrapped.cipher(ctx, mode, key, key_size, iv, in, in_size, out);
-    if (result != SQLITE_OK) return result;
-    if (mode == CIPHER_ENCRYPT) {
-        // A page written here may never be read (an index page no reader visits): it goes first when
-        // room is needed, so a commit's pages do not push out the ones readers use.
-        page_table_store_plaintext(iv, out, in_size, key, key_size, cipher, in, 1);
-    } else {
-        page_table_store_plaintext(iv, in, in_size, key, key_size, cipher, out, 0);
+    // Pages this process encrypts are not cached: readers cache them once they have read them twice.
+    if (mode == CIPHER_ENCRYPT || in_size <= 0 || key_size > PAGE_MAX_SECRET) {
+        return wrapped.cipher(ctx, mode, key, key_size, iv, in, in_size, out);
     }
+    const char *cipher = wrapped.get_cipher(ctx);
+    if (page_table_find_plaintext(iv, in, in_size, key, key_size, cipher, out)) return SQLITE_OK;
+    int result = wrapped.cipher(ctx, mode, key, key_size, iv, in, in_size, out);
+    if (result == SQLITE_OK) page_table_store_plaintext(iv, in, in_size, key, key_size, cipher, out);
     return result;
 }
 

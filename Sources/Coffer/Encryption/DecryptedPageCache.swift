@@ -7,20 +7,24 @@ internal import CofferPageCache
 /// again (HMAC-SHA1 and AES-256-CBC, about 79,000 instructions per 4 KiB page on the benchmark
 /// machine), even the pages the commit left alone. This cache keeps those results across commits and
 /// across connections. A page is served from it only when its ciphertext, IV, page number and keys
-/// are byte-for-byte those of a page it authenticated, decrypted or encrypted before. The answer is
-/// then exactly the one SQLCipher would compute. A changed, damaged or tampered page never matches,
-/// so it is authenticated from scratch and fails as it would without the cache.
+/// are byte-for-byte those of a page it authenticated and decrypted before. The answer is then
+/// exactly the one SQLCipher would compute. A changed, damaged or tampered page never matches, so it
+/// is authenticated from scratch and fails as it would without the cache.
+///
+/// A page is copied in the second time a connection decrypts it; the first time, only its IV is
+/// noted. A page read once, as in a full scan, costs no copy and pushes nothing out. Pages this
+/// process writes are not copied in either: readers cache them once they have read them twice.
 ///
 /// Each cached page holds its ciphertext and its plaintext, so it costs twice the page size: the
-/// default capacity, 64 MiB, holds about 7,800 pages of 4 KiB. Memory is taken as pages are cached,
-/// so a small database costs about twice the pages read, never the whole capacity. The plaintext
+/// default capacity, 64 MiB, holds about 7,800 pages of 4 KiB (the capacity includes about 300
+/// bytes of bookkeeping per page). Memory is taken as pages are cached, so a small database costs
+/// about twice the size of the pages read more than once, never the whole capacity. The plaintext
 /// stays in process memory, like SQLite's own page cache, and never reaches the disk. It is wiped
 /// when the last connection using the cache closes, on ``purge()``, and when the capacity changes.
-/// A page this process wrote is cached too, so readers find a commit's pages there, but it is the
-/// first to go when room is needed, until a reader uses it.
+/// When room is needed, the least recently used page goes.
 ///
 /// ```swift
-/// DecryptedPageCache.capacityKiB = 64 * 1024   // a bigger cache for a read-heavy app
+/// DecryptedPageCache.capacityKiB = 256 * 1024  // a bigger cache for a big, read-heavy database
 /// DecryptedPageCache.capacityKiB = 0           // or none: every page read is decrypted again
 /// ```
 ///

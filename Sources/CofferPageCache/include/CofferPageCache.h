@@ -6,8 +6,10 @@
 // 79,000 instructions per 4 KiB page here) every page it touches after each commit — even the pages
 // the commit did not change. This cache memoizes SQLCipher's two per-page functions, exactly: a page
 // is served from it only when its ciphertext, IV, page number and keys are byte-for-byte those of a
-// page it authenticated or decrypted before (or encrypted itself), and then the answer is the one the
-// real function gives. A changed or damaged page never matches, so it is authenticated as before.
+// page it authenticated and decrypted before, and then the answer is the one the real function gives.
+// A changed or damaged page never matches, so it is authenticated as before. A page is copied in the
+// second time it is decrypted, so a page read once (a full scan) costs no copy and evicts nothing;
+// pages this process encrypts are not copied in.
 //
 // It is installed as a SQLCipher crypto provider wrapping the library's own (OpenSSL) provider, for
 // the connections keyed through `coffer_page_cache_key` only: SQLCipher copies the process's provider
