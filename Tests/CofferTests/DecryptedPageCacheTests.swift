@@ -14,9 +14,9 @@ final class DecryptedPageCacheTests: XCTestCase {
     }
 
     /// A database whose `item` table spans about 150 pages, checkpointed into the main file.
-    private func filledDatabase(in directory: TemporaryDirectory, passphrase: String = "pw") throws -> Database {
+    private func filledDatabase(in directory: TemporaryDirectory, cipher: CipherOptions = CipherOptions()) throws -> Database {
         let database = try Database(
-            path: directory.path("cached.db"), configuration: Configuration(encryption: .passphrase(passphrase)))
+            path: directory.path("cached.db"), configuration: Configuration(encryption: .passphrase("pw"), cipher: cipher))
         try database.write { db in
             try db.executeScript("CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT); CREATE TABLE other(x);")
             for id in 0..<3_000 {
@@ -71,6 +71,19 @@ final class DecryptedPageCacheTests: XCTestCase {
         let thirdRead = decryptionsSinceLastCall()
         XCTAssertGreaterThan(thirdRead.hits, 100)
         XCTAssertLessThan(thirdRead.misses, 10)
+    }
+
+    func testWithoutPageMACsTheCacheStillAnswersOnlyForIdenticalPages() throws {
+        let directory = try TemporaryDirectory()
+        let database = try filledDatabase(in: directory, cipher: CipherOptions(usesHMAC: false))
+        defer { try? database.close() }
+        let expected = try readAll(database)
+        try readTwiceAcrossCommits(database)
+        // A commit that rewrites every `item` page: none of the cached page versions may answer.
+        try database.write { try $0.execute(sql: "UPDATE item SET body = upper(body)") }
+        let before = DecryptedPageCache.counts
+        XCTAssertEqual(try readAll(database), expected.map { $0.uppercased() })
+        XCTAssertLessThan(DecryptedPageCache.counts.hits - before.hits, 5)
     }
 
     func testATamperedPageIsAuthenticatedAgainAndFails() throws {

@@ -28,8 +28,9 @@ internal import CofferPageCache
 /// DecryptedPageCache.capacityKiB = 0           // or none: every page read is decrypted again
 /// ```
 ///
-/// The setting applies to every encrypted ``Database`` in the process, including those already open.
-/// Plaintext databases do not use the cache, and neither do connections the app opens outside Coffer.
+/// The setting applies to every encrypted ``Database`` in the process, including those already open,
+/// except that connections opened while the capacity was 0 never use the cache. Plaintext databases
+/// do not use it, and neither do connections the app opens outside Coffer.
 public enum DecryptedPageCache {
     /// The cache's capacity, in KiB. Default 65536 (64 MiB); 0 turns the cache off, and so does any
     /// capacity under about 1 MiB. Setting it empties the cache.
