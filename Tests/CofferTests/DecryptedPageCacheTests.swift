@@ -86,6 +86,29 @@ final class DecryptedPageCacheTests: XCTestCase {
         XCTAssertLessThan(DecryptedPageCache.counts.hits - before.hits, 5)
     }
 
+    func testTwoCopiesOfOneFileShareCachedPagesUntilTheyDiverge() throws {
+        let directory = try TemporaryDirectory()
+        let original = try filledDatabase(in: directory)
+        defer { try? original.close() }
+        let expected = try readAll(original)
+        try readTwiceAcrossCommits(original)
+        try original.checkpoint(.truncate)
+        try FileManager.default.copyItem(atPath: directory.path("cached.db"), toPath: directory.path("copy.db"))
+        let copy = try Database(path: directory.path("copy.db"), configuration: Configuration(encryption: .passphrase("pw")))
+        defer { try? copy.close() }
+        // The copy's pages are byte for byte the original's: the cache answers for them.
+        let before = DecryptedPageCache.counts
+        XCTAssertEqual(try readAll(copy), expected)
+        XCTAssertGreaterThan(DecryptedPageCache.counts.hits - before.hits, 100)
+
+        try copy.write { try $0.execute(sql: "UPDATE item SET body = 'changed' WHERE id % 2 = 0") }
+        for _ in 0..<2 {
+            try commitElsewhere(original)
+            XCTAssertEqual(try readAll(original), expected)
+            XCTAssertEqual(try readAll(copy), expected.enumerated().map { $0.offset % 2 == 0 ? "changed" : $0.element })
+        }
+    }
+
     func testATamperedPageIsAuthenticatedAgainAndFails() throws {
         let directory = try TemporaryDirectory()
         let database = try filledDatabase(in: directory)
