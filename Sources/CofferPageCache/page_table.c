@@ -191,13 +191,19 @@ static unsigned long long ghost_tag(const unsigned char *iv) {
     return tag;
 }
 
-// Whether the page was decrypted once before; if not, notes that it now has been.
-static int seen_before(Ghosts *set_ghosts, const unsigned char *iv) {
+// Whether the page was decrypted once before (and not cached then).
+static int is_ghost(const Ghosts *set_ghosts, const unsigned char *iv) {
     unsigned long long tag = ghost_tag(iv);
     for (int i = 0; i < GHOSTS; i++) {
         if (set_ghosts->tags[i] == tag) return 1;
     }
-    set_ghosts->tags[set_ghosts->next] = tag;
+    return 0;
+}
+
+// Whether the page was decrypted once before; if not, notes that it now has been.
+static int seen_before(Ghosts *set_ghosts, const unsigned char *iv) {
+    if (is_ghost(set_ghosts, iv)) return 1;
+    set_ghosts->tags[set_ghosts->next] = ghost_tag(iv);
     set_ghosts->next = (set_ghosts->next + 1) % GHOSTS;
     return 0;
 }
@@ -257,12 +263,7 @@ void page_table_store_mac(const unsigned char *iv, const unsigned char *cipherte
     if (!stripe) return;
     // Only the decryption that follows notes a first sighting: a MAC alone admits nothing new.
     Entry *entry = find_page(set, iv, ciphertext, size);
-    if (!entry) {
-        unsigned long long tag = ghost_tag(iv);
-        for (int i = 0; i < GHOSTS && !entry; i++) {
-            if (set_ghosts->tags[i] == tag) entry = admit(set, iv, ciphertext, size);
-        }
-    }
+    if (!entry && is_ghost(set_ghosts, iv)) entry = admit(set, iv, ciphertext, size);
     if (entry) {
         entry->has_mac = 1;
         entry->mac_key_size = mac_key_size;
