@@ -1,3 +1,5 @@
+import Foundation
+
 // Predicates and aggregate functions on typed expressions: IS NULL, IN, BETWEEN, LIKE, count, sum…
 
 extension TypedExpression {
@@ -103,14 +105,45 @@ extension TypedExpression where Value: SQLTextValue {
     }
 
     /// True when the text contains `text` literally: `%`, `_` and `\` in it match only themselves.
-    /// SQLite refuses patterns over 50,000 bytes (`SQLITE_LIMIT_LIKE_PATTERN_LENGTH`) with an error.
-    public func contains(_ text: String) -> SQLExpression<Root, Bool> { like("%" + Self.escapeLike(text) + "%") }
+    /// Like ``like(_:)`` it ignores ASCII case. SQLite refuses patterns over 50,000 bytes
+    /// (`SQLITE_LIMIT_LIKE_PATTERN_LENGTH`) with an error.
+    ///
+    /// A `text` holding a NUL character, which LIKE cannot express (it stops reading at the NUL), is
+    /// matched with `instr` instead.
+    public func contains(_ text: String) -> SQLExpression<Root, Bool> {
+        guard text.utf8.contains(0) else { return like("%" + Self.escapeLike(text) + "%") }
+        return SQLExpression(
+            SQLFragment(raw: "instr(lower(") + sqlFragment + SQLFragment(raw: "), ")
+                + SQLFragment(value: .text(Self.asciiLowercased(text))) + SQLFragment(raw: ") > 0"))
+    }
 
-    /// True when the text starts with `prefix` literally.
-    public func hasPrefix(_ prefix: String) -> SQLExpression<Root, Bool> { like(Self.escapeLike(prefix) + "%") }
+    /// True when the text starts with `prefix` literally, ignoring ASCII case. A LIKE that an index can
+    /// serve, or for a `prefix` holding a NUL a comparison of the leading bytes.
+    public func hasPrefix(_ prefix: String) -> SQLExpression<Root, Bool> {
+        guard prefix.utf8.contains(0) else { return like(Self.escapeLike(prefix) + "%") }
+        return leadingOrTrailingBytes(start: "1, ", of: prefix)
+    }
 
-    /// True when the text ends with `suffix` literally.
-    public func hasSuffix(_ suffix: String) -> SQLExpression<Root, Bool> { like("%" + Self.escapeLike(suffix)) }
+    /// True when the text ends with `suffix` literally, ignoring ASCII case (for a `suffix` holding a
+    /// NUL, a comparison of the trailing bytes).
+    public func hasSuffix(_ suffix: String) -> SQLExpression<Root, Bool> {
+        guard suffix.utf8.contains(0) else { return like("%" + Self.escapeLike(suffix)) }
+        return leadingOrTrailingBytes(start: "-", of: suffix)
+    }
+
+    /// `substr(CAST(lower(text) AS BLOB), <start><byte count>) = <lowered bytes>`: exact for any
+    /// bytes, NUL included (`substr` on TEXT would stop at a NUL; on a BLOB it counts bytes).
+    private func leadingOrTrailingBytes(start: String, of text: String) -> SQLExpression<Root, Bool> {
+        let bytes = Data(Self.asciiLowercased(text).utf8)
+        return SQLExpression(
+            SQLFragment(raw: "substr(CAST(lower(") + sqlFragment
+                + SQLFragment(raw: ") AS BLOB), \(start)\(bytes.count)) = ") + SQLFragment(value: .blob(bytes)))
+    }
+
+    /// `text` with ASCII letters lowered, as SQLite's `lower()` and LIKE fold them (other characters kept).
+    static func asciiLowercased(_ text: String) -> String {
+        String(decoding: text.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
 
     /// `text` with LIKE's wildcards and the escape character escaped by `\`.
     static func escapeLike(_ text: String) -> String {
