@@ -98,6 +98,50 @@ final class PublicAPIDatabaseTests: XCTestCase {
         XCTAssertEqual(shell.stdout, "100\n", shell.stderr)
     }
 
+    func testEncryptAndExportPlaintextCopies() throws {
+        let dir = try TemporaryDirectory()
+        let plain = dir.path("legacy.db")
+        try Shell.run("sqlite3", plain, "CREATE TABLE t(x); INSERT INTO t VALUES ('legacy row'); PRAGMA user_version = 7;")
+        let secure = dir.path("secure.db")
+        try Database.encrypt(plaintextAt: plain, to: secure, encryption: .passphrase("pw"))
+        XCTAssertFalse(FileScan.file(secure, contains: "legacy row"))
+        let database = try Database(path: secure, configuration: Configuration(encryption: .passphrase("pw")))
+        XCTAssertEqual(try database.read { try $0.fetchValue(Int.self, sql: "PRAGMA user_version") }, 7)
+        let exported = dir.path("exported.db")
+        try database.exportPlaintext(to: exported)
+        try database.close()
+        XCTAssertEqual(try Shell.run("sqlite3", exported, "SELECT x FROM t; PRAGMA user_version;"), "legacy row\n7\n")
+    }
+
+    func testOnCorruptionFiresOnceForADamagedPage() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path("damaged.db")
+        let database = try Database(path: path, configuration: Configuration(encryption: .passphrase("pw")))
+        try database.write { db in
+            try db.execute(sql: "CREATE TABLE t(x TEXT)")
+            for index in 0..<400 { try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: ["row \(index) of many"]) }
+        }
+        try database.close()
+        // Overwrite the middle of the last page with noise.
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: size - 2048)
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: 512))
+        try handle.close()
+
+        let events = Failures()
+        var configuration = Configuration(encryption: .passphrase("pw"))
+        configuration.onCorruption = { event in events.append(event.path) }
+        let reopened = try Database(path: path, configuration: configuration)
+        for _ in 0..<2 {
+            XCTAssertThrowsError(try reopened.read { try $0.fetchAll(sql: "SELECT * FROM t") }) { error in
+                XCTAssertTrue((error as? CofferError)?.isCorruption ?? false, "\(error)")
+            }
+        }
+        XCTAssertEqual(events.all, [path], "called once, with the path")
+        try reopened.close()
+    }
+
     func testChangePassphraseWhileThreadsRead() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("rekey.db")
