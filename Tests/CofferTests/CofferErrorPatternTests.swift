@@ -46,9 +46,17 @@ final class CofferErrorPatternTests: XCTestCase {
         let restored = self.dir.path("app.db")
         XCTAssertEqual(
             primary { try Database.restore(from: self.dir.url, to: restored, configuration: Configuration()) }, "cantOpen")
+        XCTAssertEqual(primary(write("SELECT 1; SELECT 2")), "misuse", "execute(sql:) takes one statement")
+        XCTAssertEqual(
+            primary {
+                try self.database.write { db in
+                    try db.forEachRow(sql: "SELECT * FROM parent") { _ in try db.execute(sql: "DROP TABLE child") }
+                }
+            }, "locked", "a table cannot be dropped while a statement reads the file")
         let noise = dir.path("noise.db")
         try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: noise))
         XCTAssertEqual(primary { _ = try Database(path: noise) }, "notADatabase")
+        XCTAssertEqual(primary { _ = try self.damagedDatabase().read { try $0.fetchAll(sql: "SELECT * FROM t") } }, "corrupt")
         let blocker = try Database(path: dir.path("app.db"), configuration: lockingConfiguration())
         let holding = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
@@ -86,6 +94,21 @@ final class CofferErrorPatternTests: XCTestCase {
             "fileNotFound")
         try database.close()
         XCTAssertEqual(primary { _ = try self.database.read { try $0.fetchAll(sql: "SELECT 1") } }, "apiMisuse")
+    }
+
+    /// A plaintext database whose last page (a table leaf) the test overwrote with noise.
+    private func damagedDatabase() throws -> Database {
+        let path = dir.path("damaged.db")
+        try Shell.run(
+            "sqlite3", path,
+            "CREATE TABLE t(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400) INSERT INTO t SELECT 'row ' || i FROM n;"
+        )
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: size - 4096)
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: 64))
+        try handle.close()
+        return try Database(path: path)
     }
 
     private func lockingConfiguration() -> Configuration {
