@@ -2,10 +2,11 @@ import XCTest
 
 @testable import Coffer
 
-/// `contains`, `hasPrefix` and `hasSuffix` with a NUL in the pattern match exactly: SQLite's LIKE stops
-/// reading a pattern at its NUL, so `"ab\0cd"` would match every text containing `"ab"`.
+/// `contains`, `hasPrefix` and `hasSuffix` match exactly when the pattern or the value holds a NUL: SQLite's
+/// LIKE stops reading both at a NUL, so `"ab\0cd"` would match every text containing `"ab"`, and `"cd"`
+/// would miss `"ab\0cd"`.
 final class QueryNULPatternTests: XCTestCase {
-    func testPatternsWithoutNULStayLIKE() throws {
+    func testPrefixesWithoutNULStayLIKE() throws {
         XCTAssertEqual(
             try Message.filter { $0.body.hasPrefix("ab") }.select { $0.id }.build().sql,
             #"SELECT "id" FROM "message" WHERE ("body") LIKE ? ESCAPE '\'"#)
@@ -45,5 +46,11 @@ final class QueryNULPatternTests: XCTestCase {
         XCTAssertEqual(try matching { $0.body.hasSuffix("\0É") }, ["é\0É"], "non-ASCII letters keep their case")
         XCTAssertEqual(try matching { $0.body.hasSuffix("\0é") }, [])
         XCTAssertEqual(try matching { $0.body.hasPrefix("é\0") }, ["é\0É"])
+        // Patterns without a NUL see past a NUL in the value.
+        XCTAssertEqual(try matching { $0.body.contains("cD") }, ["abXcd", "ab\0cd", "xAB\0CDy", "cd", "\0cd", "b\0cd"])
+        XCTAssertEqual(try matching { $0.body.hasSuffix("cd") }, ["abXcd", "ab\0cd", "cd", "\0cd", "b\0cd"])
+        XCTAssertEqual(try matching { $0.body.hasPrefix("AB") }, ["ab", "abXcd", "ab\0cd", "ab\0c", "ab\0"])
+        XCTAssertEqual(try matching { $0.body.hasSuffix("") }.count, bodies.count)
+        XCTAssertEqual(try matching { $0.body.contains("") }.count, bodies.count)
     }
 }

@@ -104,30 +104,30 @@ extension TypedExpression where Value: SQLTextValue {
                 + SQLFragment(raw: " ESCAPE '\\'"))
     }
 
-    /// True when the text contains `text` literally: `%`, `_` and `\` in it match only themselves.
-    /// Like ``like(_:)`` it ignores ASCII case. SQLite refuses patterns over 50,000 bytes
-    /// (`SQLITE_LIMIT_LIKE_PATTERN_LENGTH`) with an error.
+    /// True when the text contains `text` literally, ignoring ASCII case as ``like(_:)`` does: `%`, `_`
+    /// and `\` match only themselves.
     ///
-    /// A `text` holding a NUL character, which LIKE cannot express (it stops reading at the NUL), is
-    /// matched with `instr` instead.
+    /// `instr(lower(column), lowered text) > 0`: exact for every text, NUL characters included (LIKE
+    /// stops reading the value and the pattern at a NUL), and no index could serve a leading `%` anyway.
     public func contains(_ text: String) -> SQLExpression<Root, Bool> {
-        guard text.utf8.contains(0) else { return like("%" + Self.escapeLike(text) + "%") }
-        return SQLExpression(
+        SQLExpression(
             SQLFragment(raw: "instr(lower(") + sqlFragment + SQLFragment(raw: "), ")
                 + SQLFragment(value: .text(Self.asciiLowercased(text))) + SQLFragment(raw: ") > 0"))
     }
 
-    /// True when the text starts with `prefix` literally, ignoring ASCII case. A LIKE that an index can
-    /// serve, or for a `prefix` holding a NUL a comparison of the leading bytes.
+    /// True when the text starts with `prefix` literally, ignoring ASCII case: a LIKE an index can serve
+    /// (exact, since a value's characters after a NUL cannot matter to a prefix without one). A `prefix`
+    /// holding a NUL, which LIKE cannot express, is compared byte for byte. SQLite refuses LIKE patterns
+    /// over 50,000 bytes (`SQLITE_LIMIT_LIKE_PATTERN_LENGTH`) with an error.
     public func hasPrefix(_ prefix: String) -> SQLExpression<Root, Bool> {
         guard prefix.utf8.contains(0) else { return like(Self.escapeLike(prefix) + "%") }
         return leadingOrTrailingBytes(start: "1, ", of: prefix)
     }
 
-    /// True when the text ends with `suffix` literally, ignoring ASCII case (for a `suffix` holding a
-    /// NUL, a comparison of the trailing bytes).
+    /// True when the text ends with `suffix` literally, ignoring ASCII case: its trailing bytes are
+    /// compared, exact for every text, NUL characters included.
     public func hasSuffix(_ suffix: String) -> SQLExpression<Root, Bool> {
-        guard suffix.utf8.contains(0) else { return like("%" + Self.escapeLike(suffix)) }
+        guard !suffix.isEmpty else { return like("%") }
         return leadingOrTrailingBytes(start: "-", of: suffix)
     }
 
