@@ -112,6 +112,9 @@ let package = Package(
             name: "CofferReliabilityTests",
             dependencies: ["CofferRepair", "Coffer", "CofferTestSupport", "CofferTestVFS", "coffer"]
         ),
+        // Coffer as a user sees it: only the public API the README and DocC teach (no @testable, no SPI),
+        // on real files, threads and processes. `coffer` is listed only so that its binary is built.
+        .testTarget(name: "CofferPublicAPITests", dependencies: ["Coffer", "CofferTestSupport", "coffer"]),
         .testTarget(
             name: "CofferCorruptionTests",
             dependencies: ["CofferCorruption", "CofferRepair", "Coffer", "CSQLCipher", "CofferTestSupport", "coffer-corrupt"]

@@ -55,12 +55,12 @@ final class InjectionPropertyTests: XCTestCase {
         XCTAssertEqual(try Keyword.select { $0.order }.fetchAll(db), [text], context)
         XCTAssertEqual(try Keyword.select { $0.group }.fetchAll(db), [bytes], context)
         // LIKE helpers, IN lists, inequality, SQL literals, record update
-        if text.utf8.count < 50_000 {
-            XCTAssertEqual(try Keyword.filter { $0.from.contains(text) }.fetchCount(db), 1, context)
-            XCTAssertEqual(try Keyword.filter { $0.from.hasPrefix(text) && $0.from.hasSuffix(text) }.fetchCount(db), 1, context)
+        XCTAssertEqual(try Keyword.filter { $0.from.contains(text) && $0.from.hasSuffix(text) }.fetchCount(db), 1, context)
+        if text.utf8.count < 50_000 || text.utf8.contains(0) {
+            XCTAssertEqual(try Keyword.filter { $0.from.hasPrefix(text) }.fetchCount(db), 1, context)
         } else {
             // SQLite refuses LIKE patterns over 50,000 bytes (SQLITE_LIMIT_LIKE_PATTERN_LENGTH): a typed error.
-            XCTAssertThrowsError(try Keyword.filter { $0.from.contains(text) }.fetchCount(db)) { error in
+            XCTAssertThrowsError(try Keyword.filter { $0.from.hasPrefix(text) }.fetchCount(db)) { error in
                 XCTAssertTrue(error is CofferError)
             }
         }

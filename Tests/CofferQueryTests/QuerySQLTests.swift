@@ -56,11 +56,15 @@ final class QuerySQLTests: XCTestCase {
     }
 
     func testLikeHelpersEscapeWildcards() throws {
-        let (sql, arguments) = try Message.filter { $0.body.contains(#"50%_off\"#) }.select { $0.id }.build()
-        XCTAssertEqual(sql, #"SELECT "id" FROM "message" WHERE ("body") LIKE ? ESCAPE '\'"#)
-        XCTAssertEqual(arguments, [#"%50\%\_off\\%"#])
-        XCTAssertEqual(try Message.filter { $0.body.hasPrefix("a_") }.select { $0.id }.build().arguments, [#"a\_%"#])
-        XCTAssertEqual(try Message.filter { $0.body.hasSuffix("%") }.select { $0.id }.build().arguments, [#"%\%"#])
+        let (sql, arguments) = try Message.filter { $0.body.contains(#"50%_OFF\"#) }.select { $0.id }.build()
+        XCTAssertEqual(sql, #"SELECT "id" FROM "message" WHERE instr(lower("body"), ?) > 0"#)
+        XCTAssertEqual(arguments, [#"50%_off\"#], "instr takes the text as it is, lowered as LIKE folds case")
+        let prefix = try Message.filter { $0.body.hasPrefix("a_") }.select { $0.id }.build()
+        XCTAssertEqual(prefix.sql, #"SELECT "id" FROM "message" WHERE ("body") LIKE ? ESCAPE '\'"#)
+        XCTAssertEqual(prefix.arguments, [#"a\_%"#])
+        let suffix = try Message.filter { $0.body.hasSuffix("%") }.select { $0.id }.build()
+        XCTAssertEqual(suffix.sql, #"SELECT "id" FROM "message" WHERE substr(CAST(lower("body") AS BLOB), -1) = ?"#)
+        XCTAssertEqual(suffix.arguments, [Data("%".utf8)])
     }
 
     func testAggregatesGroupAndHaving() throws {

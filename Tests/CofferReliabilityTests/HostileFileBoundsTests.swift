@@ -8,7 +8,8 @@ import XCTest
 final class HostileFileBoundsTests: XCTestCase {
     private var dir: TemporaryDirectory!
     /// Generous for a debug build on a shared 2-core machine; a walk of 2^31 pages or an allocation sized
-    /// from a header would exceed them by orders of magnitude.
+    /// from a header would exceed them by orders of magnitude. The memory bound is the child's own peak
+    /// (see ``ChildRun``): 25–35 MB here in debug and coverage builds alike.
     private let secondsBound = 20.0
     private let memoryBoundMB = 150
 

@@ -40,36 +40,6 @@ public struct CofferError: Error, CustomStringConvertible, Sendable {
         code.primary == .corrupt || code.primary == .notADatabase
     }
 
-    // Patterns for `catch CofferError.constraint` and friends.
-    /// Matches any SQLITE_CONSTRAINT error.
-    public static let constraint = ResultCode.constraint
-    /// Matches SQLITE_BUSY.
-    public static let busy = ResultCode.busy
-    /// Matches SQLITE_CORRUPT.
-    public static let corrupt = ResultCode.corrupt
-    /// Matches SQLITE_NOTADB.
-    public static let notADatabase = ResultCode.notADatabase
-    /// Matches SQLITE_READONLY (a write attempted in a read).
-    public static let readOnly = ResultCode.readOnly
-    /// Matches SQLITE_RANGE (wrong number of arguments, bad column index).
-    public static let range = ResultCode.range
-    /// Matches SQLITE_MISUSE (e.g. more than one statement where one is allowed).
-    public static let misuse = ResultCode.misuse
-    /// Matches SQLITE_IOERR.
-    public static let ioError = ResultCode.ioError
-    /// Matches SQLITE_FULL.
-    public static let full = ResultCode.full
-    /// Matches a wrong passphrase or key at open.
-    public static let wrongPassphrase = ResultCode.wrongPassphrase
-    /// Matches a failed value conversion.
-    public static let conversionFailed = ResultCode.conversionFailed
-    /// Matches API misuse (closed database, nested write…).
-    public static let apiMisuse = ResultCode.apiMisuse
-    /// Matches an invalid configuration.
-    public static let invalidConfiguration = ResultCode.invalidConfiguration
-    /// Matches a missing file.
-    public static let fileNotFound = ResultCode.fileNotFound
-
     /// Builds an error from a connection's last error.
     static func lastError(of handle: OpaquePointer?, code: Int32, sql: String?) -> CofferError {
         let extended = handle.map { sqlite3_extended_errcode($0) } ?? code

@@ -37,6 +37,8 @@ struct ConnectionFactory: Sendable {
         if role == .writer && !readOnly { flags |= SQLITE_OPEN_CREATE }
         let connection = try Connection(
             path: path, flags: flags, logger: configuration.logger, vfs: try Self.vfsName(for: configuration.temporaryStorage))
+        // Before the key's proving read, so a lock another process holds at open is waited for.
+        sqlite3_busy_timeout(connection.handle, Int32(configuration.busyTimeout * 1000))
         do {
             try applyKey(to: connection, role: role)
             try configure(connection, role: role)
@@ -90,7 +92,6 @@ struct ConnectionFactory: Sendable {
 
     private func configure(_ connection: Connection, role: Role) throws {
         let configuration = self.configuration
-        sqlite3_busy_timeout(connection.handle, Int32(configuration.busyTimeout * 1000))
         var pragmas = [
             "PRAGMA temp_store = \(configuration.temporaryStorage == .memory ? "MEMORY" : "FILE")",
             "PRAGMA cache_size = -\(configuration.cacheSizeKiB)",

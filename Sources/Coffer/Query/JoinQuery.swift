@@ -128,3 +128,21 @@ extension Query {
         JoinQuery(base: self, isLeft: true, condition: condition(JoinedColumns(), JoinedColumns()).sqlFragment)
     }
 }
+
+extension TableRecord {
+    /// Joins `right` to every row of the table (see ``Query/join(_:on:)``).
+    public static func join<Right: TableRecord, E: TypedExpression>(
+        _ right: Right.Type,
+        on condition: (JoinedColumns<Self, Joined<Self, Right>>, JoinedColumns<Right, Joined<Self, Right>>) -> E
+    ) -> JoinQuery<Self, Right, Right> where E.Root == Joined<Self, Right>, E.Value == Bool {
+        Query().join(right, on: condition)
+    }
+
+    /// Left-joins `right` to every row of the table (see ``Query/leftJoin(_:on:)``).
+    public static func leftJoin<Right: TableRecord, E: TypedExpression>(
+        _ right: Right.Type,
+        on condition: (JoinedColumns<Self, Joined<Self, Right>>, JoinedColumns<Right, Joined<Self, Right>>) -> E
+    ) -> JoinQuery<Self, Right, Right?> where E.Root == Joined<Self, Right>, E.Value == Bool {
+        Query().leftJoin(right, on: condition)
+    }
+}

@@ -52,6 +52,15 @@ extension TableRecord {
 
     /// The number of rows in the table.
     public static func fetchCount(_ db: Connection) throws -> Int { try all().fetchCount(db) }
+
+    /// The first row of the table, or nil when it is empty.
+    public static func fetchOne(_ db: Connection) throws -> Self? { try all().fetchOne(db) }
+
+    /// True when the table has at least one row.
+    public static func exists(_ db: Connection) throws -> Bool { try all().exists(db) }
+
+    /// A cursor over every row of the table (see ``Query/cursor(_:)``).
+    public static func cursor(_ db: Connection) throws -> RecordCursor<Self> { try all().cursor(db) }
 }
 
 /// Iterates over the records of a query one at a time, reading each straight from the statement.

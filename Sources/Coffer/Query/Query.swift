@@ -117,6 +117,13 @@ extension TableRecord {
         Query().filter(predicate)
     }
 
+    /// A query for the rows where a hand-written condition is true.
+    ///
+    /// ```swift
+    /// try Message.filter(sql: "length(body) > \(10)").fetchAll(db)
+    /// ```
+    public static func filter(sql: SQL) -> Query<Self> { Query().filter(sql: sql) }
+
     /// A query for all rows, sorted.
     public static func order(_ ordering: (Columns) -> Ordering<Self>) -> Query<Self> { Query().order(ordering) }
 
@@ -138,4 +145,12 @@ extension TableRecord {
     public static func group<E: SQLExpressionConvertible>(by expression: (Columns) -> E) -> Query<Self> where E.Root == Self {
         Query().group(by: expression)
     }
+
+    /// A query grouping all rows by several expressions.
+    public static func group(by expressions: (Columns) -> [any SQLExpressionConvertible<Self>]) -> Query<Self> {
+        Query().group(by: expressions)
+    }
+
+    /// A query for at most `limit` rows, skipping the first `offset`.
+    public static func limit(_ limit: Int, offset: Int? = nil) -> Query<Self> { Query().limit(limit, offset: offset) }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 // Predicates and aggregate functions on typed expressions: IS NULL, IN, BETWEEN, LIKE, count, sum…
 
 extension TypedExpression {
@@ -102,15 +104,46 @@ extension TypedExpression where Value: SQLTextValue {
                 + SQLFragment(raw: " ESCAPE '\\'"))
     }
 
-    /// True when the text contains `text` literally: `%`, `_` and `\` in it match only themselves.
-    /// SQLite refuses patterns over 50,000 bytes (`SQLITE_LIMIT_LIKE_PATTERN_LENGTH`) with an error.
-    public func contains(_ text: String) -> SQLExpression<Root, Bool> { like("%" + Self.escapeLike(text) + "%") }
+    /// True when the text contains `text` literally, ignoring ASCII case as ``like(_:)`` does: `%`, `_`
+    /// and `\` match only themselves.
+    ///
+    /// `instr(lower(column), lowered text) > 0`: exact for every text, NUL characters included (LIKE
+    /// stops reading the value and the pattern at a NUL), and no index could serve a leading `%` anyway.
+    public func contains(_ text: String) -> SQLExpression<Root, Bool> {
+        SQLExpression(
+            SQLFragment(raw: "instr(lower(") + sqlFragment + SQLFragment(raw: "), ")
+                + SQLFragment(value: .text(Self.asciiLowercased(text))) + SQLFragment(raw: ") > 0"))
+    }
 
-    /// True when the text starts with `prefix` literally.
-    public func hasPrefix(_ prefix: String) -> SQLExpression<Root, Bool> { like(Self.escapeLike(prefix) + "%") }
+    /// True when the text starts with `prefix` literally, ignoring ASCII case: a LIKE an index can serve
+    /// (exact, since a value's characters after a NUL cannot matter to a prefix without one). A `prefix`
+    /// holding a NUL, which LIKE cannot express, is compared byte for byte. SQLite refuses LIKE patterns
+    /// over 50,000 bytes (`SQLITE_LIMIT_LIKE_PATTERN_LENGTH`) with an error.
+    public func hasPrefix(_ prefix: String) -> SQLExpression<Root, Bool> {
+        guard prefix.utf8.contains(0) else { return like(Self.escapeLike(prefix) + "%") }
+        return leadingOrTrailingBytes(start: "1, ", of: prefix)
+    }
 
-    /// True when the text ends with `suffix` literally.
-    public func hasSuffix(_ suffix: String) -> SQLExpression<Root, Bool> { like("%" + Self.escapeLike(suffix)) }
+    /// True when the text ends with `suffix` literally, ignoring ASCII case: its trailing bytes are
+    /// compared, exact for every text, NUL characters included.
+    public func hasSuffix(_ suffix: String) -> SQLExpression<Root, Bool> {
+        guard !suffix.isEmpty else { return like("%") }
+        return leadingOrTrailingBytes(start: "-", of: suffix)
+    }
+
+    /// `substr(CAST(lower(text) AS BLOB), <start><byte count>) = <lowered bytes>`: exact for any
+    /// bytes, NUL included (`substr` on TEXT would stop at a NUL; on a BLOB it counts bytes).
+    private func leadingOrTrailingBytes(start: String, of text: String) -> SQLExpression<Root, Bool> {
+        let bytes = Data(Self.asciiLowercased(text).utf8)
+        return SQLExpression(
+            SQLFragment(raw: "substr(CAST(lower(") + sqlFragment
+                + SQLFragment(raw: ") AS BLOB), \(start)\(bytes.count)) = ") + SQLFragment(value: .blob(bytes)))
+    }
+
+    /// `text` with ASCII letters lowered, as SQLite's `lower()` and LIKE fold them (other characters kept).
+    static func asciiLowercased(_ text: String) -> String {
+        String(decoding: text.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
 
     /// `text` with LIKE's wildcards and the escape character escaped by `\`.
     static func escapeLike(_ text: String) -> String {

@@ -41,3 +41,14 @@ extension Query {
         return db.changesCount
     }
 }
+
+extension TableRecord {
+    /// Updates every row of the table; returns the number of rows changed.
+    public static func updateAll(_ db: Connection, _ assignments: (Columns) -> [ColumnAssignment<Self>]) throws -> Int {
+        try Query<Self>().updateAll(db, assignments)
+    }
+
+    /// Deletes every row of the table; returns the number of rows deleted.
+    @discardableResult
+    public static func deleteAll(_ db: Connection) throws -> Int { try Query<Self>().deleteAll(db) }
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs the tests with code coverage in their own scratch directory (.build-coverage, git-ignored, so the
+# plain debug build in .build is not rebuilt) and prints the line coverage of Sources/: per file with
+# --files, always the total. Lines run by the `coffer` CLI in child processes count too (its profiles are
+# merged with the test bundle's).
+#
+#   Tools/coverage.sh                       the whole suite
+#   Tools/coverage.sh --filter 'Pattern'    only matching tests (any `swift test` option passes through)
+#   Tools/coverage.sh --files …             also the per-file table
+#
+# The first build compiles the whole package once more with instrumentation (~10–15 min on 2 idle cores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scratch=.build-coverage
+files=false
+args=()
+for arg in "$@"; do
+    if [[ $arg == --files ]]; then files=true; else args+=("$arg"); fi
+done
+
+toolchain_bin=$(dirname "$(command -v swift)")
+llvm_cov=$toolchain_bin/llvm-cov
+llvm_profdata=$toolchain_bin/llvm-profdata
+[[ -x $llvm_cov && -x $llvm_profdata ]] || { echo "llvm-cov/llvm-profdata not found beside swift ($toolchain_bin)"; exit 2; }
+
+bin=$(swift build --scratch-path "$scratch" --show-bin-path)
+codecov=$bin/codecov
+rm -rf "$codecov"
+set +e
+swift test --enable-code-coverage --scratch-path "$scratch" ${args[@]+"${args[@]}"}
+status=$?
+set -e
+
+# SwiftPM merges only its own profiles; merge every .profraw (the CLI children's as well) ourselves.
+shopt -s nullglob
+raw=("$codecov"/*.profraw)
+[[ ${#raw[@]} -gt 0 ]] || { echo "no coverage profiles in $codecov"; exit 1; }
+"$llvm_profdata" merge -sparse "${raw[@]}" -o "$codecov/all.profdata"
+
+objects=("$bin"/CofferPackageTests.xctest)
+for tool in coffer coffer-corrupt; do [[ -x $bin/$tool ]] && objects+=(-object "$bin/$tool"); done
+sources=(-instr-profile "$codecov/all.profdata" "$PWD/Sources")
+if $files; then "$llvm_cov" report "${objects[@]}" "${sources[@]}"; fi
+"$llvm_cov" export -summary-only "${objects[@]}" "${sources[@]}" | python3 -c '
+import json, sys
+lines = json.load(sys.stdin)["data"][0]["totals"]["lines"]
+print("line coverage of Sources/: %.1f%% (%d of %d lines)" % (lines["percent"], lines["covered"], lines["count"]))'
+echo "tests: exit $status"
+exit "$status"
