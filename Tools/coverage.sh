@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# Runs the tests with code coverage in their own scratch directory (.build-coverage, git-ignored, so the
-# plain debug build in .build is not rebuilt) and prints the line coverage of Sources/: per file with
-# --files, always the total. Lines run by the `coffer` CLI in child processes count too (its profiles are
-# merged with the test bundle's).
+# Prints the line coverage of Sources/ from the profiles a `swift test --enable-code-coverage` run wrote:
+# per file with --files, always the total. Lines run by the `coffer` CLI in child processes count too (its
+# profiles are merged with the test bundle's).
 #
-#   Tools/coverage.sh                       the whole suite
+#   Tools/coverage.sh                       runs the whole suite with coverage in .build-coverage (so the
+#                                           plain debug build in .build is not rebuilt), then reports
 #   Tools/coverage.sh --filter 'Pattern'    only matching tests (any `swift test` option passes through)
 #   Tools/coverage.sh --files …             also the per-file table
+#   Tools/coverage.sh --report-only         no test run: report what `swift test --enable-code-coverage`
+#                                           left in .build (what .ci/run does after its test run)
 #
-# The first build compiles the whole package once more with instrumentation (~10–15 min on 2 idle cores).
+# A first coverage build compiles the whole package once more with instrumentation (~6 min on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scratch=.build-coverage
 files=false
+run_tests=true
 args=()
 for arg in "$@"; do
-    if [[ $arg == --files ]]; then files=true; else args+=("$arg"); fi
+    case $arg in
+        --files) files=true ;;
+        --report-only) run_tests=false; scratch=.build ;;
+        *) args+=("$arg") ;;
+    esac
 done
 
 toolchain_bin=$(dirname "$(command -v swift)")
@@ -26,11 +33,14 @@ llvm_profdata=$toolchain_bin/llvm-profdata
 
 bin=$(swift build --scratch-path "$scratch" --show-bin-path)
 codecov=$bin/codecov
-rm -rf "$codecov"
-set +e
-swift test --enable-code-coverage --scratch-path "$scratch" ${args[@]+"${args[@]}"}
-status=$?
-set -e
+status=0
+if $run_tests; then
+    rm -rf "$codecov"
+    set +e
+    swift test --enable-code-coverage --scratch-path "$scratch" ${args[@]+"${args[@]}"}
+    status=$?
+    set -e
+fi
 
 # SwiftPM merges only its own profiles; merge every .profraw (the CLI children's as well) ourselves.
 shopt -s nullglob
@@ -46,5 +56,5 @@ if $files; then "$llvm_cov" report "${objects[@]}" "${sources[@]}"; fi
 import json, sys
 lines = json.load(sys.stdin)["data"][0]["totals"]["lines"]
 print("line coverage of Sources/: %.1f%% (%d of %d lines)" % (lines["percent"], lines["covered"], lines["count"]))'
-echo "tests: exit $status"
+if $run_tests; then echo "tests: exit $status"; fi
 exit "$status"
