@@ -1,0 +1,141 @@
+// CreateStatementReader — SQLite itself reads the CREATE statements of a damaged file's schema.
+//
+// Each statement runs in a private in-memory database (under ``UntrustedCreate``'s authorizer, inside a
+// transaction that is rolled back afterwards, so every statement sees an empty database), and what it
+// created is read back with SQLite's own pragmas:
+// - a table: `PRAGMA table_info` (sqlite_sequence, which only SQLite may create, is read from the one
+//   SQLite creates, and accepted when its statement is exactly that one's) (names unquoted exactly as SQLite unquotes them, declared types, PRIMARY
+//   KEY order); WITHOUT ROWID is a PRIMARY KEY index (`PRAGMA index_list`, origin "pk") that has no
+//   sqlite_master entry of its own; the rowid alias is a single INTEGER PRIMARY KEY column with no such
+//   index (INTEGER PRIMARY KEY DESC gets one, and is no alias);
+// - a virtual table: its module, whether this library has it (the CREATE fails with "no such module"
+//   otherwise), and the shadow tables the module creates for it;
+// - an index: the columns it indexes (`PRAGMA index_info`; an expression has no column).
+// Nothing in the statement is guessed: a statement SQLite refuses yields nil.
+
+import Coffer
+
+/// A virtual table of the schema (`CREATE VIRTUAL TABLE name USING module(…)`).
+public struct VirtualTableDescription: Sendable, Codable, Equatable {
+    /// The virtual table's name.
+    public var name: String
+    /// Its module ("fts4", "rtree", "fts5", …), lowercased.
+    public var module: String
+    /// Its CREATE VIRTUAL TABLE statement.
+    public var sql: String
+    /// Whether the linked SQLite has the module (the table can be recreated).
+    public var isAvailable: Bool
+    /// The shadow tables the module creates for it (when available), in creation order.
+    public var shadowTables: [String]
+}
+
+/// Reads CREATE statements through SQLite (see the file comment).
+final class CreateStatementReader {
+    private var scratch: Database?
+    /// Thrown to roll the scratch transaction back after a successful read.
+    private struct Discard: Error {}
+
+    /// What `sql` (the CREATE TABLE statement of table `name`) declares, or nil if SQLite refuses it.
+    func table(sql: String, name: String) -> ParsedCreateTable? {
+        let shape = inScratch { connection -> ParsedCreateTable? in
+            if name.lowercased() == "sqlite_sequence" {
+                // Reserved: only SQLite creates it, with the first AUTOINCREMENT table.
+                try connection.execute(sql: "CREATE TABLE coffer_probe(id INTEGER PRIMARY KEY AUTOINCREMENT)")
+                let shape = try Self.shape(of: name, connection: connection)
+                return try connection.fetchValue(
+                    String.self, sql: "SELECT sql FROM sqlite_master WHERE name = 'sqlite_sequence'") == sql ? shape : nil
+            }
+            try UntrustedCreate(kind: .table, name: name, table: name, sql: sql).run(on: connection)
+            return try Self.shape(of: name, connection: connection)
+        }
+        return shape ?? nil
+    }
+
+    /// The virtual table `sql` declares (named `name`), or nil if it is not a CREATE VIRTUAL TABLE of that
+    /// name. A module the library lacks gives an unavailable description.
+    func virtualTable(sql: String, name: String) -> VirtualTableDescription? {
+        var module: String?
+        let statement = UntrustedCreate(kind: .virtualTable, name: name, table: name, sql: sql)
+        let shadows = inScratch { connection -> [String] in
+            try connection.withAuthorizer({ request in
+                let verdict = statement.allows(request)
+                if verdict.creates { module = request.second?.lowercased() }
+                return verdict.allowed
+            }) { _ = try connection.makeStatement(sql: sql) }
+            try statement.run(on: connection)
+            return try connection.fetchAll(
+                sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND rootpage > 0 ORDER BY rowid"
+            ).compactMap { row -> String? in row["name"] }
+        }
+        guard let module else { return nil }
+        return VirtualTableDescription(
+            name: name, module: module, sql: sql, isAvailable: shadows != nil, shadowTables: shadows ?? [])
+    }
+
+    /// The column names an index's entries hold, in order (nil for an expression), or nil if the index or
+    /// its table's statement is refused.
+    func indexedColumns(index: SchemaEntry, table: TableDescription) -> [String?]? {
+        guard let sql = index.sql else { return nil }
+        return inScratch { connection in
+            try UntrustedCreate(kind: .table, name: table.name, table: table.name, sql: table.sql).run(on: connection)
+            try UntrustedCreate(kind: .index, name: index.name, table: table.name, sql: sql).run(on: connection)
+            return try connection.fetchAll(sql: "PRAGMA index_info(\(SQLIdentifier.quote(index.name)))").map { row -> String? in
+                row["name"]
+            }
+        }
+    }
+
+    /// Runs `body` in a transaction of the private database that is always rolled back; nil on any error.
+    private func inScratch<T>(_ body: (Connection) throws -> T) -> T? {
+        do {
+            let database = try scratch ?? Database.inMemory()
+            scratch = database
+            var result: T?
+            do {
+                try database.writeWithoutTransaction { connection in
+                    try connection.inTransaction {
+                        result = try body(connection)
+                        throw Discard()
+                    }
+                }
+            } catch is Discard {}
+            return result
+        } catch {
+            return nil
+        }
+    }
+
+    /// The shape of table `name` as SQLite created it on `connection`.
+    private static func shape(of name: String, connection: Connection) throws -> ParsedCreateTable? {
+        let quoted = SQLIdentifier.quote(name)
+        var columns: [ColumnDescription] = []
+        var keyed: [(position: Int, column: Int)] = []
+        for row in try connection.fetchAll(sql: "PRAGMA table_info(\(quoted))") {
+            guard let column: String = row["name"] else { return nil }
+            let type: String = row["type"] ?? ""
+            let position: Int = row["pk"] ?? 0
+            if position > 0 { keyed.append((position, columns.count)) }
+            columns.append(ColumnDescription(name: column, declaredType: type, affinity: Affinity(declaredType: type)))
+        }
+        guard !columns.isEmpty else { return nil }
+        let primaryKey = keyed.sorted { $0.position < $1.position }.map(\.column)
+        let keyIndex = try connection.fetchAll(sql: "PRAGMA index_list(\(quoted))").first { row in
+            (row["origin"] as String?) == "pk"
+        }
+        var withoutRowid = false
+        if let keyIndex, let indexName: String = keyIndex["name"] {
+            let entries = try connection.fetchValue(
+                Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = ?", arguments: [indexName])
+            withoutRowid = entries == 0
+        }
+        var alias: Int?
+        if keyIndex == nil, primaryKey.count == 1, let only = primaryKey.first,
+            columns[only].declaredType.uppercased() == "INTEGER"
+        {
+            alias = only
+        }
+        return ParsedCreateTable(
+            name: name, columns: columns, rowidAliasColumn: alias, withoutRowid: withoutRowid,
+            primaryKeyColumns: primaryKey)
+    }
+}
