@@ -32,6 +32,8 @@ public struct VirtualTableDescription: Sendable, Codable, Equatable {
 /// Reads CREATE statements through SQLite (see the file comment).
 final class CreateStatementReader {
     private var scratch: Database?
+    /// SQLite's message for the last statement it refused.
+    private(set) var lastRefusal = ""
     /// Thrown to roll the scratch transaction back after a successful read.
     private struct Discard: Error {}
 
@@ -101,6 +103,7 @@ final class CreateStatementReader {
             } catch is Discard {}
             return result
         } catch {
+            lastRefusal = (error as? CofferError)?.message ?? "\(error)"
             return nil
         }
     }

@@ -150,6 +150,7 @@ public final class RepairWriter: SalvageSink {
     /// values.
     public func finish(schema: Schema) throws {
         try flush()
+        for refused in schema.refusedTables { fail(kind: refused.kind, name: refused.name, reason: refused.reason) }
         try finishVirtualTables(schema)
         try restoreSequences()
         let order: [(SchemaEntryKind, UntrustedCreate.Kind)] = [(.index, .index), (.view, .view), (.trigger, .trigger)]

@@ -81,6 +81,9 @@ public struct Schema: Sendable, Codable {
     public var tables: [TableDescription]
     /// Virtual tables, in file order (their shadow tables are in ``tables``).
     public var virtualTables: [VirtualTableDescription] = []
+    /// Tables whose CREATE TABLE SQLite refuses (an unknown collation, say), with its reason. Their pages
+    /// are not claimed by a table: their rows come back as orphans.
+    public var refusedTables: [SchemaIssue] = []
     /// Whether sqlite_master could be read at all (page 1 authenticated and parsed).
     public var isReadable: Bool
     /// Pages of the sqlite_master tree that failed to read (bad HMAC).
@@ -206,7 +209,11 @@ public struct Schema: Sendable, Codable {
         if kind == .index, sql == nil, !name.hasPrefix("sqlite_autoindex_") { return }
         let entry = SchemaEntry(kind: kind, name: name, tableName: tableName, rootPage: root, sql: sql)
         if kind == .table {
-            guard let sql, let parsed = reader.table(sql: sql, name: name) else { return }
+            guard let sql, let parsed = reader.table(sql: sql, name: name) else {
+                refusedTables.append(
+                    SchemaIssue(kind: "table", name: name, reason: "SQLite refuses its CREATE TABLE (\(reader.lastRefusal))"))
+                return
+            }
             tables.append(
                 TableDescription(
                     name: name, rootPage: root, sql: sql, columns: parsed.columns,
