@@ -18,6 +18,7 @@ final class VirtualTableRepairTests: XCTestCase {
         CREATE VIRTUAL TABLE bare USING fts4(content="", a, languageid="lid");
         CREATE VIRTUAL TABLE old3 USING fts3(a, b, tokenize=simple);
         CREATE VIRTUAL TABLE geo USING rtree(id, minx, maxx, miny, maxy);
+        CREATE VIRTUAL TABLE rev USING fts4(a, order=DESC);
         CREATE INDEX msg_lower ON msg(lower(body)) WHERE id > 2;
         CREATE VIEW recent AS SELECT id, body FROM msg WHERE id > 100;
         WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300)
@@ -26,6 +27,7 @@ final class VirtualTableRepairTests: XCTestCase {
         INSERT INTO note(title, body) SELECT 'title ' || id, 'running jumps ' || body FROM msg;
         INSERT INTO bare(docid, a, lid) SELECT id, body, id % 2 FROM msg WHERE id < 50;
         INSERT INTO old3(a, b) SELECT body, id FROM msg WHERE id < 80;
+        INSERT INTO rev(docid, a) SELECT id, body FROM msg WHERE id < 120;
         WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 500)
           INSERT INTO geo SELECT i, i * 0.5, i * 0.5 + 1.25, i * 0.25, i * 0.25 + 3 FROM c;
         PRAGMA user_version = 7;
@@ -40,6 +42,7 @@ final class VirtualTableRepairTests: XCTestCase {
         SELECT count(*) FROM note WHERE note MATCH 'ru*';
         SELECT group_concat(docid) FROM (SELECT docid FROM msg_fts WHERE msg_fts MATCH 'world 12*' ORDER BY docid);
         SELECT count(*) FROM old3 WHERE old3 MATCH 'hello';
+        SELECT group_concat(docid) FROM (SELECT docid FROM rev WHERE rev MATCH 'hello 1*' ORDER BY docid DESC);
         SELECT count(*) FROM bare WHERE bare MATCH 'hello' AND lid = 1;
         SELECT group_concat(id) FROM (SELECT id FROM recent WHERE body LIKE '%15%' ORDER BY id);
         SELECT type, name, tbl_name FROM sqlite_master ORDER BY name;
@@ -137,6 +140,30 @@ final class VirtualTableRepairTests: XCTestCase {
         let tables = try Shell.run("sqlite3", output, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name;")
         XCTAssertEqual(tables, "n5_config\nn5_content\nn5_data\nn5_docsize\nn5_idx\nt\n")
         XCTAssertEqual(try Shell.run("sqlite3", output, "SELECT c0 FROM n5_content ORDER BY id;"), "hello world\nrunning jumps\n")
+        let migrated = try FileMigration.run(file: file, output: dir.path("migrated.db"), encryption: .none)
+        XCTAssertTrue(migrated.verified)
+        XCTAssertEqual(migrated.objects.map(\.verdict), [.keptAsTables])
+    }
+
+    func testMigrateChecksEveryObject() throws {
+        let dir = try TemporaryDirectory()
+        let input = dir.path("chat.db")
+        try Shell.sqlcipher(input, pageSize: 4096, Self.schema)
+        let file = try ProfileDetection.open(path: input, key: .passphrase("pw"))
+        let result = try FileMigration.run(file: file, output: dir.path("out.db"), encryption: .passphrase("pw"))
+        XCTAssertTrue(result.verified, "\(result.checks) \(result.objects)")
+        XCTAssertEqual(result.report.schemaIssues, [])
+        XCTAssertEqual(result.objects.filter { $0.verdict != .copied }, [])
+        XCTAssertEqual(
+            result.objects.map { "\($0.kind) \($0.name)" }.sorted(),
+            [
+                "index msg_lower", "sqlite_sequence sqlite_sequence", "trigger msg_ai", "trigger msg_bd", "view recent",
+                "virtual table bare", "virtual table geo", "virtual table msg_fts", "virtual table note",
+                "virtual table old3", "virtual table rev",
+            ])
+        let before = try Shell.sqlcipher(input, passphrase: "pw", Self.queries)
+        let after = try Shell.sqlcipher(dir.path("out.db"), passphrase: "pw", Self.queries)
+        XCTAssertEqual(after.stdout, before.stdout)
     }
 
     func testATableSQLiteRefusesIsNamedAndTheOthersAreSalvaged() throws {
@@ -165,5 +192,10 @@ final class VirtualTableRepairTests: XCTestCase {
             ])
         XCTAssertEqual(try Shell.run("sqlite3", output, "SELECT x FROM a; SELECT y FROM b;"), "1\n2\nz\n")
         XCTAssertEqual(report.rowsSalvaged, 5, "loc's rows come back as orphans in a recovered table")
+        let file = try DatabaseFile(path: input, key: nil, settings: .plaintext)
+        XCTAssertThrowsError(try FileMigration.run(file: file, output: dir.path("migrated.db"), encryption: .none)) { error in
+            guard case .tableRefused(let issue) = error as? MigrationError else { return XCTFail("\(error)") }
+            XCTAssertEqual(issue.name, "loc")
+        }
     }
 }

@@ -9,7 +9,8 @@
 //   sqlite_master entry of its own; the rowid alias is a single INTEGER PRIMARY KEY column with no such
 //   index (INTEGER PRIMARY KEY DESC gets one, and is no alias);
 // - a virtual table: its module, whether this library has it (the CREATE fails with "no such module"
-//   otherwise), and the shadow tables the module creates for it;
+//   otherwise), the shadow tables the module creates for it, and for FTS whether this SQLite's
+//   integrity-check works on such a table (two documents written, then checked);
 // - an index: the columns it indexes (`PRAGMA index_info`; an expression has no column).
 // Nothing in the statement is guessed: a statement SQLite refuses yields nil.
 
@@ -27,6 +28,9 @@ public struct VirtualTableDescription: Sendable, Codable, Equatable {
     public var isAvailable: Bool
     /// The shadow tables the module creates for it (when available), in creation order.
     public var shadowTables: [String]
+    /// For FTS: whether this SQLite's `integrity-check` passes on an intact table so declared (SQLite 3.15's
+    /// fails on every order=DESC table with two documents), so that a failure means damage.
+    public var integrityCheckWorks = true
 }
 
 /// Reads CREATE statements through SQLite (see the file comment).
@@ -58,20 +62,43 @@ final class CreateStatementReader {
     func virtualTable(sql: String, name: String) -> VirtualTableDescription? {
         var module: String?
         let statement = UntrustedCreate(kind: .virtualTable, name: name, table: name, sql: sql)
-        let shadows = inScratch { connection -> [String] in
+        let created = inScratch { connection -> (shadows: [String], checkWorks: Bool) in
             try connection.withAuthorizer({ request in
                 let verdict = statement.allows(request)
                 if verdict.creates { module = request.second?.lowercased() }
                 return verdict.allowed
             }) { _ = try connection.makeStatement(sql: sql) }
             try statement.run(on: connection)
-            return try connection.fetchAll(
+            let shadows = try connection.fetchAll(
                 sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND rootpage > 0 ORDER BY rowid"
             ).compactMap { row -> String? in row["name"] }
+            let fullText = ["fts3", "fts4"].contains(module ?? "")
+            return (shadows, try !fullText || Self.fullTextCheckWorks(name, connection: connection))
         }
         guard let module else { return nil }
-        return VirtualTableDescription(
-            name: name, module: module, sql: sql, isAvailable: shadows != nil, shadowTables: shadows ?? [])
+        var virtual = VirtualTableDescription(
+            name: name, module: module, sql: sql, isAvailable: created != nil, shadowTables: created?.shadows ?? [])
+        virtual.integrityCheckWorks = created?.checkWorks ?? true
+        return virtual
+    }
+
+    /// Whether FTS's integrity-check passes on the freshly created table `name` holding two documents.
+    /// Only a corruption report counts as not working: a check that cannot run here (an external content
+    /// table that is absent from the private database, a contentless table) says nothing.
+    private static func fullTextCheckWorks(_ name: String, connection: Connection) throws -> Bool {
+        let quoted = SQLIdentifier.quote(name)
+        let columns = try connection.fetchAll(sql: "PRAGMA table_info(\(quoted))").compactMap { row -> String? in row["name"] }
+        let names = (["docid"] + columns.map(SQLIdentifier.quote)).joined(separator: ", ")
+        let text = Array(repeating: "'x y z'", count: columns.count).joined(separator: ", ")
+        do {
+            try connection.execute(sql: "INSERT INTO \(quoted)(\(names)) VALUES (1, \(text)), (2, \(text))")
+            try connection.execute(sql: "INSERT INTO \(quoted)(\(quoted)) VALUES('integrity-check')")
+        } catch let error as CofferError where error.code.primary == .corrupt {
+            return false
+        } catch {
+            return true
+        }
+        return true
     }
 
     /// The column names an index's entries hold, in order (nil for an expression), or nil if the index or

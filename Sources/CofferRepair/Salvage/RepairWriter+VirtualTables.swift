@@ -5,7 +5,9 @@
 //   tables; they are emptied (an R*Tree's module writes an empty root node) and the salvaged shadow rows
 //   go in as they were, so the index is the one the app had, byte for byte.
 // - At the end, a virtual table none of whose shadow tables was salvaged is created empty, and every FTS
-//   table is checked with `INSERT INTO t(t) VALUES('integrity-check')`. When the check fails (shadow pages
+//   table is checked with `INSERT INTO t(t) VALUES('integrity-check')` (unless this SQLite's check fails
+//   on intact tables so declared, see ``VirtualTableDescription/integrityCheckWorks``: then the shadow
+//   rows are kept as copied). When the check fails (shadow pages
 //   lost, or the content and the index disagree), the index is rebuilt from the salvaged content with
 //   'rebuild' (FTS4 with its own or an external content table); a contentless table cannot be rebuilt and
 //   is reported.
@@ -51,7 +53,7 @@ extension RepairWriter {
             }
             try createVirtualTable(virtual)
             guard outcome.virtualTablesCreated.contains(virtual.name) else { continue }
-            if ["fts3", "fts4"].contains(virtual.module) { try checkFullText(virtual) }
+            if ["fts3", "fts4"].contains(virtual.module), virtual.integrityCheckWorks { try checkFullText(virtual) }
         }
     }
 
