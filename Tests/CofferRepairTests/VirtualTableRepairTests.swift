@@ -110,6 +110,35 @@ final class VirtualTableRepairTests: XCTestCase {
         XCTAssertEqual(answers.stdout, "249\n249\n")
     }
 
+    func testLostRTreeNodesAreRebuiltFromTheSurvivingLeaves() throws {
+        let dir = try TemporaryDirectory()
+        let input = dir.path("maps.db")
+        // One leaf of the R*Tree is lost (as if its page were gone); the others and the maps survive.
+        try Shell.sqlcipher(
+            input, pageSize: 1024, Self.schema + "\nDELETE FROM geo_node WHERE nodeno = (SELECT max(nodeno) FROM geo_rowid);")
+        let survivors = try Shell.sqlcipher(
+            input, passphrase: "pw", pageSize: 1024,
+            """
+            SELECT group_concat(rowid) FROM (SELECT rowid FROM geo_rowid
+              WHERE nodeno != (SELECT max(nodeno) FROM geo_rowid) ORDER BY rowid);
+            """
+        ).stdout
+        let output = dir.path("out.db")
+        let report = try repair(input, key: .passphrase("pw"), pageSize: 1024, to: output)
+        XCTAssertEqual(report.schemaIssues.map(\.name), ["geo"])
+        let after = try Shell.sqlcipher(
+            output, passphrase: "pw", pageSize: 1024,
+            """
+            SELECT group_concat(id) FROM (SELECT id FROM geo ORDER BY id);
+            SELECT count(*) = (SELECT count(*) FROM geo) FROM geo
+              WHERE minx = id * 0.5 AND maxx = id * 0.5 + 1.25 AND miny = id * 0.25 AND maxy = id * 0.25 + 3;
+            SELECT count(*) = (SELECT count(*) FROM geo_rowid) FROM geo;
+            """)
+        XCTAssertEqual(after.stderr, "")
+        XCTAssertEqual(after.stdout, survivors + "1\n1\n")
+        XCTAssertGreaterThan(survivors.split(separator: ",").count, 400)
+    }
+
     func testMissingModuleKeepsShadowTablesAsTables() throws {
         let dir = try TemporaryDirectory()
         let input = dir.path("fts5.db")

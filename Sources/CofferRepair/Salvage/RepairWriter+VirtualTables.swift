@@ -7,7 +7,8 @@
 // - At the end, a virtual table none of whose shadow tables was salvaged is created empty, and every FTS
 //   table is checked with `INSERT INTO t(t) VALUES('integrity-check')` (unless this SQLite's check fails
 //   on intact tables so declared, see ``VirtualTableDescription/integrityCheckWorks``: then the shadow
-//   rows are kept as copied). When the check fails (shadow pages
+//   rows are kept as copied). An R*Tree is scanned, and rebuilt from its surviving leaves when nodes are
+//   missing (see RTreeRebuild). When the check fails (shadow pages
 //   lost, or the content and the index disagree), the index is rebuilt from the salvaged content with
 //   'rebuild' (FTS4 with its own or an external content table); a contentless table cannot be rebuilt and
 //   is reported.
@@ -54,6 +55,7 @@ extension RepairWriter {
             try createVirtualTable(virtual)
             guard outcome.virtualTablesCreated.contains(virtual.name) else { continue }
             if ["fts3", "fts4"].contains(virtual.module), virtual.integrityCheckWorks { try checkFullText(virtual) }
+            if ["rtree", "rtree_i32"].contains(virtual.module) { try checkRTree(virtual) }
         }
     }
 
