@@ -44,6 +44,14 @@ extension RepairWriter {
     /// Creates the virtual tables no shadow row reached, reports those whose module is missing, and checks
     /// (or rebuilds) every FTS index.
     func finishVirtualTables(_ schema: Schema) throws {
+        // The modules read their shadow tables' layout when they connect (an R*Tree its node size from the
+        // root node's length): a rolled-back schema change resets this connection's schema, so each
+        // virtual table connects again, to the restored rows.
+        if !outcome.virtualTablesCreated.isEmpty {
+            try database.writeWithoutTransaction {
+                try $0.executeScript("BEGIN; CREATE TABLE coffer_schema_reset(x); ROLLBACK;")
+            }
+        }
         for virtual in schema.virtualTables {
             guard virtual.isAvailable else {
                 outcome.issues.append(
