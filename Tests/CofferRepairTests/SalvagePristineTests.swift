@@ -90,6 +90,14 @@ final class SalvagePristineTests: XCTestCase {
                 name: "select"))
         XCTAssertEqual(quoted.columns.map(\.name), ["a\"b", "from", "ключ", "x'y"])
         XCTAssertEqual(quoted.columns.map(\.declaredType), ["NUMERIC(10, 2)", "TEXT", "INTEGER", ""])
+        // SQLite's own tables have reserved names; SQLCipher 4's SQLite writes sqlite_stat4, 3.15 has none.
+        let stat4 = try XCTUnwrap(
+            reader.table(sql: "CREATE TABLE sqlite_stat4(tbl,idx,neq,nlt,ndlt,sample)", name: "sqlite_stat4"))
+        XCTAssertEqual(stat4.name, "sqlite_stat4")
+        XCTAssertEqual(stat4.columns.map(\.name), ["tbl", "idx", "neq", "nlt", "ndlt", "sample"])
+        XCTAssertEqual(
+            try XCTUnwrap(reader.table(sql: "CREATE TABLE sqlite_sequence(name,seq)", name: "sqlite_sequence")).columns.count, 2)
+        XCTAssertNil(reader.table(sql: "CREATE TABLE sqlite_x(a); ATTACH 'x' AS y", name: "sqlite_x"))
     }
 
     func testVirtualTablesAreReadBySQLite() throws {

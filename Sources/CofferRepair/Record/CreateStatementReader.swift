@@ -3,8 +3,8 @@
 // Each statement runs in a private in-memory database (under ``UntrustedCreate``'s authorizer, inside a
 // transaction that is rolled back afterwards, so every statement sees an empty database), and what it
 // created is read back with SQLite's own pragmas:
-// - a table: `PRAGMA table_info` (sqlite_sequence, which only SQLite may create, is read from the one
-//   SQLite creates, and accepted when its statement is exactly that one's) (names unquoted exactly as SQLite unquotes them, declared types, PRIMARY
+// - a table: `PRAGMA table_info` (a table of SQLite's own — sqlite_sequence, sqlite_stat1…4 — whose name
+//   is reserved, from its statement run under another name) (names unquoted exactly as SQLite unquotes them, declared types, PRIMARY
 //   KEY order); WITHOUT ROWID is a PRIMARY KEY index (`PRAGMA index_list`, origin "pk") that has no
 //   sqlite_master entry of its own; the rowid alias is a single INTEGER PRIMARY KEY column with no such
 //   index (INTEGER PRIMARY KEY DESC gets one, and is no alias);
@@ -44,12 +44,18 @@ final class CreateStatementReader {
     /// What `sql` (the CREATE TABLE statement of table `name`) declares, or nil if SQLite refuses it.
     func table(sql: String, name: String) -> ParsedCreateTable? {
         let shape = inScratch { connection -> ParsedCreateTable? in
-            if name.lowercased() == "sqlite_sequence" {
-                // Reserved: only SQLite creates it, with the first AUTOINCREMENT table.
-                try connection.execute(sql: "CREATE TABLE coffer_probe(id INTEGER PRIMARY KEY AUTOINCREMENT)")
-                let shape = try Self.shape(of: name, connection: connection)
-                return try connection.fetchValue(
-                    String.self, sql: "SELECT sql FROM sqlite_master WHERE name = 'sqlite_sequence'") == sql ? shape : nil
+            // SQLite's own tables (sqlite_sequence, sqlite_stat1…4) have reserved names: their statement,
+            // which SQLite wrote as `CREATE TABLE <name>(…)`, is read under a name of our own.
+            let prefix = "CREATE TABLE \(name)("
+            if name.lowercased().hasPrefix("sqlite_"), sql.hasPrefix(prefix) {
+                let probe = "coffer_internal_table"
+                let renamed = "CREATE TABLE \(probe)(" + sql.dropFirst(prefix.count)
+                try UntrustedCreate(kind: .table, name: probe, table: probe, sql: renamed).run(on: connection)
+                return try Self.shape(of: probe, connection: connection).map { shape in
+                    var shape = shape
+                    shape.name = name
+                    return shape
+                }
             }
             try UntrustedCreate(kind: .table, name: name, table: name, sql: sql).run(on: connection)
             return try Self.shape(of: name, connection: connection)
