@@ -112,6 +112,11 @@ final class SalvagePristineTests: XCTestCase {
         let fts5 = try XCTUnwrap(reader.virtualTable(sql: "CREATE VIRTUAL TABLE n5 USING fts5(body)", name: "n5"))
         XCTAssertEqual(fts5.module, "fts5")
         XCTAssertFalse(fts5.isAvailable)
+        XCTAssertEqual(fts5.unavailableReason, "no such module: fts5")
+        let icu = try XCTUnwrap(reader.virtualTable(sql: "CREATE VIRTUAL TABLE w USING fts4(x, tokenize=icu)", name: "w"))
+        XCTAssertEqual(icu.module, "fts4")
+        XCTAssertFalse(icu.isAvailable)
+        XCTAssertEqual(icu.unavailableReason, "unknown tokenizer: icu")
         XCTAssertNil(reader.virtualTable(sql: "CREATE VIRTUAL TABLE other USING fts4(x)", name: "note"))
     }
 }

@@ -164,7 +164,9 @@ final class VirtualTableRepairTests: XCTestCase {
             [
                 SchemaIssue(
                     kind: "virtual table", name: "n5",
-                    reason: "module fts5 is not in this SQLite: its shadow tables are kept as ordinary tables")
+                    reason:
+                        "fts5 table not creatable in this SQLite (no such module: fts5): its shadow tables are kept as ordinary tables"
+                )
             ])
         let tables = try Shell.run("sqlite3", output, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name;")
         XCTAssertEqual(tables, "n5_config\nn5_content\nn5_data\nn5_docsize\nn5_idx\nt\n")

@@ -50,7 +50,8 @@ enum MigrationObjectChecks {
             var check = MigrationObjectCheck(kind: "virtual table", name: virtual.name, verdict: .copied)
             if !virtual.isAvailable {
                 check.verdict = .keptAsTables
-                check.detail = "module \(virtual.module) is not in this SQLite: its shadow tables were copied as tables"
+                check.detail =
+                    "\(virtual.module) table not creatable in this SQLite (\(virtual.unavailableReason)): its shadow tables were copied as tables"
             } else if present[virtual.name]?.sql != virtual.sql {
                 check.verdict = .missing
                 check.detail = reason(virtual.name)

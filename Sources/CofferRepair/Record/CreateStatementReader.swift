@@ -24,8 +24,10 @@ public struct VirtualTableDescription: Sendable, Codable, Equatable {
     public var module: String
     /// Its CREATE VIRTUAL TABLE statement.
     public var sql: String
-    /// Whether the linked SQLite has the module (the table can be recreated).
+    /// Whether the linked SQLite can create it (it has the module, and the module accepts the arguments).
     public var isAvailable: Bool
+    /// Why it cannot be created here ("no such module: fts5", "unknown tokenizer: icu"), when unavailable.
+    public var unavailableReason = ""
     /// The shadow tables the module creates for it (when available), in creation order.
     public var shadowTables: [String]
     /// For FTS: whether this SQLite's `integrity-check` passes on an intact table so declared (SQLite 3.15's
@@ -85,6 +87,7 @@ final class CreateStatementReader {
         var virtual = VirtualTableDescription(
             name: name, module: module, sql: sql, isAvailable: created != nil, shadowTables: created?.shadows ?? [])
         virtual.integrityCheckWorks = created?.checkWorks ?? true
+        if created == nil { virtual.unavailableReason = lastRefusal }
         return virtual
     }
 

@@ -57,7 +57,9 @@ extension RepairWriter {
                 outcome.issues.append(
                     SchemaIssue(
                         kind: "virtual table", name: virtual.name,
-                        reason: "module \(virtual.module) is not in this SQLite: its shadow tables are kept as ordinary tables"))
+                        reason:
+                            "\(virtual.module) table not creatable in this SQLite (\(virtual.unavailableReason)): its shadow tables are kept as ordinary tables"
+                    ))
                 continue
             }
             try createVirtualTable(virtual)
