@@ -113,15 +113,18 @@ final class VirtualTableRepairTests: XCTestCase {
     func testLostRTreeNodesAreRebuiltFromTheSurvivingLeaves() throws {
         let dir = try TemporaryDirectory()
         let input = dir.path("maps.db")
-        // One leaf of the R*Tree is lost (as if its page were gone); the others and the maps survive.
+        // One leaf of the R*Tree is lost (as if its page were gone), and a third of `_rowid` (which maps
+        // entries to leaves) with it; the other leaves survive. `expected` lists their entries.
         try Shell.sqlcipher(
-            input, pageSize: 1024, Self.schema + "\nDELETE FROM geo_node WHERE nodeno = (SELECT max(nodeno) FROM geo_rowid);")
+            input, pageSize: 1024,
+            Self.schema + """
+
+                CREATE TABLE expected AS SELECT rowid AS id FROM geo_rowid WHERE nodeno != (SELECT max(nodeno) FROM geo_rowid);
+                DELETE FROM geo_node WHERE nodeno = (SELECT max(nodeno) FROM geo_rowid);
+                DELETE FROM geo_rowid WHERE rowid % 3 = 0;
+                """)
         let survivors = try Shell.sqlcipher(
-            input, passphrase: "pw", pageSize: 1024,
-            """
-            SELECT group_concat(rowid) FROM (SELECT rowid FROM geo_rowid
-              WHERE nodeno != (SELECT max(nodeno) FROM geo_rowid) ORDER BY rowid);
-            """
+            input, passphrase: "pw", pageSize: 1024, "SELECT group_concat(id) FROM (SELECT id FROM expected ORDER BY id);"
         ).stdout
         let output = dir.path("out.db")
         let report = try repair(input, key: .passphrase("pw"), pageSize: 1024, to: output)
@@ -133,9 +136,11 @@ final class VirtualTableRepairTests: XCTestCase {
             SELECT count(*) = (SELECT count(*) FROM geo) FROM geo
               WHERE minx = id * 0.5 AND maxx = id * 0.5 + 1.25 AND miny = id * 0.25 AND maxy = id * 0.25 + 3;
             SELECT count(*) = (SELECT count(*) FROM geo_rowid) FROM geo;
+            INSERT INTO geo VALUES (9999, 1, 2, 3, 4);
+            SELECT id FROM geo WHERE minx >= 1 AND maxx <= 2;
             """)
         XCTAssertEqual(after.stderr, "")
-        XCTAssertEqual(after.stdout, survivors + "1\n1\n")
+        XCTAssertEqual(after.stdout, survivors + "1\n1\n9999\n")
         XCTAssertGreaterThan(survivors.split(separator: ",").count, 400)
     }
 

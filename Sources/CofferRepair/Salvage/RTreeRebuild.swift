@@ -7,8 +7,10 @@
 //
 // After the shadow rows are restored, a full scan of the R*Tree must see exactly the entries `_rowid`
 // lists. When it fails (a missing node is "malformed") or disagrees, the index is rebuilt: the leaves are
-// the nodes `_rowid` names (and the root when its depth is 0), each leaf cell that `_rowid` maps to that
-// leaf is an entry, and the virtual table is dropped, created again and filled with those entries. A float
+// the nodes `_rowid` names, the root when its depth is 0, and — as `_rowid` may have lost rows too — any
+// other node that `_parent` names as no one's parent and whose cells do not all name nodes; each leaf cell
+// that `_rowid` does not place in another leaf is an entry, and the virtual table is dropped, created again
+// and filled with those entries. A float
 // coordinate read back from its float32 is stored unchanged by SQLite's rounding, so the boxes are exact.
 
 import Coffer
@@ -47,15 +49,30 @@ extension RepairWriter {
         try connection.forEachRow(sql: "SELECT rowid, nodeno FROM \(SQLIdentifier.quote(virtual.name + "_rowid"))") {
             leafOf[$0.int64(at: 0)] = $0.int64(at: 1)
         }
-        let leaves = Set(leafOf.values)
-        var entries: [Int64: [Double]] = [:]
+        var parentOf: [Int64: Int64] = [:]
+        try connection.forEachRow(sql: "SELECT nodeno, parentnode FROM \(SQLIdentifier.quote(virtual.name + "_parent"))") {
+            parentOf[$0.int64(at: 0)] = $0.int64(at: 1)
+        }
+        var nodes: [(number: Int64, data: [UInt8])] = []
         try connection.forEachRow(sql: "SELECT nodeno, data FROM \(SQLIdentifier.quote(virtual.name + "_node"))") {
-            let node = $0.int64(at: 0)
-            let data = $0.bytes(at: 1)
-            let isRootLeaf = node == 1 && data.count >= 2 && data[0] == 0 && data[1] == 0
-            guard leaves.contains(node) || isRootLeaf else { return }
-            for (rowid, box) in Self.cells(of: data, dimensions: dimensions, integer: virtual.module == "rtree_i32")
-            where leafOf[rowid] == node || (isRootLeaf && leafOf[rowid] == nil) {
+            nodes.append(($0.int64(at: 0), $0.bytes(at: 1)))
+        }
+        let integer = virtual.module == "rtree_i32"
+        let named = Set(leafOf.values)
+        let interior = Set(parentOf.values)
+        let nodeNumbers = Set(nodes.map(\.number)).union(parentOf.keys)
+        var entries: [Int64: [Double]] = [:]
+        for node in nodes {
+            let cells = Self.cells(of: node.data, dimensions: dimensions, integer: integer)
+            let depth = node.data.count >= 2 ? Int(node.data[0]) << 8 | Int(node.data[1]) : -1
+            // A leaf: named by `_rowid`, a root of depth 0, or (when those rows were lost too) a node that is
+            // no one's parent and whose cells do not all name nodes.
+            let isLeaf =
+                named.contains(node.number) || (node.number == 1 && depth == 0)
+                || (node.number != 1 && !interior.contains(node.number) && !cells.allSatisfy { nodeNumbers.contains($0.0) })
+            guard isLeaf else { continue }
+            // A cell `_rowid` places in another leaf is a stale copy.
+            for (rowid, box) in cells where leafOf[rowid] == nil || leafOf[rowid] == node.number {
                 entries[rowid] = box
             }
         }
