@@ -8,8 +8,9 @@ import Foundation
 ///
 /// INPUT is read by Coffer's page decoder (whatever SQLCipher generation wrote it; detected unless
 /// `--cipher-compat` or individual settings are given), with its WAL. OUTPUT gets the schema, every row,
-/// rebuilt indexes, views, triggers and `user_version`, and is then read back through Coffer: the row count
-/// and a content hash of every table must match those of the rows decoded from INPUT.
+/// rebuilt indexes, views, triggers, virtual tables, sqlite_sequence and `user_version`, and is then read back
+/// through Coffer: the row count and a content hash of every table must match those of the rows decoded from
+/// INPUT, and every other object must be in OUTPUT as INPUT declared it (each is listed with its verdict).
 struct MigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
@@ -100,7 +101,18 @@ struct MigrateCommand: ParsableCommand {
                     ? "ok" : "MISMATCH (in \(check.rowsIn) rows \(check.hashIn), out \(check.rowsOut) rows \(check.hashOut))"
                 print("  \(name)  \(check.rowsOut) rows  sha256-sum \(check.hashOut.prefix(16))…  \(verdict)")
             }
-            if !result.objectsFailed.isEmpty { print("  refused by OUTPUT: \(result.objectsFailed.joined(separator: ", "))") }
+            for object in result.objects {
+                let verdict: String
+                switch object.verdict {
+                case .copied: verdict = "ok"
+                case .keptAsTables: verdict = "NOT RECREATED: \(object.detail)"
+                case .missing: verdict = "NOT COPIED: \(object.detail)"
+                }
+                print("  \(object.kind) \(object.name)  \(verdict)")
+            }
+            for issue in result.report.schemaIssues where !result.objects.contains(where: { $0.name == issue.name }) {
+                print("  \(issue)")
+            }
         }
         if !result.verified {
             throw CLIFailure(status: .failure, message: "the check failed: OUTPUT \(output) does not match \(input)")

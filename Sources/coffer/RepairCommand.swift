@@ -86,6 +86,7 @@ struct RepairCommand: ParsableCommand {
             var writer = try RepairWriter(path: temporary, encryption: outputEncryption, cipher: cipher)
             salvage = try salvager.run(into: &writer, pipeline: SalvagePipeline()) { progress.update($0) }
             salvage.saltFromMaterial = saltFromMaterial
+            writer.annotate(&salvage)
             try writer.close()
             // The whole repair, OUTPUT flushed included (the engine's own figure stops at its last row).
             salvage.seconds = Date().timeIntervalSince(started)
@@ -159,7 +160,8 @@ struct RepairCommand: ParsableCommand {
         ]
         if pageOneDamaged { parts.append("page 1 damaged (key verified on other pages)") }
         parts.append(String(format: "%.2f s", report.seconds))
-        return parts.joined(separator: "; ")
+        // Objects that did not come back as they were, one per line after the summary.
+        return ([parts.joined(separator: "; ")] + report.schemaIssues.map { "  \($0)" }).joined(separator: "\n")
     }
 }
 

@@ -30,10 +30,33 @@ final class RepairWriterOutputTests: XCTestCase {
         XCTAssertEqual(check.split(separator: "\n").suffix(2), ["ok", "42"])
     }
 
-    func testHostileSchemaSQLIsRefused() {
-        XCTAssertTrue(RepairWriter.isStatement("create  table t(a)", kinds: [["CREATE", "TABLE"]]))
-        XCTAssertFalse(RepairWriter.isStatement("CREATE TEMP TABLE t(a)", kinds: [["CREATE", "TABLE"]]))
-        XCTAssertFalse(RepairWriter.isStatement("DROP TABLE t", kinds: [["CREATE", "TABLE"]]))
-        XCTAssertFalse(RepairWriter.isStatement("CREATE TABLE t(a); DROP TABLE u", kinds: [["CREATE", "INDEX"]]))
+    func testHostileSchemaSQLIsRefused() throws {
+        let database = try Database.inMemory()
+        func runs(_ kind: UntrustedCreate.Kind, _ name: String, _ sql: String) -> Bool {
+            (try? database.writeWithoutTransaction { connection in
+                try UntrustedCreate(kind: kind, name: name, table: "t", sql: sql).run(on: connection)
+            }) != nil
+        }
+        XCTAssertTrue(runs(.table, "t", "create  table t(a, b CHECK (length(b) > 0))"))
+        XCTAssertFalse(runs(.table, "u", "CREATE TEMP TABLE u(a)"))
+        XCTAssertFalse(runs(.table, "t", "DROP TABLE t"))
+        XCTAssertFalse(runs(.table, "v", "CREATE TABLE v(a); DROP TABLE t"))
+        XCTAssertFalse(runs(.table, "w", "CREATE TABLE x(a)"), "another name than sqlite_master's")
+        XCTAssertFalse(runs(.table, "w", "ATTACH ':memory:' AS w"))
+        XCTAssertFalse(runs(.table, "w", "PRAGMA writable_schema = 1"))
+        XCTAssertFalse(runs(.table, "w", "SELECT 1"), "runs, but creates nothing")
+        XCTAssertFalse(runs(.index, "i", "CREATE TABLE i(a)"), "a table where an index was expected")
+        XCTAssertTrue(runs(.index, "i", "CREATE INDEX i ON t(lower(b)) WHERE a > 1"))
+        XCTAssertTrue(runs(.virtualTable, "f", "CREATE VIRTUAL TABLE f USING fts4(x, tokenize=porter)"))
+        XCTAssertTrue(runs(.virtualTable, "r", "CREATE VIRTUAL TABLE r USING rtree(id, a, b)"))
+        XCTAssertFalse(runs(.virtualTable, "g", "CREATE VIRTUAL TABLE g USING fts5(x)"))
+        let names = try database.read { connection in
+            try connection.fetchAll(sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").compactMap {
+                row -> String? in row["name"]
+            }
+        }
+        XCTAssertEqual(
+            names,
+            ["f", "f_content", "f_docsize", "f_segdir", "f_segments", "f_stat", "r", "r_node", "r_parent", "r_rowid", "t"])
     }
 }

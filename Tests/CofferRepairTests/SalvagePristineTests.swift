@@ -54,23 +54,69 @@ final class SalvagePristineTests: XCTestCase {
         try assertMatchesGroundTruth(path, key: nil, pageSize: 4096)
     }
 
-    func testSchemaIsParsed() throws {
+    func testSchemaIsReadBySQLite() throws {
+        let reader = CreateStatementReader()
         let parsed = try XCTUnwrap(
-            CreateTableParser.parse(
-                "CREATE TABLE \"we ird\"(id INTEGER PRIMARY KEY, [b c] VARCHAR(10) NOT NULL, d, e REAL DEFAULT 1.5, f DOUBLE, g BOOLEAN, CONSTRAINT x UNIQUE(d))"
-            ))
+            reader.table(
+                sql:
+                    "CREATE TABLE \"we ird\"(id INTEGER PRIMARY KEY, [b c] VARCHAR(10) NOT NULL, d, e REAL DEFAULT 1.5, f DOUBLE, g BOOLEAN, CONSTRAINT x UNIQUE(d))",
+                name: "we ird"))
         XCTAssertEqual(parsed.name, "we ird")
         XCTAssertEqual(parsed.columns.map(\.name), ["id", "b c", "d", "e", "f", "g"])
         XCTAssertEqual(parsed.columns.map(\.affinity), [.integer, .text, .blob, .real, .real, .numeric])
         XCTAssertEqual(parsed.rowidAliasColumn, 0)
         let withoutRowid = try XCTUnwrap(
-            CreateTableParser.parse(
-                "CREATE TABLE kv(a TEXT, b INT, c, PRIMARY KEY(c, a)) WITHOUT ROWID"))
+            reader.table(sql: "CREATE TABLE kv(a TEXT, b INT, c, PRIMARY KEY(c, a)) WITHOUT ROWID", name: "kv"))
         XCTAssertTrue(withoutRowid.withoutRowid)
         XCTAssertEqual(withoutRowid.primaryKeyColumns, [2, 0])
         XCTAssertNil(withoutRowid.rowidAliasColumn)
-        XCTAssertNil(CreateTableParser.parse("CREATE VIRTUAL TABLE f USING fts4(x)"))
-        XCTAssertNil(CreateTableParser.parse("DROP TABLE x"))
-        XCTAssertNil(try XCTUnwrap(CreateTableParser.parse("CREATE TABLE t(id INTEGER PRIMARY KEY DESC, x)")).rowidAliasColumn)
+        XCTAssertNil(reader.table(sql: "CREATE VIRTUAL TABLE f USING fts4(x)", name: "f"))
+        XCTAssertNil(reader.table(sql: "DROP TABLE x", name: "x"))
+        XCTAssertNil(
+            try XCTUnwrap(reader.table(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY DESC, x)", name: "t")).rowidAliasColumn)
+        let textKey = try XCTUnwrap(reader.table(sql: "CREATE TABLE t(id TEXT PRIMARY KEY, x)", name: "t"))
+        XCTAssertFalse(textKey.withoutRowid)
+        XCTAssertNil(textKey.rowidAliasColumn)
+        // An FTS4 shadow table declares its columns as string literals; SQLite reads them as names.
+        let shadow = try XCTUnwrap(
+            reader.table(
+                sql: "CREATE TABLE 'note_content'(docid INTEGER PRIMARY KEY, 'c0title', 'c1text')", name: "note_content"))
+        XCTAssertEqual(shadow.columns.map(\.name), ["docid", "c0title", "c1text"])
+        XCTAssertEqual(shadow.rowidAliasColumn, 0)
+        let quoted = try XCTUnwrap(
+            reader.table(
+                sql:
+                    "CREATE TABLE `select`(\"a\"\"b\" NUMERIC(10, 2) CHECK (\"a\"\"b\" > abs(-1) AND 1 IN (1, 2)) DEFAULT (round(1.5, 1)), [from] TEXT COLLATE NOCASE, `ключ` INTEGER, 'x''y')",
+                name: "select"))
+        XCTAssertEqual(quoted.columns.map(\.name), ["a\"b", "from", "ключ", "x'y"])
+        XCTAssertEqual(quoted.columns.map(\.declaredType), ["NUMERIC(10, 2)", "TEXT", "INTEGER", ""])
+        // SQLite's own tables have reserved names; SQLCipher 4's SQLite writes sqlite_stat4, 3.15 has none.
+        let stat4 = try XCTUnwrap(
+            reader.table(sql: "CREATE TABLE sqlite_stat4(tbl,idx,neq,nlt,ndlt,sample)", name: "sqlite_stat4"))
+        XCTAssertEqual(stat4.name, "sqlite_stat4")
+        XCTAssertEqual(stat4.columns.map(\.name), ["tbl", "idx", "neq", "nlt", "ndlt", "sample"])
+        XCTAssertEqual(
+            try XCTUnwrap(reader.table(sql: "CREATE TABLE sqlite_sequence(name,seq)", name: "sqlite_sequence")).columns.count, 2)
+        XCTAssertNil(reader.table(sql: "CREATE TABLE sqlite_x(a); ATTACH 'x' AS y", name: "sqlite_x"))
+    }
+
+    func testVirtualTablesAreReadBySQLite() throws {
+        let reader = CreateStatementReader()
+        let fts = try XCTUnwrap(
+            reader.virtualTable(sql: "CREATE VIRTUAL TABLE note USING fts4(title, body, tokenize=porter)", name: "note"))
+        XCTAssertEqual(fts.module, "fts4")
+        XCTAssertTrue(fts.isAvailable)
+        XCTAssertEqual(fts.shadowTables, ["note_content", "note_segments", "note_segdir", "note_docsize", "note_stat"])
+        let rtree = try XCTUnwrap(reader.virtualTable(sql: "CREATE VIRTUAL TABLE geo USING rtree(id, x0, x1)", name: "geo"))
+        XCTAssertEqual(rtree.shadowTables, ["geo_node", "geo_rowid", "geo_parent"])
+        let fts5 = try XCTUnwrap(reader.virtualTable(sql: "CREATE VIRTUAL TABLE n5 USING fts5(body)", name: "n5"))
+        XCTAssertEqual(fts5.module, "fts5")
+        XCTAssertFalse(fts5.isAvailable)
+        XCTAssertEqual(fts5.unavailableReason, "no such module: fts5")
+        let icu = try XCTUnwrap(reader.virtualTable(sql: "CREATE VIRTUAL TABLE w USING fts4(x, tokenize=icu)", name: "w"))
+        XCTAssertEqual(icu.module, "fts4")
+        XCTAssertFalse(icu.isAvailable)
+        XCTAssertEqual(icu.unavailableReason, "unknown tokenizer: icu")
+        XCTAssertNil(reader.virtualTable(sql: "CREATE VIRTUAL TABLE other USING fts4(x)", name: "note"))
     }
 }

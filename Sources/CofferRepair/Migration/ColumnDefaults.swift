@@ -4,8 +4,8 @@
 // the missing trailing columns with the column's DEFAULT when it reads the row, and the migrated copy
 // (whose INSERT names only the stored columns) gets the same default. The migration check hashes the
 // input side from the records, so it must fill them the same way. The defaults are evaluated by SQLite
-// itself, in a private in-memory database holding only the table's own CREATE statement (checked as a
-// single CREATE TABLE, like the repair writer does), and only for tables that have a short record.
+// itself, in a private in-memory database holding only the table's own CREATE statement (run as one
+// authorized CREATE TABLE, like the repair writer does), and only for tables that have a short record.
 
 import Coffer
 
@@ -31,13 +31,12 @@ final class ColumnDefaults {
     }
 
     private func evaluate(_ table: TableDescription) throws -> [SalvagedValue] {
-        guard RepairWriter.isStatement(table.sql, kinds: [["CREATE", "TABLE"]]) else { return [] }
         let database = try scratch ?? Database.inMemory()
         scratch = database
         return try database.writeWithoutTransaction { connection in
             let name = SQLIdentifier.quote(table.name)
             try connection.makeStatement(sql: "DROP TABLE IF EXISTS \(name)").step()
-            try connection.makeStatement(sql: table.sql).step()
+            try UntrustedCreate(kind: .table, name: table.name, table: table.name, sql: table.sql).run(on: connection)
             let expressions = try connection.fetchAll(sql: "PRAGMA table_info(\(name))").map { row -> String? in
                 row["dflt_value"]
             }

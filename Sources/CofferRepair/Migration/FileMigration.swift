@@ -11,6 +11,8 @@
 // Row counts and hashes must match. The hash is order-independent (rows may come back in another order):
 // each row is hashed alone with SHA-256 over a canonical encoding (rowid, then each value as a type tag
 // and its bytes), and the table hash is the wrapping sum of the row digests taken as four 64-bit words.
+// Every other object — virtual tables, indexes, views, triggers, sqlite_sequence — is checked in OUTPUT's
+// schema (``MigrationObjectChecks``); a table OUTPUT lacks is a failed check, not a failed migration.
 
 import Coffer
 import Crypto
@@ -42,19 +44,29 @@ public struct MigrationResult: Sendable, Codable, Equatable {
     public var checks: [MigrationTableCheck]
     /// Schema objects the output refused.
     public var objectsFailed: [String]
-    /// Whether every table matched and nothing was refused.
-    public var verified: Bool { checks.allSatisfy(\.matches) && objectsFailed.isEmpty }
+    /// One check per other schema object (virtual tables, indexes, views, triggers, sqlite_sequence).
+    public var objects: [MigrationObjectCheck] = []
+    /// Whether every table matched, every object was copied (or, for a virtual table whose module is
+    /// missing, kept as tables) and nothing was refused.
+    public var verified: Bool {
+        checks.allSatisfy(\.matches) && objectsFailed.isEmpty && !objects.contains { $0.verdict == .missing }
+    }
 }
 
 /// Why a migration stopped before its check.
 public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The input is damaged: the copy would not be complete.
     case inputDamaged(String)
+    /// SQLite refuses a table's CREATE TABLE (an unknown collation, say): its rows cannot be copied as
+    /// that table.
+    case tableRefused(SchemaIssue)
 
     /// A one-line explanation.
     public var description: String {
         switch self {
         case .inputDamaged(let detail): return "the input is damaged (\(detail)): use `coffer repair` instead"
+        case .tableRefused(let issue):
+            return "\(issue): use `coffer repair`, which keeps that table's rows in a recovered table"
         }
     }
 }
@@ -84,6 +96,7 @@ public enum FileMigration {
             try? writer.close()
             throw error
         }
+        if let refused = sink.schema?.refusedTables.first { throw MigrationError.tableRefused(refused) }
         if let damage = damage(in: report) { throw MigrationError.inputDamaged(damage) }
         var configuration = Configuration(encryption: encryption, cipher: cipher)
         configuration.readOnly = true
@@ -93,14 +106,23 @@ public enum FileMigration {
         var checks: [MigrationTableCheck] = []
         for table in sink.tables where !table.name.lowercased().hasPrefix("sqlite_") {
             let input = sink.hashes[table.name] ?? TableHash()
-            let outputHash = try database.read { connection in try readBack(table, connection: connection) }
+            // A table OUTPUT lacks reads back as nothing: its check fails, the others go on.
+            let outputHash = (try? database.read { connection in try readBack(table, connection: connection) })
             checks.append(
                 MigrationTableCheck(
-                    table: table.name, rowsIn: input.rows, rowsOut: outputHash.rows, hashIn: input.hex,
-                    hashOut: outputHash.hex))
+                    table: table.name, rowsIn: input.rows, rowsOut: outputHash?.rows ?? 0, hashIn: input.hex,
+                    hashOut: outputHash?.hex ?? "missing"))
         }
-        return MigrationResult(
-            inputProfile: file.settings.name, report: report, checks: checks, objectsFailed: writer.outcome.objectsFailed)
+        let objects = try database.read { connection in
+            try MigrationObjectChecks.run(
+                schema: sink.schema ?? Schema(entries: [], tables: [], isReadable: false), sequences: sink.sequences,
+                issues: writer.outcome.issues, connection: connection)
+        }
+        var result = MigrationResult(
+            inputProfile: file.settings.name, report: report, checks: checks, objectsFailed: writer.outcome.objectsFailed,
+            objects: objects)
+        writer.annotate(&result.report)
+        return result
     }
 
     /// A description of the damage the salvage met, or nil when the input read cleanly.
@@ -201,6 +223,10 @@ struct HashingSink: SalvageSink {
     private let defaults = ColumnDefaults()
     private(set) var tables: [TableDescription] = []
     private(set) var hashes: [String: TableHash] = [:]
+    /// INPUT's AUTOINCREMENT counters (its sqlite_sequence rows).
+    private(set) var sequences: [String: Int64] = [:]
+    /// INPUT's schema, once the salvage has finished.
+    private(set) var schema: Schema?
 
     init(writer: RepairWriter) { self.writer = writer }
 
@@ -214,8 +240,16 @@ struct HashingSink: SalvageSink {
         // A record shorter than its table (a column added later) reads back with the missing columns
         // filled with their DEFAULT, on the output as on the input.
         hashes[table.name, default: TableHash()].add(rowid: rowid, values: defaults.complete(row.values, of: table))
+        if table.name.lowercased() == "sqlite_sequence", row.values.count >= 2, case .text(let name) = row.values[0],
+            case .integer(let value) = row.values[1]
+        {
+            sequences[String(decoding: name, as: UTF8.self)] = value
+        }
         try writer.insert(row, into: table)
     }
 
-    mutating func finish(schema: Schema) throws { try writer.finish(schema: schema) }
+    mutating func finish(schema: Schema) throws {
+        self.schema = schema
+        try writer.finish(schema: schema)
+    }
 }

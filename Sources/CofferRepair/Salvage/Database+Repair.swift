@@ -44,7 +44,8 @@ extension Database {
         let salvager = try Salvager(path: path, key: key, settings: settings)
         var writer = try RepairWriter(path: destination, encryption: encryption, cipher: configuration.cipher)
         do {
-            let report = try salvager.run(into: &writer, pipeline: SalvagePipeline())
+            var report = try salvager.run(into: &writer, pipeline: SalvagePipeline())
+            writer.annotate(&report)
             try writer.close()
             return report
         } catch {

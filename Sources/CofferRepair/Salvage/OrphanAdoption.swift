@@ -211,21 +211,22 @@ enum IndexShapes {
     /// with any value in any field.
     static func shapes(schema: Schema) -> [IndexShape] {
         var shapes: [IndexShape] = []
+        let reader = CreateStatementReader()
         for entry in schema.indexes {
             let table = schema.tables.first { $0.name.lowercased() == entry.tableName.lowercased() }
-            guard let table, let sql = entry.sql, let terms = indexedTerms(sql) else {
+            guard let table, let terms = table.isInferred ? nil : reader.indexedColumns(index: entry, table: table) else {
                 let columnCount = table?.columns.count ?? 0
                 for width in 2...max(2, columnCount + 1) {
                     shapes.append(IndexShape(fields: Array(repeating: nil, count: width), endsWithRowid: false))
                 }
                 continue
             }
-            func affinity(_ name: String) -> Affinity? {
-                table.columns.first { $0.name.lowercased() == name.lowercased() }?.affinity
+            func affinity(_ name: String?) -> Affinity? {
+                table.columns.first { $0.name.lowercased() == name?.lowercased() }?.affinity
             }
             var fields = terms.map(affinity)
             if table.withoutRowid {
-                let indexed = Set(terms.map { $0.lowercased() })
+                let indexed = Set(terms.compactMap { $0?.lowercased() })
                 let extra = table.primaryKeyColumns.filter { !indexed.contains(table.columns[$0].name.lowercased()) }
                 fields += extra.map { table.columns[$0].affinity }
                 shapes.append(IndexShape(fields: fields, endsWithRowid: false))
@@ -234,30 +235,5 @@ enum IndexShapes {
             }
         }
         return shapes
-    }
-
-    /// The first token of each top-level term of `CREATE … INDEX name ON table(term, …)`.
-    static func indexedTerms(_ sql: String) -> [String]? {
-        guard let tokens = CreateTableParser.tokenize(sql),
-            let on = tokens.firstIndex(where: { $0.uppercased() == "ON" }),
-            let open = tokens[on...].firstIndex(of: "(")
-        else { return nil }
-        var terms: [String] = []
-        var depth = 0
-        var expectTerm = true
-        for token in tokens[(open + 1)...] {
-            if token == "(" { depth += 1 }
-            if token == ")" {
-                if depth == 0 { return terms.isEmpty ? nil : terms }
-                depth -= 1
-            }
-            if depth == 0, token == "," {
-                expectTerm = true
-            } else if expectTerm {
-                terms.append(CreateTableParser.identifier(token))
-                expectTerm = false
-            }
-        }
-        return nil
     }
 }

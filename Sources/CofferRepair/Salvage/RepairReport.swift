@@ -53,6 +53,9 @@ public struct RepairReport: Sendable, Codable, Equatable {
     public var profile = ""
     /// Wall-clock seconds of the salvage (`coffer repair` reports the whole run, OUTPUT closed and flushed).
     public var seconds = 0.0
+    /// Schema objects OUTPUT could not get as they were (refused, failed, or a virtual table whose module
+    /// the library lacks), each with the reason. Filled by ``RepairWriter/annotate(_:)``.
+    public var schemaIssues: [SchemaIssue] = []
 
     /// An empty report.
     public init() {}
@@ -81,7 +84,28 @@ public struct RepairReport: Sendable, Codable, Equatable {
         case textEncoding = "text_encoding"
         case pageSize = "page_size"
         case profile, seconds
+        case schemaIssues = "schema_issues"
     }
+}
+
+/// A schema object that did not come back as it was, and why.
+public struct SchemaIssue: Sendable, Codable, Equatable, CustomStringConvertible {
+    /// The object's kind ("table", "virtual table", "index", "view", "trigger").
+    public var kind: String
+    /// Its name.
+    public var name: String
+    /// What happened, in a few words.
+    public var reason: String
+
+    /// Creates an issue.
+    public init(kind: String, name: String, reason: String) {
+        self.kind = kind
+        self.name = name
+        self.reason = reason
+    }
+
+    /// `kind name: reason`.
+    public var description: String { "\(kind) \(name): \(reason)" }
 }
 
 /// Progress of a running salvage.

@@ -2,17 +2,21 @@
 //
 // Order, and why:
 // 1. `begin(table:)`: the table is created from its original CREATE TABLE sql. The sql comes from a
-//    damaged file, so it is checked before it runs: it must tokenize as CREATE TABLE (not TEMP) and is
-//    prepared as exactly one statement (Coffer's Statement refuses any trailing SQL). Internal sqlite_*
-//    tables are not created (sqlite_sequence is rebuilt by AUTOINCREMENT inserts).
+//    damaged file, so it runs as one statement under an authorizer that allows only that CREATE (see
+//    ``UntrustedCreate``). A shadow table of a virtual table whose module the library has is not created:
+//    the virtual table is (its module creates its shadow tables, emptied here), and the shadow rows go into
+//    them (see RepairWriter+VirtualTables). Internal sqlite_* tables are not created; sqlite_sequence's rows
+//    are kept and applied at the end, so AUTOINCREMENT continues where it stopped.
 // 2. Rows are buffered (bounded by `batchSize`) and inserted in one transaction per batch or, from a
 //    ``SalvagePipeline``, in batches inside one bulk-load transaction (`bulkLoad`). One prepared INSERT per
 //    row shape; TEXT bound as raw bytes so non-UTF-8 text survives byte for byte. A row the new table
 //    refuses (a constraint) is counted and skipped; the batch goes on. A failure of OUTPUT's storage fails
 //    the repair. Foreign keys are not enforced while rows go in.
-// 3. `finish`: indexes, then views, then triggers (each checked the same way: CREATE [UNIQUE] INDEX,
-//    CREATE VIEW, CREATE TRIGGER, one statement). Triggers come last so they never fire on salvaged rows.
-//    user_version and application_id are copied when page 1 was readable.
+//    A table that cannot be created, or whose INSERT SQLite refuses, is named with the reason in
+//    ``Outcome/issues``; its rows are counted as rejected and the other tables go on.
+// 3. `finish`: virtual tables that got no shadow rows, FTS checks, sqlite_sequence, indexes, then views,
+//    then triggers (each run as one authorized CREATE of its kind). Triggers come last so they never fire
+//    on salvaged rows. user_version and application_id are copied when page 1 was readable.
 
 import Coffer
 import Foundation
@@ -38,15 +42,24 @@ public final class RepairWriter: SalvageSink {
         public var objectsFailed: [String] = []
         /// Names of schema objects created after the rows (indexes, views, triggers).
         public var objectsCreated: [String] = []
+        /// Virtual tables recreated in OUTPUT.
+        public var virtualTablesCreated: [String] = []
+        /// Every object that did not come back as it was, with the reason.
+        public var issues: [SchemaIssue] = []
     }
 
     /// The output database.
     public let database: Database
     /// What the writer did so far.
-    public private(set) var outcome = Outcome()
+    public internal(set) var outcome = Outcome()
     private let batchSize: Int
     private var pending: [(table: TableDescription, row: SalvagedRow)] = []
-    private var created = Set<String>()
+    /// Tables of OUTPUT that receive rows (ordinary tables created, shadow tables of recreated virtual tables).
+    var created = Set<String>()
+    /// Virtual tables recreated (or that failed to be), lowercased.
+    var virtualTablesTried = Set<String>()
+    /// sqlite_sequence rows salvaged, applied by `finish`.
+    var sequences: [(name: String, value: Int64)] = []
     /// The writer connection while a bulk load holds its one transaction open.
     private var bulk: Connection?
     /// The flush of the bulk-loaded rows to disk, started while the indexes are built (see `bulkLoad`).
@@ -83,26 +96,42 @@ public final class RepairWriter: SalvageSink {
         try handle.synchronize()
     }
 
-    /// Creates the table from its original sql, after checking it.
+    /// Creates the table from its original sql under the authorizer (or, for a shadow table, its virtual
+    /// table).
     public func begin(table: TableDescription) throws {
         try flush()
         guard !table.name.lowercased().hasPrefix("sqlite_") else { return }
-        guard RepairWriter.isStatement(table.sql, kinds: [["CREATE", "TABLE"]]), CreateTableParser.parse(table.sql) != nil else {
-            outcome.objectsFailed.append(table.name)
-            return
+        if let virtual = table.virtualTable {
+            try createVirtualTable(virtual)
+            if created.contains(table.name) { return }
         }
         do {
             try onWriter { connection in
-                let statement = try connection.makeStatement(sql: table.sql)
-                try statement.step()
+                try UntrustedCreate(kind: .table, name: table.name, table: table.name, sql: table.sql).run(on: connection)
             }
             created.insert(table.name)
             outcome.tablesCreated += 1
         } catch let error as CofferError where RepairWriter.outputFailed(error) {
             throw error  // the disk, not the sql: OUTPUT cannot be trusted, the repair must fail
         } catch {
-            outcome.objectsFailed.append(table.name)
+            fail(kind: "table", name: table.name, reason: "not created: \(Self.reason(error))")
         }
+    }
+
+    /// Records that `name` did not come back as it was.
+    func fail(kind: String, name: String, reason: String) {
+        outcome.objectsFailed.append(name)
+        outcome.issues.append(SchemaIssue(kind: kind, name: name, reason: reason))
+    }
+
+    /// Adds what the writer could not bring back to `report` (its ``RepairReport/schemaIssues``).
+    public func annotate(_ report: inout RepairReport) {
+        report.schemaIssues += outcome.issues
+    }
+
+    /// A short reason for a refused statement: SQLite's message.
+    static func reason(_ error: any Error) -> String {
+        (error as? CofferError)?.message ?? "\(error)"
     }
 
     /// Buffers the row; writes a batch when the buffer is full.
@@ -117,30 +146,27 @@ public final class RepairWriter: SalvageSink {
         try write(rows[...], into: table)
     }
 
-    /// Writes remaining rows, then indexes, views, triggers and header values.
+    /// Writes remaining rows, then virtual tables, sqlite_sequence, indexes, views, triggers and header
+    /// values.
     public func finish(schema: Schema) throws {
         try flush()
-        let order: [(SchemaEntryKind, [[String]])] = [
-            (.index, [["CREATE", "INDEX"], ["CREATE", "UNIQUE", "INDEX"]]),
-            (.view, [["CREATE", "VIEW"]]),
-            (.trigger, [["CREATE", "TRIGGER"]]),
-        ]
-        for (kind, prefixes) in order {
+        for refused in schema.refusedTables { fail(kind: refused.kind, name: refused.name, reason: refused.reason) }
+        try finishVirtualTables(schema)
+        try restoreSequences()
+        let order: [(SchemaEntryKind, UntrustedCreate.Kind)] = [(.index, .index), (.view, .view), (.trigger, .trigger)]
+        for (kind, createKind) in order {
             for entry in schema.entries where entry.kind == kind {
                 guard let sql = entry.sql else { continue }
-                guard RepairWriter.isStatement(sql, kinds: prefixes) else {
-                    outcome.objectsFailed.append(entry.name)
-                    continue
-                }
                 do {
                     try database.writeWithoutTransaction { connection in
-                        _ = try connection.makeStatement(sql: sql).step()
+                        try UntrustedCreate(kind: createKind, name: entry.name, table: entry.tableName, sql: sql)
+                            .run(on: connection)
                     }
                     outcome.objectsCreated.append(entry.name)
                 } catch let error as CofferError where RepairWriter.outputFailed(error) {
                     throw error
                 } catch {
-                    outcome.objectsFailed.append(entry.name)
+                    fail(kind: kind.rawValue, name: entry.name, reason: "not created: \(Self.reason(error))")
                 }
             }
         }
@@ -175,7 +201,7 @@ public final class RepairWriter: SalvageSink {
     }
 
     /// Runs `body` on the writer: inside the bulk load's transaction, or on its own.
-    private func onWriter<T>(_ body: (Connection) throws -> T) throws -> T {
+    func onWriter<T>(_ body: (Connection) throws -> T) throws -> T {
         if let bulk { return try body(bulk) }
         return try database.writeWithoutTransaction(body)
     }
@@ -189,13 +215,6 @@ public final class RepairWriter: SalvageSink {
     /// Whether `error` is OUTPUT's storage failing (I/O, full disk, out of memory) rather than refused SQL.
     static func outputFailed(_ error: CofferError) -> Bool {
         [.ioError, .full, .noMemory, .readOnly, .cantOpen].contains(error.code.primary)
-    }
-
-    /// Whether `sql` starts with one of the keyword sequences.
-    static func isStatement(_ sql: String, kinds: [[String]]) -> Bool {
-        guard let tokens = CreateTableParser.tokenize(sql) else { return false }
-        let upper = tokens.prefix(3).map { $0.uppercased() }
-        return kinds.contains { upper.starts(with: $0) }
     }
 
     private func flush() throws {
@@ -217,12 +236,17 @@ public final class RepairWriter: SalvageSink {
     /// failure of OUTPUT's storage fails the repair.
     private func write(_ rows: some Collection<SalvagedRow>, into table: TableDescription) throws {
         guard !rows.isEmpty else { return }
+        if table.name.lowercased() == "sqlite_sequence" {
+            keepSequences(rows)
+            return
+        }
         guard created.contains(table.name) else {
             outcome.rowsRejected += rows.count
             return
         }
         var written = 0
         var rejected = 0
+        var refused: (any Error)?
         try inTransaction { connection in
             var statements: [InsertShape: Statement] = [:]
             var last: (shape: InsertShape, statement: Statement)?
@@ -236,7 +260,16 @@ public final class RepairWriter: SalvageSink {
                 } else if let cached = statements[shape] {
                     statement = cached
                 } else {
-                    statement = try connection.makeStatement(sql: Self.insertSQL(for: shape, table: table))
+                    do {
+                        statement = try connection.makeStatement(sql: Self.insertSQL(for: shape, table: table))
+                    } catch let error as CofferError where RepairWriter.outputFailed(error) {
+                        throw error
+                    } catch {
+                        // The table exists but refuses this INSERT: the table fails, the others go on.
+                        refused = error
+                        rejected += 1
+                        continue
+                    }
                     statements[shape] = statement
                 }
                 last = (shape, statement)
@@ -252,6 +285,50 @@ public final class RepairWriter: SalvageSink {
         }
         outcome.rowsWritten += written
         outcome.rowsRejected += rejected
+        if let refused, !outcome.objectsFailed.contains(table.name) {
+            fail(kind: "table", name: table.name, reason: "rows refused: \(Self.reason(refused))")
+        }
+    }
+
+    /// Keeps salvaged sqlite_sequence rows (name TEXT, seq INTEGER) for `restoreSequences`.
+    private func keepSequences(_ rows: some Collection<SalvagedRow>) {
+        for row in rows {
+            guard row.values.count >= 2, case .text(let bytes) = row.values[0], case .integer(let value) = row.values[1],
+                let name = String(validatingUTF8Bytes: bytes)
+            else {
+                outcome.rowsRejected += 1
+                continue
+            }
+            sequences.append((name, value))
+        }
+    }
+
+    /// Sets each salvaged AUTOINCREMENT counter in OUTPUT's sqlite_sequence (never lowering one the
+    /// inserted rows raised), so new ids continue where they stopped. A counter of a table OUTPUT lacks
+    /// is dropped.
+    private func restoreSequences() throws {
+        guard !sequences.isEmpty else { return }
+        try database.write { connection in
+            let exists = try connection.fetchValue(
+                Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'")
+            guard exists == 1 else {
+                outcome.rowsRejected += sequences.count
+                return
+            }
+            for (name, value) in sequences {
+                guard created.contains(name) else {
+                    outcome.rowsRejected += 1
+                    continue
+                }
+                try connection.execute(
+                    sql: "UPDATE sqlite_sequence SET seq = max(seq, ?2) WHERE name = ?1", arguments: [name, value])
+                if connection.changesCount == 0 {
+                    try connection.execute(
+                        sql: "INSERT INTO sqlite_sequence(name, seq) VALUES (?1, ?2)", arguments: [name, value])
+                }
+                outcome.rowsWritten += 1
+            }
+        }
     }
 
     /// A row's INSERT statement depends on its value count and whether it binds the rowid: one prepared

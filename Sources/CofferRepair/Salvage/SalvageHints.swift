@@ -45,13 +45,13 @@ public struct SalvageHints: Sendable {
     /// The schema the entries describe (validated like sqlite_master rows read from a file).
     func schema(pageCount: UInt32) -> Schema {
         var schema = Schema(entries: [], tables: [], isReadable: true)
-        for entry in schemaEntries {
-            let row: [SalvagedValue] = [
+        let rows = schemaEntries.map { entry -> [SalvagedValue] in
+            [
                 .text(Array(entry.kind.rawValue.utf8)), .text(Array(entry.name.utf8)), .text(Array(entry.tableName.utf8)),
                 .integer(Int64(entry.rootPage)), entry.sql.map { .text(Array($0.utf8)) } ?? .null,
             ]
-            schema.add(row: row, pageCount: pageCount)
         }
+        schema.add(rows: rows, pageCount: pageCount)
         return schema
     }
 }

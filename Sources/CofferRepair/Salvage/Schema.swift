@@ -4,8 +4,10 @@
 // sqlite_master rows have five columns: type, name, tbl_name, rootpage, sql. Accepted: type one of
 // table/index/view/trigger with a UTF-8 name; tables and indexes need a root page in 2…pageCount (an
 // automatic index — sqlite_autoindex_*, sql NULL — is accepted as an index); tables need CREATE TABLE sql
-// that CreateTableParser understands. Virtual tables (CREATE VIRTUAL TABLE) are skipped: their shadow
-// tables are ordinary tables and are salvaged as such. Anything else is ignored rather than guessed.
+// that SQLite itself accepts (``CreateStatementReader``). A virtual table (root page 0, CREATE VIRTUAL
+// TABLE) is listed in ``Schema/virtualTables``; when the library has its module, its shadow tables are
+// marked with it (``TableDescription/virtualTable``) so the writer fills the shadow tables the recreated
+// virtual table owns; otherwise they stay ordinary tables. Anything else is ignored rather than guessed.
 
 /// The kind of a schema entry.
 public enum SchemaEntryKind: String, Sendable, Codable {
@@ -60,6 +62,9 @@ public struct TableDescription: Sendable, Codable, Equatable {
     public var primaryKeyColumns: [Int]
     /// Whether the table was inferred from orphan records rather than read from sqlite_master.
     public var isInferred: Bool
+    /// The virtual table this table is a shadow table of, when the library has its module (the writer then
+    /// recreates the virtual table and fills this shadow table inside it).
+    public var virtualTable: VirtualTableDescription? = nil
 
     /// For a WITHOUT ROWID table: the declaration-order column index of each record field.
     public var recordFieldColumns: [Int] {
@@ -74,6 +79,11 @@ public struct Schema: Sendable, Codable {
     public var entries: [SchemaEntry]
     /// Tables with parsed columns, in file order.
     public var tables: [TableDescription]
+    /// Virtual tables, in file order (their shadow tables are in ``tables``).
+    public var virtualTables: [VirtualTableDescription] = []
+    /// Tables whose CREATE TABLE SQLite refuses (an unknown collation, say), with its reason. Their pages
+    /// are not claimed by a table: their rows come back as orphans.
+    public var refusedTables: [SchemaIssue] = []
     /// Whether sqlite_master could be read at all (page 1 authenticated and parsed).
     public var isReadable: Bool
     /// Pages of the sqlite_master tree that failed to read (bad HMAC).
@@ -112,7 +122,7 @@ public struct Schema: Sendable, Codable {
             encoding = TextEncoding(header: page1) ?? .utf8
         }
         // A UTF-16 database stores its names and SQL as UTF-16 too.
-        for row in rows { schema.add(row: row.map(encoding.utf8), pageCount: source.pageCount) }
+        schema.add(rows: rows.map { $0.map(encoding.utf8) }, pageCount: source.pageCount)
         return schema
     }
 
@@ -126,6 +136,7 @@ public struct Schema: Sendable, Codable {
         guard source.pageCount >= 2 else { return }
         let walker = TreeWalker(source: source)
         let overflow = OverflowReader(source: source)
+        var found: [[SalvagedValue]] = []
         for pageNumber in 2...source.pageCount where !claimed.contains(pageNumber) {
             guard case .success(let parsed) = walker.parse(pageNumber), parsed.page.type == .tableLeaf,
                 !parsed.cells.isEmpty
@@ -140,11 +151,12 @@ public struct Schema: Sendable, Codable {
                 rows.append(values)
             }
             guard rows.count == parsed.cells.count else { continue }
-            for row in rows { add(row: row, pageCount: source.pageCount) }
+            found += rows
             claimed.insert(pageNumber)
             claimed.formUnion(chains)
             recoveredLeaves.append(pageNumber)
         }
+        add(rows: found, pageCount: source.pageCount)
     }
 
     static func looksLikeSchemaRow(_ row: [SalvagedValue]) -> Bool {
@@ -162,8 +174,15 @@ public struct Schema: Sendable, Codable {
         }
     }
 
+    /// Validates sqlite_master records and adds them; SQLite reads their CREATE statements.
+    mutating func add(rows: [[SalvagedValue]], pageCount: UInt32) {
+        let reader = CreateStatementReader()
+        for row in rows { add(row: row, pageCount: pageCount, reader: reader) }
+        linkShadowTables()
+    }
+
     /// Validates one sqlite_master record and adds it.
-    mutating func add(row: [SalvagedValue], pageCount: UInt32) {
+    private mutating func add(row: [SalvagedValue], pageCount: UInt32, reader: CreateStatementReader) {
         guard row.count == 5, case .text(let typeBytes) = row[0], case .text(let nameBytes) = row[1],
             case .text(let tableBytes) = row[2],
             let kind = SchemaEntryKind(rawValue: String(decoding: typeBytes, as: UTF8.self)),
@@ -173,6 +192,14 @@ public struct Schema: Sendable, Codable {
         if case .integer(let value) = row[3], value >= 0, value <= Int64(pageCount) { root = UInt32(value) }
         var sql: String?
         if case .text(let bytes) = row[4] { sql = String(validatingUTF8Bytes: bytes) }
+        if kind == .table, root == 0, let sql {
+            if let virtual = reader.virtualTable(sql: sql, name: name),
+                !virtualTables.contains(where: { $0.name.lowercased() == name.lowercased() })
+            {
+                virtualTables.append(virtual)
+            }
+            return
+        }
         switch kind {
         case .table, .index:
             guard root >= 2 else { return }
@@ -182,7 +209,11 @@ public struct Schema: Sendable, Codable {
         if kind == .index, sql == nil, !name.hasPrefix("sqlite_autoindex_") { return }
         let entry = SchemaEntry(kind: kind, name: name, tableName: tableName, rootPage: root, sql: sql)
         if kind == .table {
-            guard let sql, let parsed = CreateTableParser.parse(sql) else { return }
+            guard let sql, let parsed = reader.table(sql: sql, name: name) else {
+                refusedTables.append(
+                    SchemaIssue(kind: "table", name: name, reason: "SQLite refuses its CREATE TABLE (\(reader.lastRefusal))"))
+                return
+            }
             tables.append(
                 TableDescription(
                     name: name, rootPage: root, sql: sql, columns: parsed.columns,
@@ -190,6 +221,16 @@ public struct Schema: Sendable, Codable {
                     primaryKeyColumns: parsed.primaryKeyColumns, isInferred: false))
         }
         entries.append(entry)
+    }
+
+    /// Marks each shadow table of an available virtual table with it.
+    private mutating func linkShadowTables() {
+        for virtual in virtualTables where virtual.isAvailable {
+            let shadows = Set(virtual.shadowTables.map { $0.lowercased() })
+            for index in tables.indices where shadows.contains(tables[index].name.lowercased()) {
+                tables[index].virtualTable = virtual
+            }
+        }
     }
 }
 
