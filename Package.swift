@@ -99,7 +99,12 @@ let package = Package(
         .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport"),
         // The power-loss tests' crash VFS: C, against SQLCipher's header and library only.
         .target(name: "CofferTestVFS", dependencies: ["CSQLCipher"], linkerSettings: [.linkedLibrary("sqlcipher")]),
-        .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport", "CofferTempVFS"]),
+        .testTarget(
+            name: "CofferTests",
+            dependencies: [
+                "Coffer", "CofferTestSupport", "CofferTempVFS", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]),
         .testTarget(name: "CofferCLITests", dependencies: ["coffer", "Coffer", "CofferTestSupport"]),
         .testTarget(
             name: "CofferQueryTests",
