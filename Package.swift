@@ -96,15 +96,15 @@ let package = Package(
         // The decrypted-page cache shared by encrypted connections (`DecryptedPageCache`): C, against
         // SQLCipher's header and library only.
         .target(name: "CofferPageCache", dependencies: ["CSQLCipher"], linkerSettings: [.linkedLibrary("sqlcipher")]),
-        .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport"),
+        .target(
+            name: "CofferTestSupport",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Tests/CofferTestSupport"),
         // The power-loss tests' crash VFS: C, against SQLCipher's header and library only.
         .target(name: "CofferTestVFS", dependencies: ["CSQLCipher"], linkerSettings: [.linkedLibrary("sqlcipher")]),
-        .testTarget(
-            name: "CofferTests",
-            dependencies: [
-                "Coffer", "CofferTestSupport", "CofferTempVFS", .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-            ]),
+        .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport", "CofferTempVFS"]),
         .testTarget(name: "CofferCLITests", dependencies: ["coffer", "Coffer", "CofferTestSupport"]),
         .testTarget(
             name: "CofferQueryTests",

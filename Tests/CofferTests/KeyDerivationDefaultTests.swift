@@ -1,22 +1,7 @@
 import Coffer
 import CofferTestSupport
-import Crypto
 import Foundation
 import XCTest
-import _CryptoExtras
-
-/// Test-side key derivation, independent of Coffer's: the SQLCipher raw-key spec `x'<hex>'` for the file at
-/// `path`, derived from its salt with swift-crypto's PBKDF2. Given to the `sqlcipher` shell as the key, it
-/// opens a file written with that derivation (the shell treats a 67-character `x'…'` key as raw).
-enum ShellRawKey {
-    static func spec(passphrase: String, path: String, sha512: Bool = true, rounds: Int = 256_000) throws -> String {
-        let salt = try XCTUnwrap(FileHandle(forReadingAtPath: path)?.read(upToCount: 16))
-        let key = try KDF.Insecure.PBKDF2.deriveKey(
-            from: Array(passphrase.utf8), salt: salt, using: sha512 ? .sha512 : .insecureSHA1, outputByteCount: 32,
-            unsafeUncheckedRounds: rounds)
-        return "x'" + key.withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() } + "'"
-    }
-}
 
 /// New databases derive their key with PBKDF2-HMAC-SHA512 and 256,000 rounds; files written with SQLCipher
 /// 3's derivation (and its 1024-byte pages) keep opening, and are upgraded in place by a rekey.
