@@ -34,6 +34,7 @@ let package = Package(
             name: "Coffer",
             dependencies: [
                 "CSQLCipher",
+                "COpenSSL",
                 "CofferMacros",
                 "CofferTempVFS",
                 "CofferPageCache",
