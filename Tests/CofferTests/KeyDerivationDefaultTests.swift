@@ -99,6 +99,25 @@ final class KeyDerivationDefaultTests: XCTestCase {
         try database.close()
     }
 
+    func testRawKeyFileWithShellDefaultPagesOpens() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("raw.db")
+        let hex = String(repeating: "0123456789abcdef", count: 4)
+        let made = try Shell.run(
+            "/usr/bin/sqlcipher", ["-batch", "-bail", path],
+            input:
+                "PRAGMA key = \"x'\(hex)'\";\nCREATE TABLE item(id INTEGER PRIMARY KEY, label TEXT);\nINSERT INTO item(label) VALUES ('a');\n"
+        )
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let key = Data((0..<32).map { UInt8(($0 % 8) * 0x22 + 0x01) })
+        XCTAssertEqual(key.map { String(format: "%02x", $0) }.joined(), hex)
+        let database = try Database(path: path, configuration: Configuration(encryption: .rawKey(key)))
+        XCTAssertNil(database.keyDerivation)
+        XCTAssertEqual(database.configuration.cipher.pageSize, 1024)
+        XCTAssertEqual(try labels(database), ["a"])
+        try database.close()
+    }
+
     func testWrongPassphraseNamesTheSettingsTried() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("shell.db")
