@@ -160,6 +160,21 @@ final class KeyDerivationDefaultTests: XCTestCase {
         XCTAssertEqual(shell.stdout, "3\n", shell.stderr)
     }
 
+    func testANewPassphraseOnAnOldFileTakesTheConfiguredDerivation() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("old.db")
+        try makeShellDatabase(at: path)
+        let database = try Database(path: path, configuration: Configuration(encryption: .passphrase("pw")))
+        XCTAssertEqual(database.keyDerivation, .sqlcipher3)
+        try database.changePassphrase(to: .passphrase("new"))
+        XCTAssertEqual(database.keyDerivation, .coffer)
+        XCTAssertEqual(try labels(database), ["a", "b"])
+        try database.close()
+        let spec = try ShellRawKey.spec(passphrase: "new", path: path)
+        let shell = try Shell.sqlcipher(path, passphrase: spec, pageSize: 1024, "SELECT count(*) FROM item;")
+        XCTAssertEqual(shell.stdout, "2\n", shell.stderr)
+    }
+
     func testSQLCipher4FileIsRefusedWithAMigrateHint() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("v4.db")
