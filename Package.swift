@@ -34,6 +34,7 @@ let package = Package(
             name: "Coffer",
             dependencies: [
                 "CSQLCipher",
+                "COpenSSL",
                 "CofferMacros",
                 "CofferTempVFS",
                 "CofferPageCache",
@@ -96,7 +97,12 @@ let package = Package(
         // The decrypted-page cache shared by encrypted connections (`DecryptedPageCache`): C, against
         // SQLCipher's header and library only.
         .target(name: "CofferPageCache", dependencies: ["CSQLCipher"], linkerSettings: [.linkedLibrary("sqlcipher")]),
-        .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport"),
+        .target(
+            name: "CofferTestSupport",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Tests/CofferTestSupport"),
         // The power-loss tests' crash VFS: C, against SQLCipher's header and library only.
         .target(name: "CofferTestVFS", dependencies: ["CSQLCipher"], linkerSettings: [.linkedLibrary("sqlcipher")]),
         .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport", "CofferTempVFS"]),

@@ -143,7 +143,7 @@ struct CipherCompatOptions: ParsableArguments {
 
     /// The CLI failure for a ``DatabaseFileError``.
     static func failure(_ error: DatabaseFileError, path: String, detected: Bool) -> CLIFailure {
-        let tried = detected ? "SQLCipher 1, 2, 3 and 4 settings tried" : "with the given cipher settings"
+        let tried = detected ? "Coffer's default and SQLCipher 1, 2, 3 and 4 settings tried" : "with the given cipher settings"
         switch error {
         case .wrongKey:
             return CLIFailure(
@@ -178,12 +178,21 @@ extension CipherCompatOptions {
         return try key.encryption()
     }
 
-    /// OUTPUT's cipher settings: Coffer's format (SQLCipher 3 settings, 4096-byte pages, 64000 rounds).
-    /// A SQLCipher 3 input keeps its page size and the `--kdf-iter` given, as repair always did.
+    /// OUTPUT's cipher settings: a Coffer-format input (Coffer's default, SQLCipher 3, plaintext) keeps its
+    /// page size and key derivation, as repair always did; anything else gets Coffer's defaults.
     func outputCipher(for file: DatabaseFile, key: KeyOptions) -> CipherOptions {
-        guard file.settings.name == CipherSettings.sqlcipher3.name || !file.settings.isEncrypted else {
+        let settings = file.settings
+        switch settings.name {
+        case CipherSettings.coffer.name:
+            return CipherOptions(pageSize: file.pageSize, keyDerivation: .pbkdf2SHA512(rounds: settings.kdfRounds))
+        case CipherSettings.sqlcipher3.name:
+            return CipherOptions(pageSize: file.pageSize, keyDerivation: .pbkdf2SHA1(rounds: settings.kdfRounds))
+        case CipherSettings.plaintext.name:
+            var options = key.cipher
+            options.pageSize = file.pageSize
+            return options
+        default:
             return CipherOptions()
         }
-        return CipherOptions(pageSize: file.pageSize, kdfIterations: key.kdfIterations)
     }
 }

@@ -10,9 +10,11 @@ import Foundation
 // when the library reports the file damaged.
 
 extension CLIFailure {
-    /// Whether `error` is the library's wrong-passphrase refusal.
+    /// Whether `error` is the library's wrong-passphrase refusal, or its refusal of a SQLCipher 4 file.
     static func isWrongPassphrase(_ error: any Error) -> Bool {
         if case CofferError.wrongPassphrase = error { return true }
+        // The library recognised a format it cannot read (a SQLCipher 4 file): the page decoder reads it.
+        if case CofferError.notADatabase = error { return true }
         return false
     }
 }

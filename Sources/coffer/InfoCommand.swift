@@ -53,7 +53,7 @@ struct InfoCommand: ParsableCommand {
         ]
         if let cipher = info.cipher {
             lines.append(
-                "cipher:        SQLCipher \(cipher.version), \(cipher.algorithm), PBKDF2-HMAC-SHA1 \(cipher.kdfIterations) iterations, HMAC \(cipher.usesHMAC ? "SHA1" : "off")"
+                "cipher:        SQLCipher \(cipher.version), \(cipher.algorithm), \(cipher.kdfAlgorithm) \(cipher.kdfIterations) iterations, HMAC \(cipher.usesHMAC ? "SHA1" : "off")"
             )
         } else {
             lines.append("cipher:        none (plaintext)")

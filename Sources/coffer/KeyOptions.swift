@@ -17,11 +17,12 @@ struct KeyOptions: ParsableArguments {
     @Option(name: .customLong("page-size"), help: "Cipher page size in bytes (default 4096; repair detects it).")
     var pageSize: Int?
 
-    @Option(name: .customLong("kdf-iter"), help: "PBKDF2 iterations (default 64000, Coffer's; detected on input files).")
+    @Option(
+        name: .customLong("kdf-iter"),
+        help:
+            "PBKDF2-HMAC-SHA1 iterations, as SQLCipher 3's kdf_iter (default: Coffer's PBKDF2-HMAC-SHA512 256000 for new files; detected on existing ones)."
+    )
     var kdfIterationsOption: Int?
-
-    /// The iterations given, or Coffer's default.
-    var kdfIterations: Int { kdfIterationsOption ?? CipherOptions().kdfIterations }
 
     func validate() throws {
         if [passphraseFile != nil, passphraseEnv != nil, prompt].filter({ $0 }).count > 1 {
@@ -33,11 +34,15 @@ struct KeyOptions: ParsableArguments {
         if let pageSize, !(512...65536).contains(pageSize) || pageSize & (pageSize - 1) != 0 {
             throw ValidationError("--page-size must be a power of two from 512 to 65536")
         }
-        if kdfIterations < 1 { throw ValidationError("--kdf-iter must be at least 1") }
+        if let kdfIterationsOption, kdfIterationsOption < 1 { throw ValidationError("--kdf-iter must be at least 1") }
     }
 
+    /// Coffer's defaults, with the page size and SHA-1 rounds given. An existing file is opened with whatever
+    /// derivation and page size it was written with (the library detects them).
     var cipher: CipherOptions {
-        CipherOptions(pageSize: pageSize ?? CipherOptions().pageSize, kdfIterations: kdfIterations)
+        var options = CipherOptions(pageSize: pageSize ?? CipherOptions().pageSize)
+        if let kdfIterationsOption { options.keyDerivation = .pbkdf2SHA1(rounds: kdfIterationsOption) }
+        return options
     }
 
     /// The encryption the options describe; `.none` when no key source was given.

@@ -18,8 +18,9 @@ struct MigrateCommand: ParsableCommand {
         discussion: """
             OUTPUT's key: --output-passphrase-file / --output-passphrase-env / --output-raw-key-file, or \
             --output-plaintext; by default the input's passphrase or raw key (a plain INPUT gives a plain OUTPUT \
-            unless an output key is given). OUTPUT is written with Coffer's settings (SQLCipher 3 format, \
-            4096-byte pages, PBKDF2-HMAC-SHA1 64000 rounds, HMAC-SHA1), openable by Coffer and the sqlcipher shell. \
+            unless an output key is given). OUTPUT is written with Coffer's settings (SQLCipher 3 page format, \
+            4096-byte pages, HMAC-SHA1, key by PBKDF2-HMAC-SHA512 256000 rounds), openable by Coffer, and by the \
+            sqlcipher shell with the raw key. \
             Exit codes: 0 migrated and verified, 1 INPUT damaged (use repair) or the check failed (OUTPUT is kept \
             for inspection beside the report), 2 usage error, 3 wrong passphrase.
             """)

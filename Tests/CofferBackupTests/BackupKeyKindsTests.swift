@@ -31,7 +31,9 @@ final class BackupKeyKindsTests: XCTestCase {
 
     func testDatabaseWithoutPageHMACs() async throws {
         try await roundTrip(
-            Configuration(encryption: .passphrase("no hmac"), cipher: CipherOptions(kdfIterations: 2, usesHMAC: false)))
+            Configuration(
+                encryption: .passphrase("no hmac"), cipher: CipherOptions(keyDerivation: .pbkdf2SHA1(rounds: 2), usesHMAC: false))
+        )
     }
 
     func testPlaintextDatabase() async throws {

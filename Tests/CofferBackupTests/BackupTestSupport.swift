@@ -8,7 +8,8 @@ enum BackupFixture {
 
     /// A fast-to-open configuration (few KDF rounds: the tests are about pages, not key stretching).
     static func configuration(synchronous: SynchronousMode = .normal) -> Configuration {
-        var configuration = Configuration(encryption: .passphrase(passphrase), cipher: CipherOptions(kdfIterations: 2))
+        var configuration = Configuration(
+            encryption: .passphrase(passphrase), cipher: CipherOptions(keyDerivation: .pbkdf2SHA1(rounds: 2)))
         configuration.synchronous = synchronous
         configuration.readerCount = 2
         return configuration

@@ -1,3 +1,4 @@
+import Coffer
 import CofferTestSupport
 import Foundation
 import XCTest
@@ -119,9 +120,12 @@ final class CipherCompatCommandTests: XCTestCase {
         let result = try coffer(["repair", db, "-o", output, "--passphrase-file", dir.path("pw4")])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stdout.contains("(sqlcipher4)"), result.stdout)
-        let check = try Shell.sqlcipher(
-            output, passphrase: "pw-v4-4096", "PRAGMA integrity_check; SELECT count(*) > 1100 FROM msgs;")
-        XCTAssertEqual(check.stdout, "ok\n1\n", check.stderr)
+        // Coffer's format: its default key derivation, which the SQLCipher 3 shell's passphrase cannot open.
+        let repaired = try Database(path: output, configuration: Configuration(encryption: .passphrase("pw-v4-4096")))
+        XCTAssertEqual(repaired.keyDerivation, .coffer)
+        XCTAssertEqual(try repaired.read { try $0.fetchValue(String.self, sql: "PRAGMA integrity_check") }, "ok")
+        XCTAssertGreaterThan(try repaired.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM msgs") } ?? 0, 1100)
+        try repaired.close()
     }
 
     func testMigrateCopiesChecksAndKeysTheOutput() throws {
@@ -133,9 +137,17 @@ final class CipherCompatCommandTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stdout.contains("msgs  1200 rows"), result.stdout)
         XCTAssertTrue(result.stdout.contains("ok"), result.stdout)
-        let check = try Shell.sqlcipher(
-            output, passphrase: "fresh secret", "SELECT count(*) FROM msgs; PRAGMA user_version; PRAGMA integrity_check;")
-        XCTAssertEqual(check.stdout, "1200\n7\nok\n", check.stderr)
+        let migrated = try Database(path: output, configuration: Configuration(encryption: .passphrase("fresh secret")))
+        XCTAssertEqual(migrated.keyDerivation, .coffer)
+        let check = try migrated.read { db in
+            try [
+                db.fetchValue(String.self, sql: "SELECT count(*) FROM msgs"),
+                db.fetchValue(String.self, sql: "PRAGMA user_version"),
+                db.fetchValue(String.self, sql: "PRAGMA integrity_check"),
+            ]
+        }
+        XCTAssertEqual(check, ["1200", "7", "ok"])
+        try migrated.close()
         let again = try coffer(["migrate", db, "-o", output, "--passphrase-file", dir.path("pw4")])
         XCTAssertEqual(again.status, 2, "OUTPUT exists")
 

@@ -27,7 +27,10 @@ enum RepairRun {
         } catch let error as DatabaseFileError {
             return .refused(error)
         }
-        let writer = try RepairWriter(path: output, encryption: passphrase.map { .passphrase($0) } ?? .none)
+        // SQLCipher 3's derivation: LibraryReader opens the output with the passphrase.
+        let writer = try RepairWriter(
+            path: output, encryption: passphrase.map { .passphrase($0) } ?? .none,
+            cipher: CipherOptions(keyDerivation: .sqlcipher3))
         var sink = writer
         let report = try salvager.run(into: &sink)
         try writer.database.close()

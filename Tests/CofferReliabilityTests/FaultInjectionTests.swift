@@ -16,7 +16,7 @@ final class FaultInjectionTests: XCTestCase {
     private var exercised = 0
 
     private func configuration(_ encryption: Encryption = .passphrase("old")) -> Configuration {
-        var configuration = Configuration(encryption: encryption, cipher: CipherOptions(kdfIterations: 2))
+        var configuration = Configuration(encryption: encryption, cipher: CipherOptions(keyDerivation: .pbkdf2SHA1(rounds: 2)))
         configuration.readerCount = 0
         configuration.synchronous = .full
         configuration.checkpointThreshold = 1_000_000  // checkpoints only when a test asks: replayable I/O
@@ -204,7 +204,8 @@ final class FaultInjectionTests: XCTestCase {
             var settings = CipherSettings.sqlcipher3
             settings.kdfRounds = 2
             let salvager = try Salvager(path: dir.path("fault.db"), key: .passphrase("old"), settings: settings)
-            var writer = try RepairWriter(path: output, encryption: .passphrase("new"), cipher: CipherOptions(kdfIterations: 2))
+            var writer = try RepairWriter(
+                path: output, encryption: .passphrase("new"), cipher: CipherOptions(keyDerivation: .pbkdf2SHA1(rounds: 2)))
             _ = try salvager.run(into: &writer)
             try writer.close()
             return 5

@@ -36,7 +36,8 @@ final class FullDiskTests: XCTestCase {
         let last = try XCTUnwrap(acknowledged.last, "some commits fit before the limit: \(run.stderr)")
         XCTAssertGreaterThan(last, 10)
 
-        var configuration = Configuration(encryption: .passphrase("pw"), cipher: CipherOptions(kdfIterations: 2))
+        var configuration = Configuration(
+            encryption: .passphrase("pw"), cipher: CipherOptions(keyDerivation: .pbkdf2SHA1(rounds: 2)))
         configuration.readerCount = 0
         let database = try Database(path: path, configuration: configuration)
         defer { try? database.close() }

@@ -26,10 +26,10 @@ final class FileMigrationTests: XCTestCase {
         XCTAssertEqual(result.checks.map(\.table).sorted(), ["kv", "msgs"])
         XCTAssertEqual(result.checks.first { $0.table == "msgs" }?.rowsOut, 1200)
 
-        // The sqlcipher shell (SQLCipher 3.4.1, Coffer's settings) reads the same rows Coffer reads.
+        // The sqlcipher shell (SQLCipher 3.4.1, Coffer's settings, the key derived here) reads the same rows Coffer reads.
         let shell = try Shell.run(
             "sqlcipher", output,
-            "PRAGMA key='pw-v4-4096'; PRAGMA cipher_page_size=4096;\n\(rowSQL);\nPRAGMA user_version;\nPRAGMA integrity_check;\nSELECT count(*) FROM kv;\nSELECT name FROM sqlite_master WHERE type='index';\n"
+            "PRAGMA key=\"\(try ShellRawKey.spec(passphrase: "pw-v4-4096", path: output))\"; PRAGMA cipher_page_size=4096;\n\(rowSQL);\nPRAGMA user_version;\nPRAGMA integrity_check;\nSELECT count(*) FROM kv;\nSELECT name FROM sqlite_master WHERE type='index';\n"
         )
         let database = try Database(path: output, configuration: Configuration(encryption: .passphrase("pw-v4-4096")))
         defer { try? database.close() }
@@ -88,7 +88,8 @@ final class FileMigrationTests: XCTestCase {
         XCTAssertEqual(
             try Shell.run(
                 "sqlcipher", output,
-                "PRAGMA key='new'; PRAGMA cipher_page_size=4096;\nSELECT b FROM t ORDER BY a; PRAGMA user_version;"), "x\ny\n3\n")
+                "PRAGMA key=\"\(try ShellRawKey.spec(passphrase: "new", path: output))\"; PRAGMA cipher_page_size=4096;\nSELECT b FROM t ORDER BY a; PRAGMA user_version;"
+            ), "x\ny\n3\n")
         XCTAssertFalse(try Data(contentsOf: URL(fileURLWithPath: output)).starts(with: Array("SQLite format 3".utf8)))
     }
 
@@ -112,7 +113,7 @@ final class FileMigrationTests: XCTestCase {
         XCTAssertEqual(
             try Shell.run(
                 "sqlcipher", output,
-                "PRAGMA key='k'; PRAGMA cipher_page_size=4096;\nSELECT quote(a)||quote(b)||quote(c)||quote(d)||quote(e)||quote(f) FROM t ORDER BY a;"
+                "PRAGMA key=\"\(try ShellRawKey.spec(passphrase: "k", path: output))\"; PRAGMA cipher_page_size=4096;\nSELECT quote(a)||quote(b)||quote(c)||quote(d)||quote(e)||quote(f) FROM t ORDER BY a;"
             ),
             "1'x'7'dflt'-1.5NULL\n2'y'7'dflt'-1.5NULL\n3'z'1'own'2.5X'00'\n")
     }

@@ -10,7 +10,9 @@ final class RepairWriterOutputTests: XCTestCase {
         let source = dir.path("src.db")
         try Shell.sqlcipher(source, standardSchemaSQL + "\nPRAGMA user_version = 42;")
         let output = dir.path("out.db")
-        let writer = try RepairWriter(path: output, encryption: .passphrase("new"), batchSize: 300)
+        // SQLCipher 3's derivation, so that the library and the shell below open it with the passphrase.
+        let writer = try RepairWriter(
+            path: output, encryption: .passphrase("new"), cipher: CipherOptions(keyDerivation: .sqlcipher3), batchSize: 300)
         var sink = writer
         let report = try Salvager(path: source, key: .passphrase("pw")).run(into: &sink)
         try writer.database.close()

@@ -142,7 +142,8 @@ final class DecryptedPageCacheTests: XCTestCase {
 
     func testConnectionsOpenedOutsideCofferDoNotUseTheCache() throws {
         let directory = try TemporaryDirectory()
-        let database = try filledDatabase(in: directory)
+        // SQLCipher 3's derivation, so that the C side below opens it with the passphrase.
+        let database = try filledDatabase(in: directory, cipher: CipherOptions(keyDerivation: .sqlcipher3))
         defer { try? database.close() }
         try readTwiceAcrossCommits(database)
         var handle: OpaquePointer?

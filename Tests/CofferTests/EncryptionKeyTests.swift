@@ -75,7 +75,8 @@ final class EncryptionKeyTests: XCTestCase {
         let reopened = try Database(path: path, configuration: Configuration(encryption: .passphrase("new")))
         XCTAssertEqual(try reopened.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM t") }, 501)
         // The independent client agrees.
-        let shell = try Shell.sqlcipher(path, passphrase: "new", "SELECT count(*) FROM t;")
+        let shell = try Shell.sqlcipher(
+            path, passphrase: ShellRawKey.spec(passphrase: "new", path: path), "SELECT count(*) FROM t;")
         XCTAssertEqual(shell.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "501")
     }
 
@@ -123,7 +124,8 @@ final class EncryptionKeyTests: XCTestCase {
         let db = try Database(path: encrypted, configuration: Configuration(encryption: .passphrase("pw")))
         XCTAssertEqual(try db.read { try $0.fetchValue(String.self, sql: "SELECT x FROM t") }, "secret-row")
         XCTAssertEqual(try db.read { try $0.fetchValue(Int.self, sql: "PRAGMA user_version") }, 42)
-        let shell = try Shell.sqlcipher(encrypted, passphrase: "pw", "SELECT x FROM t;")
+        let shell = try Shell.sqlcipher(
+            encrypted, passphrase: ShellRawKey.spec(passphrase: "pw", path: encrypted), "SELECT x FROM t;")
         XCTAssertEqual(shell.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "secret-row")
 
         try db.exportPlaintext(to: exported)

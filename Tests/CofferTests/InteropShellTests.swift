@@ -3,18 +3,24 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-/// The `sqlcipher` command-line shell is an independent SQLCipher client: files must cross both ways.
+/// The `sqlcipher` command-line shell is an independent SQLCipher client: files must cross both ways. A
+/// passphrase crosses only with SQLCipher 3's derivation (`CipherOptions.sqlcipher3`); Coffer's default
+/// needs the raw-key route (KeyDerivationDefaultTests).
 final class InteropShellTests: XCTestCase {
     func testCofferFileOpensInShell() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("coffer.db")
-        let db = try Database(path: path, configuration: Configuration(encryption: .passphrase("it's a secret")))
+        let db = try Database(
+            path: path, configuration: Configuration(encryption: .passphrase("it's a secret"), cipher: .sqlcipher3))
         try db.write { db in
             try db.execute(sql: "CREATE TABLE person(id INTEGER PRIMARY KEY, name TEXT)")
             try db.execute(sql: "INSERT INTO person(name) VALUES (?), (?)", arguments: ["Ada", "Grace"])
         }
         try db.close()
-        let result = try Shell.sqlcipher(path, passphrase: "it's a secret", "SELECT name FROM person ORDER BY id;")
+        // SQLCipher 3's own defaults, page size included: no PRAGMA but the key.
+        let result = try Shell.run(
+            "/usr/bin/sqlcipher", ["-batch", path],
+            input: "PRAGMA key = 'it''s a secret';\nSELECT name FROM person ORDER BY id;\n")
         XCTAssertEqual(result.stdout, "Ada\nGrace\n", result.stderr)
         let wrong = try Shell.sqlcipher(path, passphrase: "nope", "SELECT name FROM person;")
         XCTAssertTrue(wrong.stderr.contains("not a database") || wrong.stderr.contains("encrypted"), wrong.stderr)
@@ -34,7 +40,7 @@ final class InteropShellTests: XCTestCase {
             let db = try Database(
                 path: path,
                 configuration: Configuration(
-                    encryption: .passphrase("pw"), cipher: CipherOptions(pageSize: pageSize)))
+                    encryption: .passphrase("pw"), cipher: CipherOptions(pageSize: pageSize, keyDerivation: .sqlcipher3)))
             let rows = try db.read { try $0.fetchAll(sql: "SELECT label, weight FROM item ORDER BY id") }
             XCTAssertEqual(rows.map { $0["label"] as String? }, ["a", "b", "c"])
             XCTAssertEqual(rows.map { $0["weight"] as Double? }, [1.5, 2.5, nil])

@@ -72,7 +72,8 @@ final class TemporaryStorageTests: XCTestCase {
         }
         XCTAssertEqual(sorted, bodies.sorted())
         try database.close()
-        let check = try Shell.sqlcipher(path, passphrase: "pw", "PRAGMA integrity_check;")
+        let check = try Shell.sqlcipher(
+            path, passphrase: ShellRawKey.spec(passphrase: "pw", path: path), "PRAGMA integrity_check;")
         XCTAssertEqual(check.status, 0, check.stderr)
         XCTAssertEqual(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "ok")
     }

@@ -31,10 +31,14 @@ struct Harness {
     /// The page cache of every connection, in KiB: Coffer's `cacheSizeKiB`, and `PRAGMA cache_size` on the
     /// raw C connections, so that ratios measure the layer and not a cache-size difference.
     let cacheKiB: Int
+    /// Coffer's key derivation for new files (`--key-derivation`; default Coffer's).
+    var keyDerivation: KeyDerivation = .coffer
 
     /// Coffer's configuration for `impl`: the README's (a passphrase, or none), with the bench cache size.
+    /// Raw C's files, which Coffer fills and raw C opens with the passphrase, get SQLCipher 3's derivation.
     func configuration(_ impl: Implementation) -> Configuration {
         var configuration = Configuration(encryption: impl.isEncrypted ? .passphrase(WriteWorkloads.passphrase) : .none)
+        configuration.cipher.keyDerivation = impl == .rawC ? .sqlcipher3 : keyDerivation
         configuration.cacheSizeKiB = cacheKiB
         return configuration
     }

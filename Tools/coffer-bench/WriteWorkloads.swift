@@ -27,7 +27,7 @@ struct WriteWorkloads {
 
     /// W0: the first open (key derivation + one query) and one more reader connection.
     func openCosts(_ impl: Implementation) throws -> [Measurement] {
-        let path = try prepareDatabase(impl == .cofferPlain ? .cofferPlain : .coffer, rows: 100)
+        let path = try prepareDatabase(impl, rows: 100)
         // SQLCipher initialises its crypto provider when the first connection of the process opens and
         // tears it down when the last one closes: "first open" runs with no other connection open,
         // "second connection" with one already open, in every implementation.

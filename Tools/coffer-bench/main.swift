@@ -30,13 +30,21 @@ struct CofferBench: ParsableCommand {
     @Option(help: "Coffer's decrypted-page cache in KiB; 0 turns it off (default: Coffer's default).")
     var decryptedPageCacheKib: Int = DecryptedPageCache.capacityKiB
 
+    @Option(help: "Coffer's key derivation for its files: coffer (PBKDF2-HMAC-SHA512 256000) or sqlcipher3 (SHA1 64000).")
+    var keyDerivation: String = "coffer"
+
     mutating func run() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "coffer-bench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         DecryptedPageCache.capacityKiB = decryptedPageCacheKib
-        let harness = Harness(repetitions: quick ? 1 : max(1, repetitions), directory: directory, cacheKiB: cacheKib)
+        var harness = Harness(repetitions: quick ? 1 : max(1, repetitions), directory: directory, cacheKiB: cacheKib)
+        switch keyDerivation {
+        case "coffer": harness.keyDerivation = .coffer
+        case "sqlcipher3": harness.keyDerivation = .sqlcipher3
+        default: throw ValidationError("--key-derivation must be coffer or sqlcipher3")
+        }
         let rows = BenchRow.generate(quick ? 10_000 : 100_000)
         let writes = WriteWorkloads(harness: harness, rows: rows, transactionCount: quick ? 500 : 2_000)
         let reads = ReadWorkloads(

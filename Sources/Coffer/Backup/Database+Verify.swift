@@ -39,11 +39,11 @@ extension Database {
         var damaged: [Int] = []
         var damagedInWAL: [Int] = []
         let file = try PageFile(path: path, writable: false)
-        let pageSize = configuration.encryption.isEncrypted ? configuration.cipher.pageSize : try plaintextPageSize(file)
+        // The derivation and page size are the file's own (CipherDetection).
+        let key = try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher)
+        let pageSize = try key?.pageSize ?? plaintextPageSize(file)
         let pageCount = file.size / pageSize
-        if configuration.encryption.isEncrypted, pageCount > 0,
-            let key = try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher)
-        {
+        if let key, pageCount > 0 {
             let codec = try key.pageCodec(path: path, pageSize: pageSize, usesHMAC: configuration.cipher.usesHMAC)
             damaged = try damagedPages(in: file, codec: codec)
             if codec.usesHMAC && damaged.count == pageCount {

@@ -36,13 +36,14 @@ public struct RepairMaterial: Codable, Sendable, Hashable {
         public var sql: String?
     }
 
-    /// SQLCipher 3 settings, spelled out so a reader needs no defaults of its own.
+    /// The cipher settings, spelled out so a reader needs no defaults of its own: SQLCipher 3's page
+    /// format, with the key derivation the database uses.
     public struct Cipher: Codable, Sendable, Hashable {
         /// `aes-256-cbc`.
         public var algorithm: String
-        /// `pbkdf2-hmac-sha1` (for passphrases; raw keys skip it).
+        /// `pbkdf2-hmac-sha512` (Coffer's default) or `pbkdf2-hmac-sha1` for passphrases; `none (raw key)`.
         public var kdfAlgorithm: String
-        /// PBKDF2 iterations for the page key.
+        /// PBKDF2 iterations for the page key (0 for a raw key).
         public var kdfIterations: Int
         /// `hmac-sha1`, or `none`.
         public var hmacAlgorithm: String
@@ -117,6 +118,9 @@ public struct RepairMaterial: Codable, Sendable, Hashable {
 }
 
 extension Database {
+    /// PBKDF2 rounds for the repair material's own key: as many as the database's derivation has.
+    var materialKeyRounds: Int { keyDerivation?.rounds ?? configuration.cipher.keyDerivation.rounds }
+
     /// Writes repair material beside the backups, describing the live main file: its checksums are
     /// of the page images a repair engine will find there. The main file is frozen at the latest
     /// commit (checkpoint gate held, whole WAL copied in) during the walk; writers keep committing.
@@ -128,7 +132,7 @@ extension Database {
                 return try buildRepairMaterial(file: path, generation: generation, salt: salt, snapshot: snapshot)
             }
             try RepairMaterialStore(directory: store.url).write(
-                material, encryption: secretEncryption, iterations: configuration.cipher.kdfIterations)
+                material, encryption: secretEncryption, iterations: materialKeyRounds)
         } catch {
             configuration.logger.warning("repair material not written", metadata: ["error": "\(error)"])
         }
@@ -150,9 +154,10 @@ extension Database {
             return RepairMaterial.Tree(
                 name: root.name, type: root.type, rootPage: root.root, leafPages: pages.leaves, interiorPages: pages.interior)
         }
-        let cipher = factory.key.map { _ in
+        let cipher = factory.key.map { key in
             RepairMaterial.Cipher(
-                algorithm: "aes-256-cbc", kdfAlgorithm: "pbkdf2-hmac-sha1", kdfIterations: configuration.cipher.kdfIterations,
+                algorithm: "aes-256-cbc", kdfAlgorithm: key.derivation?.algorithm.rawValue ?? "none (raw key)",
+                kdfIterations: key.derivation?.rounds ?? 0,
                 hmacAlgorithm: configuration.cipher.usesHMAC ? "hmac-sha1" : "none", hmacKeyIterations: 2, hmacSaltMask: 0x3a,
                 hmacPageNumber: "le")
         }

@@ -2,23 +2,37 @@ import CSQLCipher
 import Foundation
 
 extension Database {
-    /// Re-encrypts the live database with a new passphrase or key.
+    /// Re-encrypts the live database with a new passphrase or key, and the passphrase's key derivation.
     ///
     /// Waits for running reads, closes the readers and the checkpointer, rekeys through the writer (in
     /// rollback-journal mode, since SQLCipher 3 rekeys page by page and a WAL would mix keys), switches
     /// back to WAL and reopens readers lazily with the new key. Afterwards the old key fails to open the
     /// file and the new one works.
     ///
+    /// A passphrase is derived with `keyDerivation`, by default the configured
+    /// ``CipherOptions/keyDerivation`` — so changing the passphrase of a file found with SQLCipher 3's
+    /// weaker derivation also upgrades it. ``keyDerivation`` tells which one the file has.
+    ///
     /// ```swift
     /// try database.changePassphrase(to: .passphrase("new secret"))
+    /// try database.changePassphrase(to: .passphrase("new secret"), keyDerivation: .pbkdf2SHA512(rounds: 500_000))
     /// ```
-    public func changePassphrase(to newEncryption: Encryption) throws {
+    public func changePassphrase(to newEncryption: Encryption, keyDerivation: KeyDerivation? = nil) throws {
         guard factory.key != nil, newEncryption.isEncrypted else {
             throw CofferError(
                 code: .invalidConfiguration,
                 message:
                     "changePassphrase works between encrypted states; use Database.encrypt(plaintextAt:to:) or exportPlaintext(to:)"
             )
+        }
+        // Derived before readers are held: the salt and page size stay, only the key changes.
+        let derivation = keyDerivation ?? configuration.cipher.keyDerivation
+        try CipherOptions(keyDerivation: derivation).validate()
+        guard let current = factory.key, let salt = try current.salt ?? DatabaseKey.readSalt(path: path),
+            let newKey = try DatabaseKey.rekeyed(
+                to: newEncryption, derivation: derivation, salt: salt, pageSize: current.pageSize)
+        else {
+            throw CofferError(code: .notADatabase, message: "\(path) has no salt to keep")
         }
         readers?.suspendAndDrain()
         checkpointer?.suspend()
@@ -29,7 +43,6 @@ extension Database {
             readers?.resume()
         }
         let path = self.path
-        let cipher = configuration.cipher
         let factory = self.factory
         // The gate keeps a running incremental backup's page reads and the rekey's rewrite apart.
         changeTracker.checkpointGate.lock()
@@ -38,10 +51,6 @@ extension Database {
         let writer = self.writer
         try writer.sync { connection in
             try connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;")
-            guard let newKey = try DatabaseKey.make(for: newEncryption, path: path, options: cipher) else {
-                try connection.executeScript("PRAGMA journal_mode = WAL;")
-                return
-            }
             let spec = newKey.existingFileSpec()
             let code = spec.withUnsafeBytes { sqlite3_rekey(connection.handle, $0.baseAddress, Int32($0.count)) }
             // SQLCipher 3.4.1's rekey ignores the result of its own commit and switches the connection to the
@@ -69,6 +78,22 @@ extension Database {
             writer.replaceConnection(reopened)
             throw CofferError(code: .ioError, message: "the rekey did not commit; the database keeps its previous key")
         }
+    }
+
+    /// Rewrites the key with the same passphrase under another derivation: the in-place upgrade of a file
+    /// written with SQLCipher 3's PBKDF2-HMAC-SHA1 64,000 (or any other), with ``changePassphrase(to:keyDerivation:)``'s
+    /// guarantees.
+    ///
+    /// ```swift
+    /// if database.keyDerivation != .coffer { try database.changeKeyDerivation(to: .coffer) }
+    /// ```
+    ///
+    /// - Throws: ``CofferError/invalidConfiguration`` for a database opened with a raw key or none.
+    public func changeKeyDerivation(to keyDerivation: KeyDerivation) throws {
+        guard let key = factory.key, !key.secretIsRawKey else {
+            throw CofferError(code: .invalidConfiguration, message: "only a passphrase has a key derivation")
+        }
+        try changePassphrase(to: key.encryption, keyDerivation: keyDerivation)
     }
 
     /// Writes a plaintext copy of this encrypted database to `destination` (which must not exist),

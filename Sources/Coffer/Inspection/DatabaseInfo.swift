@@ -21,7 +21,10 @@ public struct DatabaseInfo: Codable, Sendable {
         public let version: String
         /// The cipher page size.
         public let pageSize: Int
-        /// PBKDF2 iterations for passphrases.
+        /// How the passphrase became the key: `pbkdf2-hmac-sha512` or `pbkdf2-hmac-sha1`, as found in the
+        /// file (see ``Database/keyDerivation``); `none (raw key)` for a raw key.
+        public let kdfAlgorithm: String
+        /// PBKDF2 iterations of that derivation (0 for a raw key).
         public let kdfIterations: Int
         /// Whether pages carry an HMAC.
         public let usesHMAC: Bool
@@ -64,6 +67,7 @@ extension DatabaseInfo.Cipher {
     enum CodingKeys: String, CodingKey {
         case version
         case pageSize = "page_size"
+        case kdfAlgorithm = "kdf_algorithm"
         case kdfIterations = "kdf_iter"
         case usesHMAC = "hmac"
         case algorithm
@@ -74,6 +78,7 @@ extension Database {
     /// Reads a ``DatabaseInfo`` summary in one snapshot.
     public func info() throws -> DatabaseInfo {
         let configuration = self.configuration
+        let derivation = keyDerivation
         let path = self.path
         return try read { db in
             let names = try db.fetchAll(
@@ -90,7 +95,8 @@ extension Database {
                 cipher = DatabaseInfo.Cipher(
                     version: try db.fetchValue(String.self, sql: "PRAGMA cipher_version") ?? "?",
                     pageSize: configuration.cipher.pageSize,
-                    kdfIterations: configuration.cipher.kdfIterations,
+                    kdfAlgorithm: derivation?.algorithm.rawValue ?? "none (raw key)",
+                    kdfIterations: derivation?.rounds ?? 0,
                     usesHMAC: configuration.cipher.usesHMAC,
                     algorithm: "aes-256-cbc")
             }

@@ -73,9 +73,9 @@ struct ConnectionFactory: Sendable {
             coffer_page_cache_key(UnsafeMutableRawPointer(connection.handle), $0.baseAddress, Int32($0.count))
         }
         guard code == SQLITE_OK else { throw connection.failure(code: code, sql: nil) }
-        let cipher = configuration.cipher
-        try connection.executeScript("PRAGMA cipher_page_size = \(cipher.pageSize); PRAGMA kdf_iter = \(cipher.kdfIterations);")
-        if !cipher.usesHMAC { try connection.executeScript("PRAGMA cipher_use_hmac = OFF;") }
+        // The key is raw, so no kdf_iter; the page size is the file's own (see CipherDetection).
+        try connection.executeScript("PRAGMA cipher_page_size = \(key.pageSize);")
+        if !configuration.cipher.usesHMAC { try connection.executeScript("PRAGMA cipher_use_hmac = OFF;") }
         try proveReadable(connection)
     }
 
@@ -84,9 +84,10 @@ struct ConnectionFactory: Sendable {
         do {
             _ = try connection.fetchValue(Int.self, sql: "SELECT count(*) FROM sqlite_master")
         } catch let error as CofferError where error.code.primary == .notADatabase && keyBox.key != nil {
+            let tried = keyBox.key?.unprovenAfterTrying.map { " (\($0))" } ?? ""
             throw CofferError(
                 code: .wrongPassphrase,
-                message: "wrong passphrase or key: the file cannot be decrypted with it (or is not a database)")
+                message: "wrong passphrase or key: the file cannot be decrypted with it (or is not a database)\(tried)")
         }
     }
 

@@ -25,7 +25,8 @@ public final class Database: Sendable {
     /// The file path (`:memory:` for in-memory databases).
     public let path: String
     /// The configuration the database was opened with, its secret removed: Coffer keeps only the
-    /// derived key (in memory that is zeroed on release), not the passphrase.
+    /// derived key (in memory that is zeroed on release), not the passphrase. For an existing encrypted
+    /// file, `cipher.pageSize` is the one the file was found to use; ``keyDerivation`` is the derivation.
     public let configuration: Configuration
     let factory: ConnectionFactory
     let writer: SerializedConnection
@@ -58,6 +59,10 @@ public final class Database: Sendable {
         let key = isMemory ? nil : try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher)
         var configuration = configuration
         configuration.encryption = configuration.encryption.redacted
+        if let key {
+            // The file's own page size (CipherDetection), which backups and inspection must use.
+            configuration.cipher.pageSize = key.pageSize
+        }
         let corruption = CorruptionReporter(path: path, handler: configuration.onCorruption)
         let factory = ConnectionFactory(path: path, configuration: configuration, key: key, corruption: corruption)
         let writerConnection = try factory.open(.writer)
@@ -105,6 +110,17 @@ public final class Database: Sendable {
     }
 
     deinit { try? close() }
+
+    /// How this database's page key was derived from its passphrase: the derivation under which the file
+    /// authenticated at open (or that created it), updated by ``changePassphrase(to:keyDerivation:)``;
+    /// nil for raw keys and plaintext.
+    ///
+    /// ```swift
+    /// if database.keyDerivation == .sqlcipher3 {
+    ///     try database.changePassphrase(to: .passphrase(passphrase), keyDerivation: .coffer)
+    /// }
+    /// ```
+    public var keyDerivation: KeyDerivation? { factory.key?.derivation }
 
     /// The encryption with its secret, for calls that need the passphrase itself (repair material,
     /// restore, repair); ``configuration`` holds the redacted form. SPI: for Coffer's own modules only.

@@ -10,8 +10,11 @@
 // | 2.x     | PBKDF2-SHA1    | 4000    | SHA-1   | 1024         | 48      |
 // | 3.x     | PBKDF2-SHA1    | 64000   | SHA-1   | 1024         | 48      |
 // | 4.x     | PBKDF2-SHA512  | 256000  | SHA-512 | 4096         | 80      |
+// | coffer  | PBKDF2-SHA512  | 256000  | SHA-1   | 4096         | 48      |
 //
-// The HMAC key is always PBKDF2(kdf hash, encryption key, salt XOR 0x3a, 2 rounds, 32 bytes).
+// The HMAC key is PBKDF2(kdf hash, encryption key, salt XOR 0x3a, 2 rounds, 32 bytes) — except in Coffer's
+// default files: Coffer derives the page key itself with PBKDF2-SHA512 and hands SQLCipher 3.4.1 the raw
+// key, whose page format (HMAC-SHA1, HMAC key by PBKDF2-SHA1) is unchanged (`hmacKeyAlgorithm`).
 
 /// The hash function used by PBKDF2 key derivation.
 public enum KDFAlgorithm: String, Sendable, Codable {
@@ -61,11 +64,14 @@ public struct CipherSettings: Sendable, Codable, Equatable {
     public var pageSize: Int?
     /// Bytes reserved at the end of every page (IV + HMAC, rounded to 16).
     public var reserveBytes: Int
+    /// The PBKDF2 hash of the HMAC key when it is not ``kdfAlgorithm`` (Coffer's profile: SHA-1); nil
+    /// means the same.
+    public var hmacKeyAlgorithm: KDFAlgorithm?
 
     /// Creates custom settings.
     public init(
         name: String, isEncrypted: Bool, kdfAlgorithm: KDFAlgorithm, kdfRounds: Int,
-        hmacAlgorithm: HMACAlgorithm, pageSize: Int?, reserveBytes: Int
+        hmacAlgorithm: HMACAlgorithm, pageSize: Int?, reserveBytes: Int, hmacKeyAlgorithm: KDFAlgorithm? = nil
     ) {
         self.name = name
         self.isEncrypted = isEncrypted
@@ -74,6 +80,7 @@ public struct CipherSettings: Sendable, Codable, Equatable {
         self.hmacAlgorithm = hmacAlgorithm
         self.pageSize = pageSize
         self.reserveBytes = reserveBytes
+        self.hmacKeyAlgorithm = hmacKeyAlgorithm
     }
 
     /// SQLCipher 1.x: SHA-1 KDF with 4000 rounds, no HMAC, 1024-byte pages, 16 reserved bytes.
@@ -93,6 +100,11 @@ public struct CipherSettings: Sendable, Codable, Equatable {
     public static let sqlcipher4 = CipherSettings(
         name: "sqlcipher4", isEncrypted: true, kdfAlgorithm: .sha512, kdfRounds: 256_000,
         hmacAlgorithm: .sha512, pageSize: 4096, reserveBytes: 80)
+    /// Coffer's default: the page key by PBKDF2-HMAC-SHA512 with 256,000 rounds (Coffer derives it), pages in
+    /// SQLCipher 3's format (HMAC-SHA1 keyed by PBKDF2-SHA1, reserve 48). The page size is left to detection.
+    public static let coffer = CipherSettings(
+        name: "coffer", isEncrypted: true, kdfAlgorithm: .sha512, kdfRounds: 256_000,
+        hmacAlgorithm: .sha1, pageSize: nil, reserveBytes: 48, hmacKeyAlgorithm: .sha1)
     /// A plain SQLite file; page size and reserve come from the header when readable.
     public static let plaintext = CipherSettings(
         name: "plaintext", isEncrypted: false, kdfAlgorithm: .sha1, kdfRounds: 0,

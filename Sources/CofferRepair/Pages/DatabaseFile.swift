@@ -159,13 +159,13 @@ public final class DatabaseFile: PageSource {
 
     deinit { try? handle.close() }
 
-    /// Opens `path` trying each profile in turn (SQLCipher 3, 4, 2, then 1 by default) and returns the first
+    /// Opens `path` trying each profile in turn (Coffer's default, SQLCipher 3, 4, 2, then 1) and returns the first
     /// that authenticates. Each attempt derives its key once. Throws the error of the first profile if none
     /// opens (so a wrong key reads `.wrongKey` or `.saltDamagedOrWrongKey`).
     public static func open(
         path: String, key: KeyMaterial,
         trying profiles: [CipherSettings] = [
-            .sqlcipher3, .sqlcipher4, .sqlcipher2.with(pageSize: nil), .sqlcipher1.with(pageSize: nil),
+            .coffer, .sqlcipher3, .sqlcipher4, .sqlcipher2.with(pageSize: nil), .sqlcipher1.with(pageSize: nil),
         ],
         salt: [UInt8]? = nil
     ) throws(DatabaseFileError) -> DatabaseFile {

@@ -65,8 +65,10 @@ public struct DerivedKeys: Sendable {
         }
         let hmacSalt = salt.map { $0 ^ 0x3a }
         let encryptionBytes = encryption.withUnsafeBytes { Array($0) }
+        let hmacHash: KDF.Insecure.PBKDF2.HashFunction =
+            (settings.hmacKeyAlgorithm ?? settings.kdfAlgorithm) == .sha1 ? .insecureSHA1 : .sha512
         let hmac = try KDF.Insecure.PBKDF2.deriveKey(
-            from: encryptionBytes, salt: hmacSalt, using: hash, outputByteCount: 32, unsafeUncheckedRounds: 2)
+            from: encryptionBytes, salt: hmacSalt, using: hmacHash, outputByteCount: 32, unsafeUncheckedRounds: 2)
         hmacKeyBytes = hmac.withUnsafeBytes { Array($0) }
         hmacKeyBox = ImmutableKey(hmac)
         encryptionKeyBytes = encryptionBytes

@@ -5,10 +5,11 @@
 // page size wins (when page 1 is damaged, another page's HMAC proves the key; see DatabaseFile). Profile 1
 // has no HMAC: it is accepted only when page 1 decrypts to a plausible SQLite header.
 //
-// Cost: a passphrase is stretched once per distinct (KDF, rounds) pair — profiles 1 and 2 share one
-// derivation — and the result is handed to DatabaseFile as a raw key, which only derives the 2-round HMAC
-// key. A raw key is never stretched. Candidates are tried cheapest-common first: SQLCipher 3 (Coffer's own
-// files), 4 (what apps ship today), 2, 1.
+// Cost: a passphrase is stretched once per distinct (KDF, rounds) pair — Coffer's default and SQLCipher 4
+// share one derivation, as do profiles 1 and 2 — and the result is handed to DatabaseFile as a raw key,
+// which only derives the 2-round HMAC key. A raw key is never stretched. Candidates are tried most-common
+// first: Coffer's default (its new files), SQLCipher 4 (what apps ship today, free after Coffer's: same
+// derivation), SQLCipher 3 (older Coffer files and the 3.x shell's), 2, 1.
 //
 // A wrong passphrase fails every candidate at every page size: it is reported as the first candidate's
 // error (`.wrongKey`, or `.saltDamagedOrWrongKey` when the salt looks destroyed) — never as "unknown format".
@@ -24,7 +25,7 @@ import Foundation
 public enum ProfileDetection {
     /// The profiles tried when none is given, in order, each with its page size left to detection.
     public static let defaultCandidates: [CipherSettings] = [
-        CipherSettings.sqlcipher3, .sqlcipher4, .sqlcipher2, .sqlcipher1,
+        CipherSettings.coffer, .sqlcipher4, .sqlcipher3, .sqlcipher2, .sqlcipher1,
     ].map { $0.with(pageSize: nil) }
 
     /// Opens `path` with the first of `candidates` under which the file authenticates.

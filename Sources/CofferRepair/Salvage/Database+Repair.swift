@@ -34,7 +34,11 @@ extension Database {
         let key = KeyMaterial(encryption)
         var settings = key == nil ? CipherSettings.plaintext : .sqlcipher3
         if key != nil {
-            settings.kdfRounds = configuration.cipher.kdfIterations
+            if let derivation = keyDerivation {
+                settings.kdfAlgorithm = derivation.algorithm == .pbkdf2SHA1 ? .sha1 : .sha512
+                settings.hmacKeyAlgorithm = .sha1
+                settings.kdfRounds = derivation.rounds
+            }
             settings.pageSize = configuration.cipher.pageSize
             if !configuration.cipher.usesHMAC {
                 settings.hmacAlgorithm = .none
@@ -42,7 +46,9 @@ extension Database {
             }
         }
         let salvager = try Salvager(path: path, key: key, settings: settings)
-        var writer = try RepairWriter(path: destination, encryption: encryption, cipher: configuration.cipher)
+        var cipher = configuration.cipher
+        cipher.keyDerivation = keyDerivation ?? cipher.keyDerivation
+        var writer = try RepairWriter(path: destination, encryption: encryption, cipher: cipher)
         do {
             var report = try salvager.run(into: &writer, pipeline: SalvagePipeline())
             writer.annotate(&report)
