@@ -66,8 +66,9 @@ final class SchemaRepairCommandTests: XCTestCase {
         ] {
             XCTAssertTrue(result.stdout.contains(line + "\n"), "\(line) in \(result.stdout)")
         }
+        let output = dir.path("out.db")  // in Coffer's default derivation: the shell opens it through the raw key
         let answers = try Shell.sqlcipher(
-            dir.path("out.db"), passphrase: "pw",
+            output, passphrase: try ShellRawKey.spec(passphrase: "pw", path: output),
             "SELECT docid FROM msg_fts WHERE msg_fts MATCH 'world'; SELECT id FROM geo WHERE x0 > 0;")
         XCTAssertEqual(answers.stdout, "2\n1\n")
     }

@@ -56,7 +56,8 @@ final class VirtualTableRepairTests: XCTestCase {
         settings.pageSize = pageSize
         let salvager = try Salvager(path: input, key: key, settings: settings)
         var writer = try RepairWriter(
-            path: output, encryption: key == nil ? .none : .passphrase("pw"), cipher: CipherOptions(pageSize: pageSize))
+            path: output, encryption: key == nil ? .none : .passphrase("pw"),
+            cipher: CipherOptions(pageSize: pageSize, keyDerivation: .sqlcipher3))  // as `coffer repair` keeps INPUT's
         var report = try salvager.run(into: &writer, pipeline: SalvagePipeline())
         writer.annotate(&report)
         try writer.close()
@@ -198,7 +199,9 @@ final class VirtualTableRepairTests: XCTestCase {
                 "virtual table old3", "virtual table rev",
             ])
         let before = try Shell.sqlcipher(input, passphrase: "pw", Self.queries)
-        let after = try Shell.sqlcipher(dir.path("out.db"), passphrase: "pw", Self.queries)
+        // migrate writes Coffer's default derivation: the shell opens OUTPUT through the raw key.
+        let output = dir.path("out.db")
+        let after = try Shell.sqlcipher(output, passphrase: try ShellRawKey.spec(passphrase: "pw", path: output), Self.queries)
         XCTAssertEqual(after.stdout, before.stdout)
     }
 
