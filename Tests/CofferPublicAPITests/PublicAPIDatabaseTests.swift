@@ -93,8 +93,10 @@ final class PublicAPIDatabaseTests: XCTestCase {
         }
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "a refused open wrote to the file")
 
-        // The independent SQLCipher shell reads it with the same passphrase.
-        let shell = try Shell.sqlcipher(path, passphrase: passphrase, "SELECT count(*) FROM secret;")
+        // The independent SQLCipher shell reads it with the key the README documents (PBKDF2-HMAC-SHA512,
+        // 256,000 rounds, over the file's salt), derived here without Coffer.
+        let rawKey = try ShellRawKey.spec(passphrase: passphrase, path: path)
+        let shell = try Shell.sqlcipher(path, passphrase: rawKey, "SELECT count(*) FROM secret;")
         XCTAssertEqual(shell.stdout, "100\n", shell.stderr)
     }
 
