@@ -7,8 +7,8 @@ import Foundation
 /// `lookupsPerReader` random primary-key lookups, one read call each through a `PreparedQuery` (raw C:
 /// one prepared statement per reader connection), while a writer commits `updateCount` one-row updates.
 ///
-/// Reported: lookups/s, and the peak RSS the process reached above its RSS just before the database was
-/// opened (the file copy and its generation come before). `F1-baseline` is encrypted Coffer as
+/// Reported: lookups/s, and the peak RSS reached above the RSS just before the database was opened, in
+/// a child process per repetition (the file is generated and copied before, by the parent). `F1-baseline` is encrypted Coffer as
 /// SQLite's own default would size it: 2 MiB of page cache per connection (`PRAGMA cache_size=-2000`)
 /// and no decrypted-page cache.
 struct FootprintWorkload {
@@ -22,19 +22,18 @@ struct FootprintWorkload {
     var harness: Harness { reads.harness }
 
     func run(_ impl: Implementation) throws -> [Measurement] {
-        var results = [try measure("F1", impl, configuration: harness.configuration(impl), cacheKiB: harness.cacheKiB)]
+        var results = [
+            try measure("F1", impl, cacheKiB: harness.cacheKiB, decryptedPageCacheKiB: DecryptedPageCache.capacityKiB)
+        ]
         if impl == .coffer {
-            var baseline = harness.configuration(impl)
-            baseline.cacheSizeKiB = Self.baselineCacheKiB
-            let capacity = DecryptedPageCache.capacityKiB
-            DecryptedPageCache.capacityKiB = 0
-            defer { DecryptedPageCache.capacityKiB = capacity }
-            results.append(try measure("F1-baseline", impl, configuration: baseline, cacheKiB: Self.baselineCacheKiB))
+            results.append(try measure("F1-baseline", impl, cacheKiB: Self.baselineCacheKiB, decryptedPageCacheKiB: 0))
         }
         return results
     }
 
-    private func measure(_ name: String, _ impl: Implementation, configuration: Configuration, cacheKiB: Int) throws
+    /// Each repetition runs in a child process (this executable, told so by `childVariable`), so that
+    /// no earlier workload's freed heap is reused and hides what this one takes.
+    private func measure(_ name: String, _ impl: Implementation, cacheKiB: Int, decryptedPageCacheKiB: Int) throws
         -> Measurement
     {
         var seconds: [Double] = []
@@ -42,12 +41,24 @@ struct FootprintWorkload {
         for _ in 0..<harness.repetitions {
             let path = harness.freshPath("f1")
             try FileManager.default.copyItem(atPath: try reads.filledDatabase(impl), toPath: path)
-            let rowCount = reads.rowCount
-            let (elapsed, peak) = try ResidentMemory.peakIncrease {
-                try runOnce(impl, path: path, configuration: configuration, cacheKiB: cacheKiB, rowCount: rowCount)
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            child.arguments = []
+            child.environment = ProcessInfo.processInfo.environment.merging([
+                Self.childVariable:
+                    "\(impl.rawValue) \(cacheKiB) \(decryptedPageCacheKiB) \(reads.rowCount) \(lookupsPerReader) \(path)"
+            ]) { $1 }
+            let output = Pipe()
+            child.standardOutput = output
+            try child.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            child.waitUntilExit()
+            let fields = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace)
+            guard child.terminationStatus == 0, fields.count == 2, let elapsed = Double(fields[0]) else {
+                throw BenchError("F1 child failed (status \(child.terminationStatus)): \(String(decoding: data, as: UTF8.self))")
             }
             seconds.append(elapsed)
-            if let peak { peaks.append(peak) }
+            if let peak = Int(fields[1]) { peaks.append(peak) }
         }
         let median = seconds.sorted()[seconds.count / 2]
         let operations = Double(Self.readerCount * lookupsPerReader)
@@ -56,10 +67,33 @@ struct FootprintWorkload {
             peakRSSKiB: peaks.isEmpty ? nil : peaks.sorted()[peaks.count / 2])
     }
 
+    static let childVariable = "COFFER_BENCH_F1_CHILD"
+
+    /// In a child `measure` started: runs one repetition and prints its seconds and peak RSS increase
+    /// in KiB ("-" when unknown). Returns false in any other process.
+    static func runAsChild() throws -> Bool {
+        guard let spec = ProcessInfo.processInfo.environment[childVariable] else { return false }
+        let fields = spec.split(separator: " ", maxSplits: 5).map(String.init)
+        guard fields.count == 6, let impl = Implementation(rawValue: fields[0]), let cacheKiB = Int(fields[1]),
+            let decryptedKiB = Int(fields[2]), let rowCount = Int(fields[3]), let lookups = Int(fields[4])
+        else { throw BenchError("bad \(childVariable): \(spec)") }
+        DecryptedPageCache.capacityKiB = decryptedKiB
+        var configuration = Configuration(encryption: impl.isEncrypted ? .passphrase(WriteWorkloads.passphrase) : .none)
+        configuration.cacheSizeKiB = cacheKiB
+        let (elapsed, peak) = try ResidentMemory.peakIncrease {
+            try runOnce(
+                impl, path: fields[5], configuration: configuration, cacheKiB: cacheKiB, rowCount: rowCount,
+                lookupsPerReader: lookups)
+        }
+        print(elapsed, peak.map(String.init) ?? "-")
+        return true
+    }
+
     /// Opens, runs the readers and the writer, closes; returns the wall time of the work.
-    private func runOnce(_ impl: Implementation, path: String, configuration: Configuration, cacheKiB: Int, rowCount: Int)
-        throws -> Double
-    {
+    private static func runOnce(
+        _ impl: Implementation, path: String, configuration: Configuration, cacheKiB: Int, rowCount: Int,
+        lookupsPerReader: Int
+    ) throws -> Double {
         let database: Database?
         let rawWriter: RawConnection?
         let rawReaders: [RawConnection]
@@ -116,7 +150,7 @@ struct FootprintWorkload {
     }
 
     /// `updateCount` one-row updates, each its own transaction.
-    private func update(rowCount: Int, raw: RawConnection?, database: Database?) throws {
+    private static func update(rowCount: Int, raw: RawConnection?, database: Database?) throws {
         var generator = SeededGenerator(seed: 79)
         let ids = (0..<Self.updateCount).map { _ in Int64.random(in: 1...Int64(rowCount), using: &generator) }
         if let raw {

@@ -31,6 +31,7 @@ struct CofferBench: ParsableCommand {
     var decryptedPageCacheKib: Int = DecryptedPageCache.capacityKiB
 
     mutating func run() throws {
+        if try FootprintWorkload.runAsChild() { return }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "coffer-bench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
