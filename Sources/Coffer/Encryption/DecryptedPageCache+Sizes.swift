@@ -5,7 +5,7 @@ extension DecryptedPageCache {
     /// The encrypted databases open through ``Database``: the sizes of their files (main file and WAL)
     /// cap the pages the cache holds at twice their total — about every page on disk once, ciphertext
     /// and plaintext — however many stale versions of rewritten pages it has seen. Measured at open and
-    /// close, every 128 WAL frames, at checkpoints and at ``Database/releaseMemory()``.
+    /// close, every 16 WAL frames, at checkpoints and at ``Database/releaseMemory()``.
     final class OpenFiles: @unchecked Sendable {
         static let shared = OpenFiles()
         private let lock = NSLock()

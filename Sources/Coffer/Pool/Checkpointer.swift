@@ -77,9 +77,9 @@ final class Checkpointer: @unchecked Sendable {
             if idle { idleCheckScheduled = true }
             return (checkpoint, idle)
         }
-        // Every 128 WAL frames, the decrypted-page cache's cap follows the files' growth (off the commit path).
+        // Every 16 WAL frames, the decrypted-page cache's cap follows the files' growth (off the commit path).
         let refreshSizes = lock.withLock { () -> Bool in
-            let due = walFrames >= framesAtSizeRefresh + 128 || walFrames < framesAtSizeRefresh
+            let due = walFrames >= framesAtSizeRefresh + 16 || walFrames < framesAtSizeRefresh
             if due { framesAtSizeRefresh = walFrames }
             return due
         }
