@@ -9,7 +9,7 @@ extension DecryptedPageCache {
     final class OpenFiles: @unchecked Sendable {
         static let shared = OpenFiles()
         private let lock = NSLock()
-        // Guarded by `lock`: open databases' paths by registration, and the limit last set.
+        // Guarded by `lock`: the open databases' paths, by registration.
         private var paths: [UUID: String] = [:]
 
         /// Counts `path` in until `remove` is called with the returned token.

@@ -141,12 +141,12 @@ final class Checkpointer: @unchecked Sendable {
         }
     }
 
-    /// Stops scheduling, waits for running work and closes the connection (before rekey and close).
     /// Frees what this connection's page cache holds unused, once any checkpoint running has ended.
     func releaseMemory() {
         queue.sync { connection.map { _ = sqlite3_db_release_memory($0.handle) } }
     }
 
+    /// Stops scheduling, waits for running work and closes the connection (before rekey and close).
     func suspend() {
         lock.withLock { stopped = true }
         queue.sync {
