@@ -67,7 +67,12 @@ static Entry *table;
 static Ghosts *ghosts;  // one per set
 static size_t set_count;  // a multiple of STRIPES; 0 when the cache is off or not built yet
 static int table_built;
-static size_t capacity = 64 * 1024 * 1024;
+static size_t capacity = 8 * 1024 * 1024;
+// Bytes of page buffers allowed (the cap relative to the open databases' sizes; SIZE_MAX: none), and
+// bytes and buffers held now. Changed under a stripe with atomics, so any stripe may read them.
+static size_t buffer_limit = (size_t)-1;
+static size_t buffer_bytes;
+static size_t buffer_count;
 
 static void lock_all(void) {
     for (int i = 0; i < STRIPES; i++) pthread_mutex_lock(&stripes[i].lock);
@@ -81,16 +86,20 @@ static void wipe(void *pointer, size_t size) {
     explicit_bzero(pointer, size);
 }
 
+// Wipes and frees an entry's page buffer and forgets the entry. Caller holds the entry's stripe.
+static void free_entry(Entry *entry) {
+    if (entry->ciphertext) {
+        wipe(entry->ciphertext, (size_t)entry->buffer_size * 2);
+        free(entry->ciphertext);
+        __atomic_sub_fetch(&buffer_bytes, (size_t)entry->buffer_size * 2, __ATOMIC_RELAXED);
+        __atomic_sub_fetch(&buffer_count, 1, __ATOMIC_RELAXED);
+    }
+    wipe(entry, sizeof *entry);
+}
+
 // Wipes and frees the table. Caller holds every stripe.
 static void free_table(void) {
-    for (size_t i = 0; i < set_count * WAYS; i++) {
-        Entry *entry = &table[i];
-        if (entry->ciphertext) {
-            wipe(entry->ciphertext, (size_t)entry->buffer_size * 2);
-            free(entry->ciphertext);
-        }
-        wipe(entry, sizeof *entry);
-    }
+    for (size_t i = 0; i < set_count * WAYS; i++) free_entry(&table[i]);
     free(table);
     free(ghosts);
     table = NULL;
@@ -135,6 +144,33 @@ void coffer_page_cache_purge(void) {
     lock_all();
     free_table();
     unlock_all();
+}
+
+void coffer_page_cache_set_limit(size_t bytes) {
+    __atomic_store_n(&buffer_limit, bytes, __ATOMIC_RELAXED);
+}
+
+void coffer_page_cache_trim(size_t bytes) {
+    lock_all();
+    // Frees each set's least recently used page in turn until at most `bytes` are held.
+    size_t before = (size_t)-1;
+    while (__atomic_load_n(&buffer_bytes, __ATOMIC_RELAXED) > bytes && buffer_bytes < before) {
+        before = buffer_bytes;
+        for (size_t set = 0; set < set_count && __atomic_load_n(&buffer_bytes, __ATOMIC_RELAXED) > bytes; set++) {
+            Entry *oldest = NULL;
+            for (int way = 0; way < WAYS; way++) {
+                Entry *entry = &table[set * WAYS + way];
+                if (entry->ciphertext && (!oldest || entry->last_use < oldest->last_use)) oldest = entry;
+            }
+            if (oldest) free_entry(oldest);
+        }
+    }
+    unlock_all();
+}
+
+void coffer_page_cache_usage(size_t *pages, size_t *bytes) {
+    *pages = __atomic_load_n(&buffer_count, __ATOMIC_RELAXED);
+    *bytes = __atomic_load_n(&buffer_bytes, __ATOMIC_RELAXED);
 }
 
 void coffer_page_cache_counts(uint64_t *hits, uint64_t *misses) {
@@ -209,22 +245,30 @@ static int seen_before(Ghosts *set_ghosts, const unsigned char *iv) {
 }
 
 // The entry to keep a page in: the least recently used one, refilled with the page and knowing
-// nothing about it yet. NULL when memory runs out.
+// nothing about it yet; when a new buffer would pass the limit, the least recently used one that has
+// a buffer big enough. NULL when there is none, or memory runs out.
 static Entry *admit(Entry *set, const unsigned char *iv, const unsigned char *ciphertext, int size) {
     Entry *entry = &set[0];
     for (int way = 1; way < WAYS; way++) {
         if (set[way].last_use < entry->last_use) entry = &set[way];
     }
+    if (entry->buffer_size < size &&
+        __atomic_load_n(&buffer_bytes, __ATOMIC_RELAXED) + (size_t)size * 2 > __atomic_load_n(&buffer_limit, __ATOMIC_RELAXED)) {
+        entry = NULL;
+        for (int way = 0; way < WAYS; way++) {
+            if (set[way].buffer_size >= size && (!entry || set[way].last_use < entry->last_use)) entry = &set[way];
+        }
+        if (!entry) return NULL;
+    }
     if (entry->buffer_size < size) {
         unsigned char *buffer = malloc((size_t)size * 2);
         if (!buffer) return NULL;
-        if (entry->ciphertext) {
-            wipe(entry->ciphertext, (size_t)entry->buffer_size * 2);
-            free(entry->ciphertext);
-        }
+        free_entry(entry);
         entry->ciphertext = buffer;
         entry->plaintext = buffer + size;
         entry->buffer_size = size;
+        __atomic_add_fetch(&buffer_bytes, (size_t)size * 2, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&buffer_count, 1, __ATOMIC_RELAXED);
     }
     entry->size = size;
     memcpy(entry->iv, iv, PAGE_IV_SIZE);

@@ -9,7 +9,7 @@ import XCTest
 /// opened outside Coffer all go through SQLCipher's own checks.
 final class DecryptedPageCacheTests: XCTestCase {
     override func tearDown() {
-        DecryptedPageCache.capacityKiB = 64 * 1024
+        DecryptedPageCache.capacityKiB = 8 * 1024
         super.tearDown()
     }
 

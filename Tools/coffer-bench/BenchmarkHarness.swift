@@ -7,11 +7,15 @@ struct Measurement: Encodable {
     let impl: String
     let opsPerSecond: Double
     let seconds: Double
+    /// The peak resident memory the workload added over the process's RSS before it, in KiB (nil where
+    /// `/proc` cannot tell); see ``ResidentMemory``.
+    var peakRSSKiB: Int? = nil
 
     enum CodingKeys: String, CodingKey {
         case workload, impl
         case opsPerSecond = "ops_per_s"
         case seconds
+        case peakRSSKiB = "peak_rss_kib"
     }
 }
 

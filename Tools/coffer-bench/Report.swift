@@ -13,10 +13,14 @@ enum Report {
         for result in results where !workloads.contains(result.workload) { workloads.append(result.workload) }
         var lines = [
             "workload              raw-c ops/s     coffer ops/s  coffer-plain ops/s   coffer/raw-c  coffer/plain"
+                + "   peak RSS MiB: raw-c  coffer  coffer-plain"
         ]
         for workload in workloads {
             func ops(_ impl: Implementation) -> Double? {
                 results.first { $0.workload == workload && $0.impl == impl.rawValue }?.opsPerSecond
+            }
+            func peakMiB(_ impl: Implementation) -> Double? {
+                results.first { $0.workload == workload && $0.impl == impl.rawValue }?.peakRSSKiB.map { Double($0) / 1024 }
             }
             let raw = ops(.rawC)
             let coffer = ops(.coffer)
@@ -27,7 +31,9 @@ enum Report {
             lines.append(
                 workload.padding(toLength: 20, withPad: " ", startingAt: 0)
                     + format(raw, width: 14) + format(coffer, width: 17) + format(plain, width: 20)
-                    + format(ratio, width: 15, decimals: 2) + format(encryption, width: 14, decimals: 2))
+                    + format(ratio, width: 15, decimals: 2) + format(encryption, width: 14, decimals: 2)
+                    + format(peakMiB(.rawC), width: 22, decimals: 1) + format(peakMiB(.coffer), width: 8, decimals: 1)
+                    + format(peakMiB(.cofferPlain), width: 14, decimals: 1))
         }
         // W6: what share of their solo throughput the readers keep while the writer runs.
         for impl in Implementation.allCases {

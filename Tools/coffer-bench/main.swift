@@ -15,7 +15,7 @@ struct CofferBench: ParsableCommand {
     @Flag(help: "Smaller counts: the whole run takes under a minute.")
     var quick = false
 
-    @Option(parsing: .upToNextOption, help: "Run only these workloads (W0 W1 W2 W3 W4 W4b W5 W6 W7).")
+    @Option(parsing: .upToNextOption, help: "Run only these workloads (W0 W1 W2 W3 W4 W4b W5 W6 W7 F1).")
     var only: [String] = []
 
     @Option(parsing: .upToNextOption, help: "Run only these implementations (raw-c coffer coffer-plain).")
@@ -34,6 +34,7 @@ struct CofferBench: ParsableCommand {
     var keyDerivation: String = "coffer"
 
     mutating func run() throws {
+        if try FootprintWorkload.runAsChild() { return }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "coffer-bench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -52,25 +53,30 @@ struct CofferBench: ParsableCommand {
             perCallLookupCount: quick ? 5_000 : 20_000, rangeQueryCount: quick ? 100 : 1_000)
         let concurrent = ConcurrentWorkloads(reads: reads, writerRows: quick ? 5_000 : 20_000)
         let keyValue = KeyValueWorkloads(harness: harness, count: quick ? 10_000 : 100_000)
+        let footprint = FootprintWorkload(reads: reads, lookupsPerReader: quick ? 2_500 : 25_000)
         let checksums = ChecksumLog()
         var results: [Measurement] = []
         func wants(_ workload: String) -> Bool { only.isEmpty || only.contains(workload) }
-        func record(_ measurements: [Measurement]) {
-            for measurement in measurements {
+        // Each workload's figures carry the peak RSS it added (F1 measures its own, from just before opening).
+        func record(_ run: @autoclosure () throws -> [Measurement]) rethrows {
+            let (measurements, peakKiB) = try ResidentMemory.peakIncrease(run)
+            for var measurement in measurements {
+                if measurement.peakRSSKiB == nil { measurement.peakRSSKiB = peakKiB }
                 results.append(measurement)
                 if json { Report.printJSON(measurement) }
             }
         }
         for impl in Implementation.allCases where self.impl.isEmpty || self.impl.contains(impl.rawValue) {
-            if wants("W0") { record(try writes.openCosts(impl)) }
-            if wants("W1") { record([try writes.bulkInsert(impl)]) }
-            if wants("W2") { record([try writes.singleRowTransactions(impl)]) }
-            if wants("W3") { record([try reads.fetchAll(impl, checksums: checksums)]) }
-            if wants("W4") { record([try reads.lookupsInOneRead(impl, checksums: checksums)]) }
-            if wants("W4b") { record([try reads.lookupsPerRead(impl, checksums: checksums)]) }
-            if wants("W5") { record([try reads.rangeQueries(impl, checksums: checksums)]) }
-            if wants("W6") { record(try concurrent.run(impl)) }
-            if wants("W7") { record(try keyValue.run(impl)) }
+            if wants("W0") { try record(writes.openCosts(impl)) }
+            if wants("W1") { try record([writes.bulkInsert(impl)]) }
+            if wants("W2") { try record([writes.singleRowTransactions(impl)]) }
+            if wants("W3") { try record([reads.fetchAll(impl, checksums: checksums)]) }
+            if wants("W4") { try record([reads.lookupsInOneRead(impl, checksums: checksums)]) }
+            if wants("W4b") { try record([reads.lookupsPerRead(impl, checksums: checksums)]) }
+            if wants("W5") { try record([reads.rangeQueries(impl, checksums: checksums)]) }
+            if wants("W6") { try record(concurrent.run(impl)) }
+            if wants("W7") { try record(keyValue.run(impl)) }
+            if wants("F1") { try record(footprint.run(impl)) }
         }
         if !json { print(Report.table(results)) }
         guard checksums.mismatches.isEmpty else {

@@ -26,8 +26,11 @@ public struct Configuration: Sendable {
     public var checkpointThreshold: Int
     /// Seconds without commits after which the WAL is checkpointed and truncated. Default 2.
     public var idleCheckpointDelay: TimeInterval
-    /// SQLite page-cache size per connection, in KiB. Default 8192 (8 MiB); see the README's
-    /// performance section for why.
+    /// SQLite page-cache size per connection, in KiB. Default 2048 (2 MiB, SQLite's own default): each
+    /// connection — the writer, up to ``readerCount`` readers, the checkpointer — grows its cache up to
+    /// this as it reads, so one database can take up to (readerCount + 2) × this, 12 MiB by default.
+    /// Commits empty the readers' caches; the process-wide ``DecryptedPageCache`` keeps what they lose.
+    /// Raise it for a big, read-mostly hot set; see the README's performance section.
     public var cacheSizeKiB: Int
     /// Where SQLite keeps temporary data: sort runs of `CREATE INDEX` and `ORDER BY`, temporary tables,
     /// statement journals. Default ``TemporaryStorage/memory``.
@@ -51,7 +54,7 @@ public struct Configuration: Sendable {
         self.foreignKeysEnabled = true
         self.checkpointThreshold = 1000
         self.idleCheckpointDelay = 2
-        self.cacheSizeKiB = 8192
+        self.cacheSizeKiB = 2048
         self.temporaryStorage = .memory
         self.readOnly = false
         self.logger = Logger(label: "coffer")

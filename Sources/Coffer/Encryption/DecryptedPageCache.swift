@@ -16,32 +16,47 @@ internal import CofferPageCache
 /// process writes are not copied in either: readers cache them once they have read them twice.
 ///
 /// Each cached page holds its ciphertext and its plaintext, so it costs twice the page size: the
-/// default capacity, 64 MiB, holds about 7,800 pages of 4 KiB (the capacity includes about 300
-/// bytes of bookkeeping per page). Memory is taken as pages are cached, so a small database costs
-/// about twice the size of the pages read more than once, never the whole capacity. The plaintext
-/// stays in process memory, like SQLite's own page cache, and never reaches the disk. It is wiped
-/// when the last connection using the cache closes, on ``purge()``, and when the capacity changes.
+/// default capacity, 8 MiB, holds about 960 pages of 4 KiB (the capacity includes about 300 bytes of
+/// bookkeeping per page), enough for the interior pages of a table of a few hundred thousand rows and
+/// the leaves read most. Memory is taken as pages are cached, and the pages held never take more than
+/// twice the size of the encrypted databases open through ``Database`` (main files and WALs, measured
+/// as they grow and at checkpoints; a truncating checkpoint frees the pages above it): a small database costs
+/// about twice the size of its pages read more than once, never the whole capacity. The capacity is one
+/// budget for the whole process, shared by every open database. The plaintext stays in process memory,
+/// like SQLite's own page cache, and never reaches the disk. It is wiped when the last connection using
+/// the cache closes, on ``purge()`` and ``Database/releaseMemory()``, and when the capacity changes.
 /// When room is needed, the least recently used page goes.
 ///
 /// ```swift
-/// DecryptedPageCache.capacityKiB = 256 * 1024  // a bigger cache for a big, read-heavy database
-/// DecryptedPageCache.capacityKiB = 0           // or none: every page read is decrypted again
+/// DecryptedPageCache.capacityKiB = 64 * 1024  // a bigger cache for a big, read-heavy database
+/// DecryptedPageCache.capacityKiB = 0          // or none: every page read is decrypted again
+/// DecryptedPageCache.purge()                  // on a memory warning, or entering the background
 /// ```
 ///
 /// The setting applies to every encrypted ``Database`` in the process, including those already open,
 /// except that connections opened while the capacity was 0 never use the cache. Plaintext databases
 /// do not use it, and neither do connections the app opens outside Coffer.
 public enum DecryptedPageCache {
-    /// The cache's capacity, in KiB. Default 65536 (64 MiB); 0 turns the cache off, and so does any
-    /// capacity under about 1 MiB. Setting it empties the cache.
+    /// The cache's capacity, in KiB: the process-wide budget every encrypted database shares. Default
+    /// 8192 (8 MiB); 0 turns the cache off, and so does any capacity under about 1 MiB. Setting it
+    /// empties the cache.
     public static var capacityKiB: Int {
         get { coffer_page_cache_capacity() / 1024 }
         set { coffer_page_cache_set_capacity(max(0, newValue) * 1024) }
     }
 
-    /// Wipes every cached page. The capacity stays.
+    /// Wipes and frees every cached page, of every database; the capacity stays. Call it on a memory
+    /// warning or when the app enters the background (``Database/releaseMemory()`` calls it too).
     public static func purge() {
         coffer_page_cache_purge()
+    }
+
+    /// The pages cached now, and the bytes they take (ciphertext and plaintext; bookkeeping aside).
+    public static var usage: (pages: Int, bytes: Int) {
+        var pages = 0
+        var bytes = 0
+        coffer_page_cache_usage(&pages, &bytes)
+        return (pages, bytes)
     }
 
     /// How many page decryptions were served from the cache, and how many were computed, since the

@@ -31,6 +31,7 @@ final class Checkpointer: @unchecked Sendable {
     private var checkpointPending = false
     private var idleCheckScheduled = false
     private var commits: UInt64 = 0
+    private var framesAtSizeRefresh: Int32 = 0
     private var stopped = false
     // Touched only on `queue`.
     private var connection: Connection?
@@ -76,6 +77,13 @@ final class Checkpointer: @unchecked Sendable {
             if idle { idleCheckScheduled = true }
             return (checkpoint, idle)
         }
+        // Every 16 WAL frames, the decrypted-page cache's cap follows the files' growth (off the commit path).
+        let refreshSizes = lock.withLock { () -> Bool in
+            let due = walFrames >= framesAtSizeRefresh + 16 || walFrames < framesAtSizeRefresh
+            if due { framesAtSizeRefresh = walFrames }
+            return due
+        }
+        if refreshSizes { queue.async { DecryptedPageCache.OpenFiles.shared.refresh() } }
         if startCheckpoint { queue.async { self.runBackgroundCheckpoint() } }
         if startIdleCheck { scheduleIdleCheck(seenCommits: lock.withLock { commits }) }
     }
@@ -120,9 +128,22 @@ final class Checkpointer: @unchecked Sendable {
             if code != SQLITE_OK && code != SQLITE_BUSY && code != SQLITE_LOCKED {
                 connection.logger.warning("checkpoint failed", metadata: ["code": "\(code)"])
             }
+            // The files' sizes changed: the decrypted-page cache's cap follows. Once idle (TRUNCATE),
+            // pages above it are freed and this connection's page cache too.
+            if mode == SQLITE_CHECKPOINT_TRUNCATE {
+                DecryptedPageCache.OpenFiles.shared.trim()
+                sqlite3_db_release_memory(connection.handle)
+            } else {
+                DecryptedPageCache.OpenFiles.shared.refresh()
+            }
         } catch {
             connection?.logger.warning("checkpointer could not open", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Frees what this connection's page cache holds unused, once any checkpoint running has ended.
+    func releaseMemory() {
+        queue.sync { connection.map { _ = sqlite3_db_release_memory($0.handle) } }
     }
 
     /// Stops scheduling, waits for running work and closes the connection (before rekey and close).

@@ -34,6 +34,8 @@ public final class Database: Sendable {
     let checkpointer: Checkpointer?
     /// Pages committed since the last backup generation, and the gate backups hold against checkpoints.
     let changeTracker: ChangedPageTracker
+    /// This database's place among those whose sizes cap the decrypted-page cache (encrypted files only).
+    private let cacheSizeToken: UUID?
     private let state: CloseState
 
     /// Opens (creating if needed) the database at `path`.
@@ -86,6 +88,8 @@ public final class Database: Sendable {
             self.checkpointer = checkpointer
             try writer.sync { checkpointer.install(on: $0) }
         }
+        let encryptedFile = !isMemory && configuration.encryption.isEncrypted
+        self.cacheSizeToken = encryptedFile ? DecryptedPageCache.OpenFiles.shared.add(path) : nil
     }
 
     /// An in-memory database, for tests and caches. It has one connection: reads run on the writer.
@@ -201,6 +205,8 @@ public final class Database: Sendable {
                 guard code == SQLITE_OK else { throw connection.failure(code: code, sql: "PRAGMA wal_checkpoint") }
             }
         }
+        // The files' sizes changed: so does the decrypted-page cache's cap (see DecryptedPageCache).
+        if mode == .truncate { DecryptedPageCache.OpenFiles.shared.trim() } else { DecryptedPageCache.OpenFiles.shared.refresh() }
     }
 
     /// Waits for running reads and writes, truncates the WAL and closes every connection.
@@ -223,6 +229,7 @@ public final class Database: Sendable {
         writer.queue.sync { writer.replaceConnection(nil) }
         // The WAL is in the main file: the changed-page set can outlive this process (see Backup).
         if emptied { changeTracker.persistAfterClose(databasePath: path) }
+        if let cacheSizeToken { DecryptedPageCache.OpenFiles.shared.remove(cacheSizeToken) }
         if let directory = state.directoryToRemove {
             try? FileManager.default.removeItem(at: directory)
         }

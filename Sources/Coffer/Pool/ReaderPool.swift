@@ -63,6 +63,13 @@ final class ReaderPool: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Runs `body` on each reader no caller holds now, while holding them back from callers.
+    func forEachIdle(_ body: (Connection) -> Void) {
+        condition.lock()
+        defer { condition.unlock() }
+        idle.forEach(body)
+    }
+
     /// Waits until no reader is checked out, closes every reader and holds new reads back.
     func suspendAndDrain() {
         condition.lock()

@@ -41,6 +41,16 @@ size_t coffer_page_cache_capacity(void);
 /// Wipes and forgets every cached page; the capacity stays.
 void coffer_page_cache_purge(void);
 
+/// Caps the bytes of cached pages at `bytes` (SIZE_MAX: no cap beyond the capacity): new pages then
+/// replace old ones rather than take more memory. What is held already stays until `trim`.
+void coffer_page_cache_set_limit(size_t bytes);
+
+/// Wipes and frees least recently used pages until at most `bytes` of pages are held.
+void coffer_page_cache_trim(size_t bytes);
+
+/// The pages cached now and the bytes their buffers take (ciphertext and plaintext).
+void coffer_page_cache_usage(size_t *pages, size_t *bytes);
+
 /// Page decryptions since the process started: served from the cache, and computed.
 void coffer_page_cache_counts(uint64_t *hits, uint64_t *misses);
 
