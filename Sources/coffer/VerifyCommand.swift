@@ -39,6 +39,7 @@ struct VerifyCommand: ParsableCommand {
             if !report.damagedWALPages.isEmpty {
                 print("damaged in WAL:  \(report.damagedWALPages.map(String.init).joined(separator: ", "))")
             }
+            for problem in report.walProblems { print("WAL:             \(problem)") }
             let errors = report.integrityErrors
             let shown =
                 errors.prefix(20).joined(separator: "\n                 ")

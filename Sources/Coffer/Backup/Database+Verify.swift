@@ -11,19 +11,25 @@ public struct VerificationReport: Codable, Sendable, Hashable {
     /// Page numbers of committed WAL frames whose HMAC fails (frames past the last commit — torn or
     /// rolled back — are not part of the database and are not checked).
     public var damagedWALPages: [Int]
+    /// Damage in the WAL's structure: a checksum chain that breaks before the last commit frame (the
+    /// commits after the break are lost to SQLite). Empty when the WAL is whole or absent.
+    public var walProblems: [String]
     /// What `PRAGMA integrity_check` reported (empty when it said `ok`), or the error that stopped it.
     public var integrityErrors: [String]
 
     /// True when no page is damaged and the integrity check passed.
-    public var isClean: Bool { damagedPages.isEmpty && damagedWALPages.isEmpty && integrityErrors.isEmpty }
+    public var isClean: Bool {
+        damagedPages.isEmpty && damagedWALPages.isEmpty && walProblems.isEmpty && integrityErrors.isEmpty
+    }
 }
 
 extension Database {
-    /// Checks a database file: every page's HMAC in the main file and in the WAL's committed frames
-    /// (read directly, before anything else touches the file), then `PRAGMA integrity_check` through a
-    /// read-only ``Database``. That connection, when it is the last one to close, lets SQLite 3.15
-    /// checkpoint the WAL into the main file (it has no option to prevent it): copy the files first for
-    /// forensic work.
+    /// Checks a database file: every page's HMAC in the main file and in the WAL's committed frames, the
+    /// WAL's checksum chain (a break before its last commit frame loses committed transactions), then
+    /// `PRAGMA integrity_check` through a read-only ``Database`` opened on a private copy of the file and
+    /// its `-wal`/`-journal`. The file at `path` and its journal files are only ever read: SQLite 3.15
+    /// would otherwise checkpoint the WAL into the main file when its last connection closes, roll back a
+    /// hot journal, and create a `-shm`.
     ///
     /// ```swift
     /// let report = try Database.verify(path: "app.db", configuration: .init(encryption: .passphrase("pw")))
@@ -61,8 +67,9 @@ extension Database {
         readOnly.readOnly = true
         return VerificationReport(
             pageSize: pageSize, pageCount: pageCount, damagedPages: damaged, damagedWALPages: damagedInWAL,
+            walProblems: WALFrameMap.lostCommits(path: path + "-wal").map { [$0] } ?? [],
             integrityErrors: try WALScan.impossibleClaim(databasePath: path).map { [$0] }
-                ?? integrityProblems(path: path, configuration: readOnly))
+                ?? InputCopy.with(path) { integrityProblems(path: $0, configuration: readOnly) })
     }
 
     /// A plaintext file's page size from its header (bytes 16–17, 1 meaning 65536), 4096 when unreadable.

@@ -10,6 +10,7 @@
 //    anything else is reported as a problem. A tail page cut short by truncation is a problem too.
 // Info reads the page size, page count, profile, user_version and per-table row counts the same way.
 
+@_spi(CofferInternal) import Coffer
 import Foundation
 
 /// What `coffer info` shows for a file read through the page decoder.
@@ -106,6 +107,7 @@ public enum DecodedInspection {
                 }
             }
         }
+        if let lost = WALFrameMap.lostCommits(path: walPath ?? file.path + "-wal") { problems.append(lost) }
         var sink = RowCountingSink()
         let report = try salvager.run(into: &sink)
         if !report.schemaReadable { problems.append("the schema (sqlite_master) is unreadable") }
