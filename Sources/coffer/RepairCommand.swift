@@ -154,7 +154,7 @@ struct RepairCommand: ParsableCommand {
         var parts = [
             "repaired \(input) (\(report.profile)) → \(output): \(report.rowsSalvaged) rows salvaged in \(report.tables.count) tables",
             "\(report.rowsDropped) dropped",
-            "\(report.pagesOk)/\(report.pagesTotal) pages ok, \(report.pagesBadHMAC) failed HMAC, \(report.pagesUnparseable) unparseable",
+            "\(report.pagesOk)/\(report.pagesTotal) pages ok, \(report.pagesBadHMAC) failed HMAC, \(report.pagesZero) zeroed, \(report.pagesUnparseable) unparseable",
             "\(report.orphanLeavesAdopted) orphan leaves adopted",
         ]
         if pageOneDamaged { parts.append("page 1 damaged (key verified on other pages)") }

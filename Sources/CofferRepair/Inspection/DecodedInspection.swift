@@ -43,7 +43,8 @@ public struct DecodedVerification: Sendable, Codable, Equatable {
     public var pageCount: Int
     /// The profile name.
     public var profile: String
-    /// Main-file pages whose HMAC failed (or that could not be read whole).
+    /// Main-file pages whose HMAC failed, that are all zero (outside a plaintext file's freelist), or that
+    /// could not be read whole.
     public var damagedPages: [UInt32]
     /// Pages whose newest committed WAL frame failed its HMAC.
     public var damagedWALPages: [UInt32]
@@ -84,8 +85,17 @@ public enum DecodedInspection {
         var damaged: [UInt32] = []
         let authenticated = file.settings.isEncrypted && file.settings.hmacAlgorithm != .none
         if file.pageCount >= 1 {
+            // Pages SQLite may leave all zero: the lock-byte page, and free pages of a plaintext file.
+            var mayBeZero: Set<UInt32> = [UInt32(clamping: (1 << 30) / file.pageSize + 1)]
+            if !file.settings.isEncrypted, case .success(let page1) = file.page(1) {
+                mayBeZero.formUnion(PageRoles.freelist(source: file, header: ByteView(page1)).map(\.0))
+            }
             for pageNumber in 1...file.pageCount {
-                if case .failure = file.page(pageNumber) { damaged.append(pageNumber) }
+                switch file.page(pageNumber) {
+                case .success: continue
+                case .failure(.zeroed) where mayBeZero.contains(pageNumber): continue
+                case .failure: damaged.append(pageNumber)
+                }
             }
         }
         var problems: [String] = []
@@ -116,7 +126,7 @@ public enum DecodedInspection {
         let orphans = report.orphanLeavesAdopted + report.orphanLeavesInferred
         if orphans > 0 { problems.append("\(orphans) leaf pages are not reachable from any tree") }
         if report.pagesUnparseable > 0 { problems.append("\(report.pagesUnparseable) pages have no recognisable role") }
-        let unreadable = report.pagesBadHMAC - damaged.count
+        let unreadable = report.pagesBadHMAC + report.pagesZero - damaged.count
         if unreadable > 0 { problems.append("\(unreadable) pages referenced by the trees are missing or unreadable") }
         return DecodedVerification(
             pageSize: file.pageSize, pageCount: Int(file.pageCount), profile: file.settings.name, damagedPages: damaged,

@@ -16,8 +16,11 @@
 //   wrong. A page that fails is never decrypted: garbled plaintext must not reach the B-tree parser as if it
 //   were trusted.
 // - `.wrongSize`: the buffer is not one page long (a truncated read at the end of the file).
-// - An all-zero page is passed through as zeros without an HMAC check, as SQLCipher itself does (it is what
-//   a never-written or zero-filled page reads as); the B-tree parser rejects it as a page of type 0.
+// - `.zeroed`: every byte is zero. SQLCipher passes such a page through without an HMAC check, but no page
+//   it writes is all zero (even a freed page is encrypted zeros), so in an encrypted file it is damage like
+//   any other. In a plaintext file it is no valid B-tree, overflow or pointer-map page either; only a free
+//   page (or the never-written lock-byte page) may be all zero, and those are never read as data: the
+//   freelist walk reads an all-zero trunk as an empty last trunk (FreePages).
 
 import Crypto
 import Foundation
@@ -35,6 +38,8 @@ public enum PageFailure: Error, Sendable, Equatable {
     case ioError
     /// Decryption failed even though authentication passed (should not happen; reported, not trusted).
     case decryptFailed
+    /// Every byte of the page is zero: zero-filled damage (see the rules above).
+    case zeroed
 }
 
 /// The two keys a SQLCipher page codec needs, derived once per file.
@@ -143,8 +148,9 @@ public struct PageDecoder: Sendable {
     /// bytes. Page 1 gets `"SQLite format 3\0"` back in bytes 0–15. The reserve area is returned as stored.
     public func decode(_ raw: [UInt8], pageNumber: UInt32) -> Result<[UInt8], PageFailure> {
         guard raw.count == pageSize else { return .failure(.wrongSize) }
+        // The first byte is non-zero on almost every valid page: the check costs one byte then.
+        if raw.first == 0, ByteView(raw).isAllZero { return .failure(.zeroed) }
         guard settings.isEncrypted else { return .success(raw) }
-        if ByteView(raw).isAllZero { return .success(raw) }
         guard let keys else { return .failure(.decryptFailed) }
         if settings.hmacAlgorithm != .none, !authenticates(raw, pageNumber: pageNumber) {
             return .failure(.badHMAC)

@@ -4,13 +4,13 @@
 public struct RepairReport: Sendable, Codable, Equatable {
     /// Pages in the main file (from its size).
     public var pagesTotal = 0
-    /// Pages that authenticated (or, in plaintext, were readable).
+    /// Pages that authenticated (or, in plaintext, were readable), zeroed pages excluded.
     public var pagesOk = 0
     /// Pages whose HMAC failed.
     public var pagesBadHMAC = 0
     /// Authenticated pages with no recognizable role (not reached, not a B-tree page, not all zero).
     public var pagesUnparseable = 0
-    /// All-zero pages (unused, or zero-filled damage).
+    /// All-zero pages outside the freelist: zero-filled damage (not counted in ``pagesOk``).
     public var pagesZero = 0
     /// Orphan leaves adopted into a schema table.
     public var orphanLeavesAdopted = 0

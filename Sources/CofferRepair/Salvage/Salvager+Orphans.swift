@@ -29,10 +29,6 @@ extension Salvager {
                 badPages.insert(pageNumber)
                 continue
             }
-            if ByteView(bytes).isAllZero {
-                report.pagesZero += 1
-                continue
-            }
             guard case .success(let parsed) = walker.parse(bytes: bytes, pageNumber: pageNumber) else {
                 unparseable.append(pageNumber)
                 continue

@@ -196,8 +196,10 @@ public final class Salvager {
         try salvageOrphans(
             schema: &schema, badPages: &badPages, mayInfer: mayInfer, walker: walker, overflow: overflow,
             checkText: checkText, sink: &sink)
-        report.pagesBadHMAC = badPages.count
-        report.pagesOk = max(0, report.pagesTotal - report.pagesBadHMAC)
+        // A zeroed page is damage (see PageDecoder), counted apart from pages that failed their HMAC.
+        report.pagesZero = badPages.filter { source.page($0) == .failure(.zeroed) }.count
+        report.pagesBadHMAC = badPages.count - report.pagesZero
+        report.pagesOk = max(0, report.pagesTotal - badPages.count)
         report.walFramesUsed = wal?.framesUsed ?? 0
         report.walFramesBad = wal?.framesBad ?? 0
         for state in states { report.tables[state.table.name] = state.rows }
