@@ -14,6 +14,7 @@ final class ZeroedPageReportTests: XCTestCase {
             CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 6000)
             INSERT INTO t(body) SELECT printf('row %d %s', i, hex(randomblob(60))) FROM n;
+            INSERT INTO t(id, body) VALUES (100000, zeroblob(20000));
             """
         try "pw".write(toFile: dir.path("pw"), atomically: true, encoding: .utf8)
         switch kind {
@@ -40,6 +41,9 @@ final class ZeroedPageReportTests: XCTestCase {
         for kind in ["plaintext", "sqlcipher3", "sqlcipher4"] {
             let dir = try TemporaryDirectory()
             let (path, key) = try makeDatabase(dir, kind: kind)
+            // Intact, with overflow pages of nothing but zeros (valid pages in a plaintext file).
+            let clean = try Shell.run(Shell.cofferExecutable, ["verify", path] + key)
+            XCTAssertEqual(clean.status, 0, "\(kind): \(clean.stdout) \(clean.stderr)")
             let handle = try XCTUnwrap(FileHandle(forWritingAtPath: path))
             for page in zeroed {
                 try handle.seek(toOffset: UInt64((page - 1) * 4096))

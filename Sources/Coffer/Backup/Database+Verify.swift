@@ -6,9 +6,9 @@ public struct VerificationReport: Codable, Sendable, Hashable {
     public var pageSize: Int
     /// Pages in the main file.
     public var pageCount: Int
-    /// Pages of the main file that are damaged: their HMAC fails, or they are all zero (zero-filled
-    /// damage: SQLCipher reads such a page unchecked, and a plaintext page has no HMAC; free pages of a
-    /// plaintext file and the lock-byte page may be zero and are not listed).
+    /// Pages of the main file that are damaged: their HMAC fails, or they are all zero (SQLCipher reads
+    /// such a page unchecked). Empty for plaintext databases: which of their zero pages are damage depends
+    /// on each page's role (`coffer verify` works it out with the repair engine's page roles).
     public var damagedPages: [Int]
     /// Page numbers of committed WAL frames whose HMAC fails (frames past the last commit — torn or
     /// rolled back — are not part of the database and are not checked).
@@ -49,17 +49,14 @@ extension Database {
         let file = try PageFile(path: path, writable: false)
         let pageSize = configuration.encryption.isEncrypted ? configuration.cipher.pageSize : try plaintextPageSize(file)
         let pageCount = file.size / pageSize
-        // SQLCipher passes an all-zero page through unchecked, and a plaintext page has no HMAC: a zeroed
-        // page is damage either way, except where SQLite itself may leave zeros (the lock-byte page, and
-        // free pages of a plaintext file: SQLCipher encrypts even a freed page's zeros).
-        var mayBeZero: Set<Int> = [(1 << 30) / pageSize + 1]
-        if !configuration.encryption.isEncrypted { mayBeZero.formUnion(try plaintextFreePages(file, pageSize: pageSize)) }
-        damaged = try zeroedPages(in: file, pageSize: pageSize, except: mayBeZero)
         if configuration.encryption.isEncrypted, pageCount > 0,
             let key = try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher)
         {
+            // SQLCipher reads an all-zero page without checking its HMAC, but writes none (even a freed
+            // page is encrypted zeros): a zeroed page is damage, the never-written lock-byte page excepted.
+            let zeroed = try zeroedPages(in: file, pageSize: pageSize, except: [(1 << 30) / pageSize + 1])
             let codec = try key.pageCodec(path: path, pageSize: pageSize, usesHMAC: configuration.cipher.usesHMAC)
-            damaged = Array(Set(damaged).union(try damagedPages(in: file, codec: codec))).sorted()
+            damaged = Array(Set(zeroed).union(try damagedPages(in: file, codec: codec))).sorted()
             if codec.usesHMAC && damaged.count == pageCount {
                 throw CofferError(
                     code: .wrongPassphrase,
@@ -94,24 +91,6 @@ extension Database {
             first += batch
         }
         return zeroed
-    }
-
-    /// The free pages of a plaintext file (trunks and leaves, from header offset 32), read leniently: the
-    /// walk stops at the first trunk out of range or seen before.
-    private static func plaintextFreePages(_ file: PageFile, pageSize: Int) throws -> Set<Int> {
-        var free = Set<Int>()
-        let pageCount = file.size / pageSize
-        let header = try file.read(count: 100, at: 0)
-        guard header.count == 100 else { return free }
-        var trunk = Int(ChangedPageTracker.bigEndian(header, 32))
-        while trunk >= 2, trunk <= pageCount, free.insert(trunk).inserted {
-            let page = try file.read(count: pageSize, at: (trunk - 1) * pageSize)
-            guard page.count == pageSize else { break }
-            let leaves = min(Int(ChangedPageTracker.bigEndian(page, 4)), pageSize / 4 - 2)
-            for index in 0..<leaves { free.insert(Int(ChangedPageTracker.bigEndian(page, 8 + 4 * index))) }
-            trunk = Int(ChangedPageTracker.bigEndian(page, 0))
-        }
-        return free
     }
 
     /// A plaintext file's page size from its header (bytes 16–17, 1 meaning 65536), 4096 when unreadable.

@@ -93,6 +93,11 @@ import Foundation
         uncommitted = frames.dropFirst(lastCommit).filter(\.intact).count
     }
 
+    /// The WAL checksum of `bytes` (length a multiple of 8) continuing from `seed`.
+    public static func checksum(_ bytes: ArraySlice<UInt8>, bigEndian: Bool, seed: (UInt32, UInt32)) -> (UInt32, UInt32) {
+        WALScan.checksum(bytes, seed: seed, bigEndian: bigEndian)
+    }
+
     /// Why the WAL at `path` loses committed transactions, or nil: its checksum chain breaks before its last
     /// intact commit frame, so SQLite (and anything reading through it) drops the commits after the break.
     public static func lostCommits(path: String) -> String? {

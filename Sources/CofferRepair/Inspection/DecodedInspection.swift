@@ -85,18 +85,15 @@ public enum DecodedInspection {
         var damaged: [UInt32] = []
         let authenticated = file.settings.isEncrypted && file.settings.hmacAlgorithm != .none
         if file.pageCount >= 1 {
-            // Pages SQLite may leave all zero: the lock-byte page, and free pages of a plaintext file.
-            var mayBeZero: Set<UInt32> = [UInt32(clamping: (1 << 30) / file.pageSize + 1)]
-            if !file.settings.isEncrypted, case .success(let page1) = file.page(1) {
-                mayBeZero.formUnion(PageRoles.freelist(source: file, header: ByteView(page1)).map(\.0))
-            }
+            let lockByte = UInt32(clamping: (1 << 30) / file.pageSize + 1)
             for pageNumber in 1...file.pageCount {
                 switch file.page(pageNumber) {
                 case .success: continue
-                case .failure(.zeroed) where mayBeZero.contains(pageNumber): continue
+                case .failure(.zeroed) where pageNumber == lockByte: continue
                 case .failure: damaged.append(pageNumber)
                 }
             }
+            if !file.settings.isEncrypted { damaged = zeroedPages(plaintext: file) }
         }
         var problems: [String] = []
         if file.fileSize % UInt64(file.pageSize) != 0 {
@@ -106,6 +103,7 @@ public enum DecodedInspection {
         var walDamaged: [UInt32] = []
         if let wal = salvager.wal, let handle = FileHandle(forReadingAtPath: walPath ?? file.path + "-wal") {
             defer { try? handle.close() }
+            walDamaged = wal.index.lost.sorted()
             for pageNumber in wal.index.frames.keys.sorted() {
                 // The first offset is the newest committed frame of the page (as WALOverlay reads them).
                 guard let offset = wal.index.frames[pageNumber]?.first else { continue }
@@ -116,6 +114,7 @@ public enum DecodedInspection {
                     continue
                 }
             }
+            walDamaged.sort()
         }
         if let lost = WALFrameMap.lostCommits(path: walPath ?? file.path + "-wal") { problems.append(lost) }
         var sink = RowCountingSink()
@@ -131,6 +130,19 @@ public enum DecodedInspection {
         return DecodedVerification(
             pageSize: file.pageSize, pageCount: Int(file.pageCount), profile: file.settings.name, damagedPages: damaged,
             damagedWALPages: walDamaged, pagesAuthenticated: authenticated, structuralProblems: problems)
+    }
+}
+
+extension DecodedInspection {
+    /// The all-zero pages of a plaintext file that are damage: every page of zeros except those whose role
+    /// allows it (a free page, an overflow page of a run of zeros, the never-written lock-byte page). A
+    /// zeroed B-tree page has type 0, so it is never reached as one and shows as a page of no role.
+    public static func zeroedPages(plaintext file: DatabaseFile) -> [UInt32] {
+        let allowed: Set<PageRole> = [.overflow, .freelistLeaf, .freelistTrunk, .lockByte]
+        return PageRoles.classify(file).filter { info in
+            guard !allowed.contains(info.role), case .success(let bytes) = file.page(info.pageNumber) else { return false }
+            return bytes.first == 0 && ByteView(bytes).isAllZero
+        }.map(\.pageNumber)
     }
 }
 

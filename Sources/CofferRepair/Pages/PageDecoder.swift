@@ -16,11 +16,10 @@
 //   wrong. A page that fails is never decrypted: garbled plaintext must not reach the B-tree parser as if it
 //   were trusted.
 // - `.wrongSize`: the buffer is not one page long (a truncated read at the end of the file).
-// - `.zeroed`: every byte is zero. SQLCipher passes such a page through without an HMAC check, but no page
-//   it writes is all zero (even a freed page is encrypted zeros), so in an encrypted file it is damage like
-//   any other. In a plaintext file it is no valid B-tree, overflow or pointer-map page either; only a free
-//   page (or the never-written lock-byte page) may be all zero, and those are never read as data: the
-//   freelist walk reads an all-zero trunk as an empty last trunk (FreePages).
+// - `.zeroed`: every byte of an encrypted page is zero. SQLCipher passes such a page through without an HMAC
+//   check, but no page it writes is all zero (even a freed page is encrypted zeros), so it is damage like
+//   any other. A plaintext page is returned as it is: there an all-zero page can be valid (a free page, the
+//   last overflow page of a run of zeros), so its role decides (Salvager+Orphans, DecodedInspection).
 
 import Crypto
 import Foundation
@@ -148,9 +147,8 @@ public struct PageDecoder: Sendable {
     /// bytes. Page 1 gets `"SQLite format 3\0"` back in bytes 0–15. The reserve area is returned as stored.
     public func decode(_ raw: [UInt8], pageNumber: UInt32) -> Result<[UInt8], PageFailure> {
         guard raw.count == pageSize else { return .failure(.wrongSize) }
-        // The first byte is non-zero on almost every valid page: the check costs one byte then.
-        if raw.first == 0, ByteView(raw).isAllZero { return .failure(.zeroed) }
         guard settings.isEncrypted else { return .success(raw) }
+        if raw.first == 0, ByteView(raw).isAllZero { return .failure(.zeroed) }
         guard let keys else { return .failure(.decryptFailed) }
         if settings.hmacAlgorithm != .none, !authenticates(raw, pageNumber: pageNumber) {
             return .failure(.badHMAC)

@@ -23,6 +23,8 @@ public struct RepairReport: Sendable, Codable, Equatable {
     public var leavesFromMaterial = 0
     /// Whether the schema came from backup repair material (sqlite_master unreadable in the file).
     public var schemaFromMaterial = false
+    /// Whether the schema came from an older version of page 1 (its newest committed WAL frame is lost).
+    public var schemaFromOlderPageOne = false
     /// Whether the file's salt was replaced by the one kept in backup repair material.
     public var saltFromMaterial = false
     /// Overflow chains rejected (unreadable page, wrong length, loop).
@@ -68,6 +70,7 @@ public struct RepairReport: Sendable, Codable, Equatable {
         case orphanPagesIgnored = "orphan_pages_ignored"
         case leavesFromMaterial = "leaves_from_material"
         case schemaFromMaterial = "schema_from_material"
+        case schemaFromOlderPageOne = "schema_from_older_page_one"
         case saltFromMaterial = "salt_from_material"
         case overflowChainsBroken = "overflow_chains_broken"
         case tables

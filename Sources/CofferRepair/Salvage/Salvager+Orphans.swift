@@ -29,6 +29,11 @@ extension Salvager {
                 badPages.insert(pageNumber)
                 continue
             }
+            // A plaintext page of zeros that no tree, chain or freelist claims: zero-filled damage.
+            if bytes.first == 0, ByteView(bytes).isAllZero {
+                badPages.insert(pageNumber)
+                continue
+            }
             guard case .success(let parsed) = walker.parse(bytes: bytes, pageNumber: pageNumber) else {
                 unparseable.append(pageNumber)
                 continue

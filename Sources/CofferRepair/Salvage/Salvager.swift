@@ -108,6 +108,18 @@ public final class Salvager {
         let overflow = OverflowReader(source: source)
 
         var schema = Schema.read(from: source, visited: &claimed)
+        if !schema.isReadable, hints == nil, let older = wal?.olderPageOne() {
+            // Page 1's newest version is lost in the WAL: its older version still names the tables (every
+            // tree is walked from the current pages; only a table created or dropped since can be misnamed).
+            var olderClaimed = claimed.subtracting([1])
+            let fromOlder = Schema.read(from: PageOneOverride(base: source, pageOne: older), visited: &olderClaimed)
+            if fromOlder.isReadable {
+                schema = fromOlder
+                schema.unreadablePages.append(1)
+                claimed = olderClaimed
+                report.schemaFromOlderPageOne = true
+            }
+        }
         report.schemaReadable = schema.isReadable
         if !schema.isReadable, let hints {
             // sqlite_master is gone: the material's schema names the tables and their roots.
@@ -197,7 +209,14 @@ public final class Salvager {
             schema: &schema, badPages: &badPages, mayInfer: mayInfer, walker: walker, overflow: overflow,
             checkText: checkText, sink: &sink)
         // A zeroed page is damage (see PageDecoder), counted apart from pages that failed their HMAC.
-        report.pagesZero = badPages.filter { source.page($0) == .failure(.zeroed) }.count
+        report.pagesZero =
+            badPages.filter { page in
+                switch source.page(page) {
+                case .failure(.zeroed): true
+                case .success(let bytes): ByteView(bytes).isAllZero
+                case .failure: false
+                }
+            }.count
         report.pagesBadHMAC = badPages.count - report.pagesZero
         report.pagesOk = max(0, report.pagesTotal - badPages.count)
         report.walFramesUsed = wal?.framesUsed ?? 0
