@@ -41,7 +41,11 @@ extension Database {
                 settings.reserveBytes = 16
             }
         }
-        let salvager = try Salvager(path: path, key: key, settings: settings)
+        let path = self.path
+        let salvager = Salvager(
+            file: try DatabaseFile.withWALSaltFallback(path: path, salt: nil) { salt throws(DatabaseFileError) in
+                try DatabaseFile(path: path, key: key, settings: settings, salt: salt)
+            })
         var writer = try RepairWriter(path: destination, encryption: encryption, cipher: configuration.cipher)
         do {
             let report = try salvager.run(into: &writer, pipeline: SalvagePipeline())
