@@ -204,6 +204,11 @@ public final class Salvager {
         // fully known, or there is no schema at all (page 1 lost; surviving trunks were claimed above).
         let mayInfer = freelistComplete || !schema.isReadable
 
+        // No schema and no material: every surviving table tree becomes a table of its own (Salvager+Roots).
+        if !schema.isReadable, hints == nil {
+            try salvageRootlessTrees(schema: &schema, walker: walker, overflow: overflow, checkText: checkText, sink: &sink)
+        }
+
         // 5–6. Orphans (Salvager+Orphans.swift).
         try salvageOrphans(
             schema: &schema, badPages: &badPages, mayInfer: mayInfer, walker: walker, overflow: overflow,
