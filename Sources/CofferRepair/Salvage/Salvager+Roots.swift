@@ -52,15 +52,8 @@ extension Salvager {
             let stats = try walker.walk(root: root, visited: &claimed, expectTable: true) { page, cells in
                 tick()
                 guard page.type == .tableLeaf else { return }
-                for cell in cells {
-                    guard let fields = payloadFields(cell, overflow: overflow, chainPages: &chainPages),
-                        let row = RowFit.row(fields: fields, rowid: cell.rowid, table: table, checkText: checkText)
-                    else {
-                        report.rowsDropped += 1
-                        continue
-                    }
-                    try emit(row, tableIndex: index, sink: &sink)
-                }
+                try emitTreeCells(
+                    cells, tableIndex: index, overflow: overflow, chainPages: &chainPages, checkText: checkText, sink: &sink)
             }
             claimed.formUnion(chainPages)
             states[index].holes = stats.holes

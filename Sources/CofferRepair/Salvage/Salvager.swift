@@ -149,16 +149,8 @@ public final class Salvager {
                     states[index].reached.add(page: page.pageNumber, low: low, high: high)
                 }
                 guard table.withoutRowid || page.type == .tableLeaf else { return }
-                for cell in cells {
-                    guard let fields = payloadFields(cell, overflow: overflow, chainPages: &chainPages),
-                        let row = RowFit.row(fields: fields, rowid: cell.rowid, table: table, checkText: checkText)
-                    else {
-                        report.rowsDropped += 1
-                        continue
-                    }
-                    if fields.count < table.columns.count { states[index].sawShortRecord = true }
-                    try emit(row, tableIndex: index, sink: &sink)
-                }
+                try emitTreeCells(
+                    cells, tableIndex: index, overflow: overflow, chainPages: &chainPages, checkText: checkText, sink: &sink)
             }
             claimed.formUnion(chainPages)
             badPages.formUnion(stats.unreadablePages)
@@ -256,6 +248,25 @@ public final class Salvager {
             }
         }
         return RecordDecoder.decode(payload)
+    }
+
+    /// Emits the rows of a tree page's cells into table `tableIndex`; cells that do not decode or fit are
+    /// dropped and counted.
+    func emitTreeCells<Sink: SalvageSink>(
+        _ cells: [BTreeCell], tableIndex: Int, overflow: OverflowReader, chainPages: inout [UInt32], checkText: Bool,
+        sink: inout Sink
+    ) throws {
+        let table = states[tableIndex].table
+        for cell in cells {
+            guard let fields = payloadFields(cell, overflow: overflow, chainPages: &chainPages),
+                let row = RowFit.row(fields: fields, rowid: cell.rowid, table: table, checkText: checkText)
+            else {
+                report.rowsDropped += 1
+                continue
+            }
+            if fields.count < table.columns.count { states[tableIndex].sawShortRecord = true }
+            try emit(row, tableIndex: tableIndex, sink: &sink)
+        }
     }
 
     func emit<Sink: SalvageSink>(_ row: SalvagedRow, tableIndex: Int, sink: inout Sink) throws {
