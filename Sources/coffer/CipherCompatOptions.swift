@@ -132,10 +132,13 @@ struct CipherCompatOptions: ParsableArguments {
         let settings = explicitSettings(key)
         do throws(DatabaseFileError) {
             guard let material else { return try DatabaseFile(path: path, key: nil) }
-            if let settings {
-                return try DatabaseFile(path: path, key: material, settings: settings, salt: salt)
+            // A destroyed page 1 or header: the salt of page 1's newest WAL frame is tried too.
+            return try DatabaseFile.withWALSaltFallback(path: path, salt: salt) { salt throws(DatabaseFileError) in
+                if let settings {
+                    return try DatabaseFile(path: path, key: material, settings: settings, salt: salt)
+                }
+                return try ProfileDetection.open(path: path, key: material, salt: salt)
             }
-            return try ProfileDetection.open(path: path, key: material, salt: salt)
         } catch {
             throw Self.failure(error, path: path, detected: settings == nil)
         }

@@ -21,14 +21,9 @@ struct InfoCommand: ParsableCommand {
 
     func run() throws {
         if compat.needsPageDecoder(key) { return try runDecoded() }
-        var configuration = try key.configuration()
-        configuration.readOnly = true
-        configuration.readerCount = 0
         let info: DatabaseInfo
         do {
-            let database = try Database(path: self.database, configuration: configuration)
-            defer { try? database.close() }
-            info = try database.info()
+            info = try Database.info(path: database, configuration: try key.configuration())
         } catch {
             if CLIFailure.isWrongPassphrase(error), !compat.isExplicit(key) { return try runDecoded() }
             // A file SQLite should not open (a WAL claiming impossible sizes, say) is read page by page.

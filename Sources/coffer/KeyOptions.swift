@@ -59,7 +59,7 @@ struct KeyOptions: ParsableArguments {
             return .passphrase(value)
         }
         if prompt {
-            guard let value = Terminal.readSecret(prompt: "Passphrase: ") else {
+            guard let value = Terminal.passphrase() else {
                 throw ValidationError("--prompt needs a terminal")
             }
             return .passphrase(value)

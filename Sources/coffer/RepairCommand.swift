@@ -74,7 +74,7 @@ struct RepairCommand: ParsableCommand {
             saltFromMaterial = true
         }
         let salvager = Salvager(file: file, walPath: wal)
-        if let material { salvager.hints = Self.hints(material) }
+        if let material { salvager.hints = SalvageHints(material: material) }
         let outputEncryption: Encryption = plaintextOutput ? .none : encryption
         let cipher = compat.outputCipher(for: salvager.file, key: key)
         let temporary = output + ".coffer-partial"
@@ -128,25 +128,6 @@ struct RepairCommand: ParsableCommand {
         }
     }
 
-    /// The salvage hints a backup's repair material gives: its schema and every tree's leaf checksums.
-    static func hints(_ material: RepairMaterial) -> SalvageHints {
-        let entries = material.schema.compactMap { entry -> SchemaEntry? in
-            guard let kind = SchemaEntryKind(rawValue: entry.type), entry.rootPage >= 0,
-                entry.rootPage <= Int(UInt32.max)
-            else { return nil }
-            return SchemaEntry(
-                kind: kind, name: entry.name, tableName: entry.tableName, rootPage: UInt32(entry.rootPage), sql: entry.sql)
-        }
-        var leaves: [String: [(page: UInt32, checksum: String)]] = [:]
-        for tree in material.trees where tree.name != "sqlite_master" {
-            leaves[tree.name, default: []] += tree.leafPages.compactMap { leaf in
-                guard leaf.pageNumber >= 2, leaf.pageNumber <= Int(UInt32.max) else { return nil }
-                return (UInt32(leaf.pageNumber), leaf.checksum)
-            }
-        }
-        return SalvageHints(schemaEntries: entries, leaves: leaves)
-    }
-
     private func removeDatabaseFiles(_ path: String) {
         for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
@@ -155,7 +136,7 @@ struct RepairCommand: ParsableCommand {
         var parts = [
             "repaired \(input) (\(report.profile)) → \(output): \(report.rowsSalvaged) rows salvaged in \(report.tables.count) tables",
             "\(report.rowsDropped) dropped",
-            "\(report.pagesOk)/\(report.pagesTotal) pages ok, \(report.pagesBadHMAC) failed HMAC, \(report.pagesUnparseable) unparseable",
+            "\(report.pagesOk)/\(report.pagesTotal) pages ok, \(report.pagesBadHMAC) failed HMAC, \(report.pagesZero) zeroed, \(report.pagesUnparseable) unparseable",
             "\(report.orphanLeavesAdopted) orphan leaves adopted",
         ]
         if pageOneDamaged { parts.append("page 1 damaged (key verified on other pages)") }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Coffer
+import CofferRepair
 import Foundation
 
 /// `coffer verify DB`: per-page HMAC scan and integrity_check.
@@ -20,9 +21,14 @@ struct VerifyCommand: ParsableCommand {
 
     func run() throws {
         if compat.needsPageDecoder(key) { return try runDecoded() }
-        let report: VerificationReport
+        var report: VerificationReport
         do {
-            report = try Database.verify(path: database, configuration: try key.configuration())
+            let configuration = try key.configuration()
+            report = try Database.verify(path: database, configuration: configuration)
+            // A plaintext page of zeros is damage unless its role allows zeros (free, overflow).
+            if !configuration.encryption.isEncrypted, let file = try? DatabaseFile(path: database, key: nil) {
+                report.damagedPages = DecodedInspection.zeroedPages(plaintext: file).map(Int.init)
+            }
         } catch {
             if CLIFailure.isWrongPassphrase(error), !compat.isExplicit(key) { return try runDecoded() }
             throw CLIFailure(error, opening: database)
@@ -39,6 +45,7 @@ struct VerifyCommand: ParsableCommand {
             if !report.damagedWALPages.isEmpty {
                 print("damaged in WAL:  \(report.damagedWALPages.map(String.init).joined(separator: ", "))")
             }
+            for problem in report.walProblems { print("WAL:             \(problem)") }
             let errors = report.integrityErrors
             let shown =
                 errors.prefix(20).joined(separator: "\n                 ")

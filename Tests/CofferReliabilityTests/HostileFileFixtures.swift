@@ -64,17 +64,6 @@ enum HostileFile {
 
     /// Rewrites the checksums of every frame of a WAL after its frame headers were edited.
     static func resealWAL(_ wal: inout [UInt8]) {
-        let bigEndian = wal[3] & 1 == 1
-        var sums = WALIndex.checksum(wal[0..<24], bigEndian: bigEndian, seed: (0, 0))
-        putU32(&wal, 24, sums.0)
-        putU32(&wal, 28, sums.1)
-        var offset = 32
-        while offset + 24 + pageSize <= wal.count {
-            sums = WALIndex.checksum(wal[offset..<(offset + 8)], bigEndian: bigEndian, seed: sums)
-            sums = WALIndex.checksum(wal[(offset + 24)..<(offset + 24 + pageSize)], bigEndian: bigEndian, seed: sums)
-            putU32(&wal, offset + 16, sums.0)
-            putU32(&wal, offset + 20, sums.1)
-            offset += 24 + pageSize
-        }
+        WALBytes.reseal(&wal, pageSize: pageSize)
     }
 }

@@ -86,7 +86,7 @@ enum WALScan {
         return bytes / pageSize + 1
     }
 
-    private static func checksum(_ bytes: ArraySlice<UInt8>, seed: (UInt32, UInt32), bigEndian: Bool) -> (UInt32, UInt32) {
+    static func checksum(_ bytes: ArraySlice<UInt8>, seed: (UInt32, UInt32), bigEndian: Bool) -> (UInt32, UInt32) {
         var (s0, s1) = seed
         bytes.withUnsafeBytes { raw in
             let words = raw.count / 8

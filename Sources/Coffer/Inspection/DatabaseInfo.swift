@@ -114,3 +114,38 @@ extension Database {
         }
     }
 }
+
+extension Database {
+    /// A ``DatabaseInfo`` summary of the file at `path`, which is only ever read: SQLite reads a private
+    /// copy of it and its `-wal`/`-journal` (see ``verify(path:configuration:)`` for why), and the summary
+    /// names `path` and its size.
+    ///
+    /// ```swift
+    /// let info = try Database.info(path: "app.db", configuration: .init(encryption: .passphrase("pw")))
+    /// print(info.tables.map(\.name))
+    /// ```
+    ///
+    /// - Throws: ``CofferError/fileNotFound``, ``CofferError/wrongPassphrase``, or the error that stopped
+    ///   the read (``CofferError/corrupt`` for a WAL claiming more pages than exist).
+    public static func info(path: String, configuration: Configuration) throws -> DatabaseInfo {
+        var configuration = configuration
+        configuration.readOnly = true
+        configuration.readerCount = 0
+        configuration.onCorruption = nil
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw CofferError(code: .fileNotFound, message: "no database at \(path)")
+        }
+        if let claim = try WALScan.impossibleClaim(databasePath: path) {
+            throw CofferError(code: .corrupt, message: "\(path) is damaged: \(claim)")
+        }
+        let copied = try InputCopy.with(path) { copy in
+            let database = try Database(path: copy, configuration: configuration)
+            defer { try? database.close() }
+            return try database.info()
+        }
+        return DatabaseInfo(
+            path: path, pageSize: copied.pageSize, pageCount: copied.pageCount, fileSize: BackupFiles.size(of: path),
+            journalMode: copied.journalMode, encrypted: copied.encrypted, cipher: copied.cipher,
+            userVersion: copied.userVersion, tables: copied.tables)
+    }
+}

@@ -182,4 +182,10 @@ extension Result {
         if case .success = self { return true }
         return false
     }
+
+    /// The value, or nil on failure.
+    var success: Success? {
+        if case .success(let value) = self { return value }
+        return nil
+    }
 }

@@ -10,6 +10,7 @@
 //    anything else is reported as a problem. A tail page cut short by truncation is a problem too.
 // Info reads the page size, page count, profile, user_version and per-table row counts the same way.
 
+@_spi(CofferInternal) import Coffer
 import Foundation
 
 /// What `coffer info` shows for a file read through the page decoder.
@@ -42,7 +43,8 @@ public struct DecodedVerification: Sendable, Codable, Equatable {
     public var pageCount: Int
     /// The profile name.
     public var profile: String
-    /// Main-file pages whose HMAC failed (or that could not be read whole).
+    /// Main-file pages whose HMAC failed, that are all zero (outside a plaintext file's freelist), or that
+    /// could not be read whole.
     public var damagedPages: [UInt32]
     /// Pages whose newest committed WAL frame failed its HMAC.
     public var damagedWALPages: [UInt32]
@@ -83,9 +85,15 @@ public enum DecodedInspection {
         var damaged: [UInt32] = []
         let authenticated = file.settings.isEncrypted && file.settings.hmacAlgorithm != .none
         if file.pageCount >= 1 {
+            let lockByte = UInt32(clamping: (1 << 30) / file.pageSize + 1)
             for pageNumber in 1...file.pageCount {
-                if case .failure = file.page(pageNumber) { damaged.append(pageNumber) }
+                switch file.page(pageNumber) {
+                case .success: continue
+                case .failure(.zeroed) where pageNumber == lockByte: continue
+                case .failure: damaged.append(pageNumber)
+                }
             }
+            if !file.settings.isEncrypted { damaged = zeroedPages(plaintext: file) }
         }
         var problems: [String] = []
         if file.fileSize % UInt64(file.pageSize) != 0 {
@@ -95,6 +103,7 @@ public enum DecodedInspection {
         var walDamaged: [UInt32] = []
         if let wal = salvager.wal, let handle = FileHandle(forReadingAtPath: walPath ?? file.path + "-wal") {
             defer { try? handle.close() }
+            walDamaged = wal.index.lost.sorted()
             for pageNumber in wal.index.frames.keys.sorted() {
                 // The first offset is the newest committed frame of the page (as WALOverlay reads them).
                 guard let offset = wal.index.frames[pageNumber]?.first else { continue }
@@ -105,7 +114,9 @@ public enum DecodedInspection {
                     continue
                 }
             }
+            walDamaged.sort()
         }
+        if let lost = WALFrameMap.lostCommits(path: walPath ?? file.path + "-wal") { problems.append(lost) }
         var sink = RowCountingSink()
         let report = try salvager.run(into: &sink)
         if !report.schemaReadable { problems.append("the schema (sqlite_master) is unreadable") }
@@ -114,11 +125,24 @@ public enum DecodedInspection {
         let orphans = report.orphanLeavesAdopted + report.orphanLeavesInferred
         if orphans > 0 { problems.append("\(orphans) leaf pages are not reachable from any tree") }
         if report.pagesUnparseable > 0 { problems.append("\(report.pagesUnparseable) pages have no recognisable role") }
-        let unreadable = report.pagesBadHMAC - damaged.count
+        let unreadable = report.pagesBadHMAC + report.pagesZero - damaged.count
         if unreadable > 0 { problems.append("\(unreadable) pages referenced by the trees are missing or unreadable") }
         return DecodedVerification(
             pageSize: file.pageSize, pageCount: Int(file.pageCount), profile: file.settings.name, damagedPages: damaged,
             damagedWALPages: walDamaged, pagesAuthenticated: authenticated, structuralProblems: problems)
+    }
+}
+
+extension DecodedInspection {
+    /// The all-zero pages of a plaintext file that are damage: every page of zeros except those whose role
+    /// allows it (a free page, an overflow page of a run of zeros, the never-written lock-byte page). A
+    /// zeroed B-tree page has type 0, so it is never reached as one and shows as a page of no role.
+    public static func zeroedPages(plaintext file: DatabaseFile) -> [UInt32] {
+        let allowed: Set<PageRole> = [.overflow, .freelistLeaf, .freelistTrunk, .lockByte]
+        return PageRoles.classify(file).filter { info in
+            guard !allowed.contains(info.role), case .success(let bytes) = file.page(info.pageNumber) else { return false }
+            return bytes.first == 0 && ByteView(bytes).isAllZero
+        }.map(\.pageNumber)
     }
 }
 

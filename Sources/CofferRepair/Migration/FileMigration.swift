@@ -129,7 +129,9 @@ public enum FileMigration {
     static func damage(in report: RepairReport) -> String? {
         var found: [String] = []
         if !report.schemaReadable { found.append("schema unreadable") }
-        if report.pagesBadHMAC > 0 { found.append("\(report.pagesBadHMAC) unreadable pages") }
+        if report.pagesBadHMAC + report.pagesZero > 0 {
+            found.append("\(report.pagesBadHMAC + report.pagesZero) unreadable pages")
+        }
         if report.rowsDropped > 0 { found.append("\(report.rowsDropped) cells dropped") }
         if report.overflowChainsBroken > 0 { found.append("\(report.overflowChainsBroken) broken overflow chains") }
         if report.orphanLeavesAdopted + report.orphanLeavesInferred > 0 { found.append("orphan leaves") }

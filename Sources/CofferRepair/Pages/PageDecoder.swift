@@ -16,8 +16,10 @@
 //   wrong. A page that fails is never decrypted: garbled plaintext must not reach the B-tree parser as if it
 //   were trusted.
 // - `.wrongSize`: the buffer is not one page long (a truncated read at the end of the file).
-// - An all-zero page is passed through as zeros without an HMAC check, as SQLCipher itself does (it is what
-//   a never-written or zero-filled page reads as); the B-tree parser rejects it as a page of type 0.
+// - `.zeroed`: every byte of an encrypted page is zero. SQLCipher passes such a page through without an HMAC
+//   check, but no page it writes is all zero (even a freed page is encrypted zeros), so it is damage like
+//   any other. A plaintext page is returned as it is: there an all-zero page can be valid (a free page, the
+//   last overflow page of a run of zeros), so its role decides (Salvager+Orphans, DecodedInspection).
 
 import Crypto
 import Foundation
@@ -35,6 +37,8 @@ public enum PageFailure: Error, Sendable, Equatable {
     case ioError
     /// Decryption failed even though authentication passed (should not happen; reported, not trusted).
     case decryptFailed
+    /// Every byte of the page is zero: zero-filled damage (see the rules above).
+    case zeroed
 }
 
 /// The two keys a SQLCipher page codec needs, derived once per file.
@@ -146,7 +150,7 @@ public struct PageDecoder: Sendable {
     public func decode(_ raw: [UInt8], pageNumber: UInt32) -> Result<[UInt8], PageFailure> {
         guard raw.count == pageSize else { return .failure(.wrongSize) }
         guard settings.isEncrypted else { return .success(raw) }
-        if ByteView(raw).isAllZero { return .success(raw) }
+        if raw.first == 0, ByteView(raw).isAllZero { return .failure(.zeroed) }
         guard let keys else { return .failure(.decryptFailed) }
         if settings.hmacAlgorithm != .none, !authenticates(raw, pageNumber: pageNumber) {
             return .failure(.badHMAC)

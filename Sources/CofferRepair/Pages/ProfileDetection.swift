@@ -100,7 +100,7 @@ public enum ProfileDetection {
         let rounds: Int
     }
 
-    private static func readSalt(_ path: String) throws(DatabaseFileError) -> [UInt8] {
+    static func readSalt(_ path: String) throws(DatabaseFileError) -> [UInt8] {
         guard let handle = FileHandle(forReadingAtPath: path) else { throw .cannotOpen(path) }
         defer { try? handle.close() }
         guard let head = DatabaseFile.read(handle.fileDescriptor, offset: 0, count: 16) else { throw .tooSmall }

@@ -21,12 +21,20 @@ extension Database {
     /// The file is read page by page by the repair engine, never through SQLite, so damaged pages are
     /// skipped rather than fatal. `destination` must not exist.
     ///
+    /// With `backup`, a directory written by ``Database/backup(to:kind:pagesPerStep:)``, the repair
+    /// material kept there (decrypted with this database's key) supplies what the file lost, as
+    /// `coffer repair --backup` does: a destroyed salt, the schema when sqlite_master is gone, and the
+    /// table of every leaf page whose stored bytes still match their recorded checksum.
+    ///
     /// ```swift
-    /// let report = try database.repair(to: recoveredPath)
+    /// let report = try database.repair(to: recoveredPath, backup: backupDirectory)
     /// try database.close()
     /// // move recoveredPath into place at the next launch
     /// ```
-    public func repair(to destination: String) throws -> RepairReport {
+    ///
+    /// - Throws: ``CofferError/cantOpen`` when `destination` exists; the material's load error when
+    ///   `backup` holds no material this key decrypts; ``DatabaseFileError`` when no page authenticates.
+    public func repair(to destination: String, backup: URL? = nil) throws -> RepairReport {
         guard !FileManager.default.fileExists(atPath: destination) else {
             throw CofferError(code: .cantOpen, message: "\(destination) already exists; repair never overwrites")
         }
@@ -45,13 +53,30 @@ extension Database {
                 settings.reserveBytes = 16
             }
         }
-        let salvager = try Salvager(path: path, key: key, settings: settings)
+        let path = self.path
+        let material = try backup.map { try RepairMaterial.load(directory: $0, encryption: encryption) }
+        let file: DatabaseFile
+        var saltFromMaterial = false
+        do {
+            file = try DatabaseFile.withWALSaltFallback(path: path, salt: nil) { salt throws(DatabaseFileError) in
+                try DatabaseFile(path: path, key: key, settings: settings, salt: salt)
+            }
+        } catch {
+            // Every page failing with the file's own salt: the material's copy may still work (a wrong
+            // salt authenticates nothing, so trying it cannot produce a row).
+            guard let salt = material?.databaseSalt, salt.count == 16 else { throw error }
+            file = try DatabaseFile(path: path, key: key, settings: settings, salt: [UInt8](salt))
+            saltFromMaterial = true
+        }
+        let salvager = Salvager(file: file)
+        salvager.hints = material.map(SalvageHints.init(material:))
         var cipher = configuration.cipher
         cipher.keyDerivation = keyDerivation ?? cipher.keyDerivation
         var writer = try RepairWriter(path: destination, encryption: encryption, cipher: cipher)
         do {
             var report = try salvager.run(into: &writer, pipeline: SalvagePipeline())
             writer.annotate(&report)
+            report.saltFromMaterial = saltFromMaterial
             try writer.close()
             return report
         } catch {

@@ -29,8 +29,10 @@ struct FreePages {
         var trunk = first
         var clean = true
         while trunk != 0 {
+            let read = source.page(trunk)
+            // An all-zero trunk is a valid last trunk with no leaves (a plaintext freelist of one page).
             guard trunk >= 2, trunk <= source.pageCount, result.pages.insert(trunk).inserted,
-                case .success(let bytes) = source.page(trunk)
+                let bytes = read.success ?? (read == .failure(.zeroed) ? [UInt8](repeating: 0, count: 8) : nil)
             else {
                 clean = false
                 break

@@ -153,12 +153,14 @@ struct InferredGrouping {
         groups.append(Group(fieldCount: count, classes: summary.classes, pages: [summary.pageNumber]))
     }
 
-    /// The table description for group `index`, named `recovered_<index+1>`.
+    /// The table description for group `index`, named `<base>_<index+1>` (`recovered_1`, …).
     /// With `withoutRowid` (index-format records: a WITHOUT ROWID table's rows), the table is WITHOUT
     /// ROWID keyed on every column — the real key is unknown, and the whole record is unique.
     /// `taken` holds names already in use (lowercased); `_` is appended until the name is free.
-    static func table(index: Int, group: Group, withoutRowid: Bool = false, taken: Set<String> = []) -> TableDescription {
-        var name = "recovered_\(index + 1)"
+    static func table(
+        index: Int, group: Group, withoutRowid: Bool = false, taken: Set<String> = [], base: String = "recovered"
+    ) -> TableDescription {
+        var name = "\(base)_\(index + 1)"
         while taken.contains(name.lowercased()) { name += "_" }
         let columns = (0..<max(1, group.fieldCount)).map {
             ColumnDescription(name: "c\($0 + 1)", declaredType: "", affinity: .blob)

@@ -4,13 +4,13 @@
 public struct RepairReport: Sendable, Codable, Equatable {
     /// Pages in the main file (from its size).
     public var pagesTotal = 0
-    /// Pages that authenticated (or, in plaintext, were readable).
+    /// Pages that authenticated (or, in plaintext, were readable), zeroed pages excluded.
     public var pagesOk = 0
     /// Pages whose HMAC failed.
     public var pagesBadHMAC = 0
     /// Authenticated pages with no recognizable role (not reached, not a B-tree page, not all zero).
     public var pagesUnparseable = 0
-    /// All-zero pages (unused, or zero-filled damage).
+    /// All-zero pages outside the freelist: zero-filled damage (not counted in ``pagesOk``).
     public var pagesZero = 0
     /// Orphan leaves adopted into a schema table.
     public var orphanLeavesAdopted = 0
@@ -23,6 +23,8 @@ public struct RepairReport: Sendable, Codable, Equatable {
     public var leavesFromMaterial = 0
     /// Whether the schema came from backup repair material (sqlite_master unreadable in the file).
     public var schemaFromMaterial = false
+    /// Whether the schema came from an older version of page 1 (its newest committed WAL frame is lost).
+    public var schemaFromOlderPageOne = false
     /// Whether the file's salt was replaced by the one kept in backup repair material.
     public var saltFromMaterial = false
     /// Overflow chains rejected (unreadable page, wrong length, loop).
@@ -71,6 +73,7 @@ public struct RepairReport: Sendable, Codable, Equatable {
         case orphanPagesIgnored = "orphan_pages_ignored"
         case leavesFromMaterial = "leaves_from_material"
         case schemaFromMaterial = "schema_from_material"
+        case schemaFromOlderPageOne = "schema_from_older_page_one"
         case saltFromMaterial = "salt_from_material"
         case overflowChainsBroken = "overflow_chains_broken"
         case tables

@@ -14,6 +14,7 @@
 //   hole (OrphanAdoption rule 1 still applies: a page freed since the material was taken keeps its bytes
 //   on a plaintext file). Leaves whose checksum no longer matches go through ordinary orphan scoring.
 
+import Coffer
 import Crypto
 
 /// Evidence from backup repair material, handed to ``Salvager/hints``.
@@ -31,6 +32,25 @@ public struct SalvageHints: Sendable {
             for leaf in pages { owners[leaf.page] = (name, leaf.checksum.lowercased()) }
         }
         leafOwners = owners
+    }
+
+    /// The hints a backup's repair material gives: its schema and every tree's leaf checksums.
+    public init(material: RepairMaterial) {
+        let entries = material.schema.compactMap { entry -> SchemaEntry? in
+            guard let kind = SchemaEntryKind(rawValue: entry.type), entry.rootPage >= 0,
+                entry.rootPage <= Int(UInt32.max)
+            else { return nil }
+            return SchemaEntry(
+                kind: kind, name: entry.name, tableName: entry.tableName, rootPage: UInt32(entry.rootPage), sql: entry.sql)
+        }
+        var leaves: [String: [(page: UInt32, checksum: String)]] = [:]
+        for tree in material.trees where tree.name != "sqlite_master" {
+            leaves[tree.name, default: []] += tree.leafPages.compactMap { leaf in
+                guard leaf.pageNumber >= 2, leaf.pageNumber <= Int(UInt32.max) else { return nil }
+                return (UInt32(leaf.pageNumber), leaf.checksum)
+            }
+        }
+        self.init(schemaEntries: entries, leaves: leaves)
     }
 
     /// The checksum the material uses: the first 8 bytes of SHA-256 of `bytes`, lowercase hex.

@@ -21,6 +21,7 @@ extension Salvager {
         var unparseable: [UInt32] = []
         var grouping = InferredGrouping()
         var recordPages: [(summary: OrphanSummary, lastIntegers: [Int64]?)] = []
+        var ambiguous: [OrphanSummary] = []
         let indexShapes = IndexShapes.shapes(schema: schema)
         for pageNumber in 1...max(1, source.pageCount) where source.pageCount >= 1 {
             if claimed.contains(pageNumber) || orphanChains.contains(pageNumber) { continue }
@@ -29,8 +30,9 @@ extension Salvager {
                 badPages.insert(pageNumber)
                 continue
             }
-            if ByteView(bytes).isAllZero {
-                report.pagesZero += 1
+            // A plaintext page of zeros that no tree, chain or freelist claims: zero-filled damage.
+            if bytes.first == 0, ByteView(bytes).isAllZero {
+                badPages.insert(pageNumber)
                 continue
             }
             guard case .success(let parsed) = walker.parse(bytes: bytes, pageNumber: pageNumber) else {
@@ -70,6 +72,10 @@ extension Salvager {
                     }
                     try emit(row, tableIndex: winner, sink: &sink)
                 }
+            } else if summary.type == .tableLeaf, mayInfer, summary.scores.count >= 2 {
+                // Fits several tables equally well (their roots lost, say): kept, never guessed into one.
+                ambiguous.append(summary)
+                report.orphanLeavesInferred += 1
             } else if summary.type == .tableLeaf, mayInfer, !summary.fitsSomeTable {
                 grouping.add(summary)
                 report.orphanLeavesInferred += 1
@@ -95,6 +101,16 @@ extension Salvager {
             try sink.begin(table: table)
             assignments += group.pages.map { ($0, states.count - 1) }
         }
+        for (ordinal, (pages, base)) in Self.ambiguousGroups(ambiguous, names: states.map(\.table.name)).enumerated() {
+            let fieldCount = pages.flatMap(\.fieldCounts).max() ?? 0
+            let group = InferredGrouping.Group(fieldCount: fieldCount, classes: [], pages: pages.map(\.pageNumber))
+            let table = InferredGrouping.table(
+                index: ordinal, group: group, taken: Set(states.map { $0.table.name.lowercased() }), base: base)
+            states.append(TableState(table: table))
+            schema.tables.append(table)
+            try sink.begin(table: table)
+            assignments += group.pages.map { ($0, states.count - 1) }
+        }
         assignments.sort { $0.page < $1.page }
         for assignment in assignments {
             try emitOrphan(
@@ -105,6 +121,30 @@ extension Salvager {
             recordPages, firstIndex: grouping.groups.count, schema: &schema, walker: walker, overflow: overflow,
             checkText: checkText, sink: &sink)
 
+    }
+
+    /// Leaves that fit several tables equally, split into groups that can each be one table: in page order,
+    /// a leaf whose rowids overlap the group's, or that fits another set of tables, starts a new group (two
+    /// tables' leaves never share a rowid range). Each group is named after the tables it may belong to,
+    /// `recovered_<a>_or_<b>`, so the report says where its rows came from.
+    static func ambiguousGroups(_ leaves: [OrphanSummary], names: [String]) -> [([OrphanSummary], String)] {
+        var groups: [([OrphanSummary], String)] = []
+        var ranges: [(Int64, Int64)] = []
+        var candidates: Set<Int> = []
+        for leaf in leaves.sorted(by: { $0.pageNumber < $1.pageNumber }) {
+            let low = leaf.minRowid ?? .min
+            let high = leaf.maxRowid ?? .max
+            let keys = Set(leaf.scores.keys)
+            if groups.isEmpty || keys != candidates || ranges.contains(where: { low <= $0.1 && $0.0 <= high }) {
+                let base = "recovered_" + keys.sorted().map { names[$0] }.joined(separator: "_or_")
+                groups.append(([], base))
+                ranges = []
+                candidates = keys
+            }
+            groups[groups.count - 1].0.append(leaf)
+            ranges.append((low, high))
+        }
+        return groups
     }
 
     /// Index-format orphan pages when there is no schema: each is a WITHOUT ROWID table's or an index's.

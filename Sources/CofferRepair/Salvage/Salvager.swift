@@ -108,6 +108,18 @@ public final class Salvager {
         let overflow = OverflowReader(source: source)
 
         var schema = Schema.read(from: source, visited: &claimed)
+        if !schema.isReadable, hints == nil, let older = wal?.olderPageOne() {
+            // Page 1's newest version is lost in the WAL: its older version still names the tables (every
+            // tree is walked from the current pages; only a table created or dropped since can be misnamed).
+            var olderClaimed = claimed.subtracting([1])
+            let fromOlder = Schema.read(from: PageOneOverride(base: source, pageOne: older), visited: &olderClaimed)
+            if fromOlder.isReadable {
+                schema = fromOlder
+                schema.unreadablePages.append(1)
+                claimed = olderClaimed
+                report.schemaFromOlderPageOne = true
+            }
+        }
         report.schemaReadable = schema.isReadable
         if !schema.isReadable, let hints {
             // sqlite_master is gone: the material's schema names the tables and their roots.
@@ -137,16 +149,8 @@ public final class Salvager {
                     states[index].reached.add(page: page.pageNumber, low: low, high: high)
                 }
                 guard table.withoutRowid || page.type == .tableLeaf else { return }
-                for cell in cells {
-                    guard let fields = payloadFields(cell, overflow: overflow, chainPages: &chainPages),
-                        let row = RowFit.row(fields: fields, rowid: cell.rowid, table: table, checkText: checkText)
-                    else {
-                        report.rowsDropped += 1
-                        continue
-                    }
-                    if fields.count < table.columns.count { states[index].sawShortRecord = true }
-                    try emit(row, tableIndex: index, sink: &sink)
-                }
+                try emitTreeCells(
+                    cells, tableIndex: index, overflow: overflow, chainPages: &chainPages, checkText: checkText, sink: &sink)
             }
             claimed.formUnion(chainPages)
             badPages.formUnion(stats.unreadablePages)
@@ -192,12 +196,26 @@ public final class Salvager {
         // fully known, or there is no schema at all (page 1 lost; surviving trunks were claimed above).
         let mayInfer = freelistComplete || !schema.isReadable
 
+        // No schema and no material: every surviving table tree becomes a table of its own (Salvager+Roots).
+        if !schema.isReadable, hints == nil {
+            try salvageRootlessTrees(schema: &schema, walker: walker, overflow: overflow, checkText: checkText, sink: &sink)
+        }
+
         // 5–6. Orphans (Salvager+Orphans.swift).
         try salvageOrphans(
             schema: &schema, badPages: &badPages, mayInfer: mayInfer, walker: walker, overflow: overflow,
             checkText: checkText, sink: &sink)
-        report.pagesBadHMAC = badPages.count
-        report.pagesOk = max(0, report.pagesTotal - report.pagesBadHMAC)
+        // A zeroed page is damage (see PageDecoder), counted apart from pages that failed their HMAC.
+        report.pagesZero =
+            badPages.filter { page in
+                switch source.page(page) {
+                case .failure(.zeroed): true
+                case .success(let bytes): ByteView(bytes).isAllZero
+                case .failure: false
+                }
+            }.count
+        report.pagesBadHMAC = badPages.count - report.pagesZero
+        report.pagesOk = max(0, report.pagesTotal - badPages.count)
         report.walFramesUsed = wal?.framesUsed ?? 0
         report.walFramesBad = wal?.framesBad ?? 0
         for state in states { report.tables[state.table.name] = state.rows }
@@ -230,6 +248,25 @@ public final class Salvager {
             }
         }
         return RecordDecoder.decode(payload)
+    }
+
+    /// Emits the rows of a tree page's cells into table `tableIndex`; cells that do not decode or fit are
+    /// dropped and counted.
+    func emitTreeCells<Sink: SalvageSink>(
+        _ cells: [BTreeCell], tableIndex: Int, overflow: OverflowReader, chainPages: inout [UInt32], checkText: Bool,
+        sink: inout Sink
+    ) throws {
+        let table = states[tableIndex].table
+        for cell in cells {
+            guard let fields = payloadFields(cell, overflow: overflow, chainPages: &chainPages),
+                let row = RowFit.row(fields: fields, rowid: cell.rowid, table: table, checkText: checkText)
+            else {
+                report.rowsDropped += 1
+                continue
+            }
+            if fields.count < table.columns.count { states[tableIndex].sawShortRecord = true }
+            try emit(row, tableIndex: tableIndex, sink: &sink)
+        }
     }
 
     func emit<Sink: SalvageSink>(_ row: SalvagedRow, tableIndex: Int, sink: inout Sink) throws {

@@ -1,4 +1,4 @@
-// WALIndex — which committed WAL frame holds the newest version of each page.
+// WALIndex — which committed WAL frame holds the newest version of each page, and which pages lost theirs.
 //
 // WAL file format (all big-endian):
 //   header (32 bytes): 0 magic 0x377f0682 or 0x377f0683 · 4 version 3007000 · 8 page size ·
@@ -10,92 +10,83 @@
 //   little-endian), two at a time: s0 += x[i] + s1; s1 += x[i+1] + s0 (wrapping). The header's pair is
 //   over its first 24 bytes; each frame continues from the previous pair over its first 8 header bytes
 //   then the page. For SQLCipher the checksum is over the encrypted bytes, so it is checked without a key.
-// A frame counts only if its salts equal the header's and its checksum matches; reading stops at the first
-// frame that fails. Only frames up to the last valid commit frame are used (later frames belong to a
-// transaction that never committed). The newest committed frame of a page wins.
+//
+// SQLite stops at the first frame that breaks the chain and loses every commit after it. Here each frame is
+// judged on its own (Coffer's WALFrameMap: salts equal the header's, and its checksum seeded with the pair
+// stored in the previous frame's header matches its own), so one damaged frame loses one page version,
+// not the rest of the log. The committed part is every frame up to the last intact commit frame; frames
+// after it belong to a transaction that never committed and are ignored.
+//
+// The rule per page P, which never returns a stale version:
+//   P's version is its newest frame in the committed part. If that frame is intact, it is used (and its
+//   HMAC is still checked when read: WALOverlay). If it is damaged — checksum or salts broken, its page
+//   number taken from its header — P is *lost*: a commit after the older versions changed P, so neither an
+//   older frame nor the main file's copy may stand in for it. Likewise a frame that is intact but fails
+//   its HMAC makes P lost (WALOverlay). Pages with no committed frame come from the main file.
+//   Limit: a damaged frame whose page-number field itself is damaged names the wrong page; on an encrypted
+//   file the page it really held then reads its older version. A flip lands in those 4 header bytes with
+//   probability 4 / (page size + 24).
 // Rejections: bad magic, page size different from the main file's, bad header checksum → the WAL is
 // ignored as a whole (never worse than having no WAL).
 
+@_spi(CofferInternal) import Coffer
 import Foundation
 
 /// The committed contents of a WAL file, indexed by page number. Holds offsets, never page bytes.
 public struct WALIndex: Sendable {
-    /// For each page number, the byte offsets of its committed frame bodies, newest first.
+    /// For each page number, the byte offset of the body of its newest committed intact frame (a
+    /// one-element list: older versions are never used; see the rule above).
     public let frames: [UInt32: [UInt64]]
+    /// Pages whose newest committed frame is damaged: their committed content is lost (never read from an
+    /// older frame or the main file).
+    public let lost: Set<UInt32>
     /// The database size in pages after the last commit.
     public let databaseSize: UInt32
-    /// How many frames are committed.
+    /// When page 1 is lost: the body offset of its newest intact committed frame before the damaged one
+    /// (nil when there is none: its older version is then the main file's). Read only for the schema.
+    public let olderPageOne: UInt64?
+    /// How many frames are committed (damaged ones included).
     public let committedFrames: Int
+    /// How many committed frames are damaged.
+    public let damagedFrames: Int
+    /// How many of the committed frames SQLite's own recovery would keep (it stops at the first break).
+    public let framesSQLiteKeeps: Int
     /// How many valid frames follow the last commit (an unfinished transaction; ignored).
     public let uncommittedFrames: Int
 
     /// Reads the WAL at `path` for a database of `pageSize`. Returns nil if the WAL is absent, empty or
     /// invalid as a whole. Streams the file one frame at a time.
     public init?(path: String, pageSize: Int) {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        let fd = handle.fileDescriptor
-        guard let header = DatabaseFile.read(fd, offset: 0, count: 32) else { return nil }
-        let view = ByteView(header)
-        guard let magic = view.u32(0), magic == 0x377f_0682 || magic == 0x377f_0683,
-            let size = view.u32(8), Int(size) == pageSize || (size == 1 && pageSize == 65536),
-            let salt1 = view.u32(16), let salt2 = view.u32(20), let check1 = view.u32(24), let check2 = view.u32(28)
-        else { return nil }
-        let bigEndian = magic & 1 == 1
-        var sums = WALIndex.checksum(header[0..<24], bigEndian: bigEndian, seed: (0, 0))
-        guard sums == (check1, check2) else { return nil }
-
-        var committed: [UInt32: [UInt64]] = [:]
-        var pending: [(UInt32, UInt64)] = []
-        var databaseSize: UInt32 = 0
-        var committedCount = 0
-        var offset: UInt64 = 32
-        let frameSize = UInt64(24 + pageSize)
-        while let frame = DatabaseFile.read(fd, offset: offset, count: Int(frameSize)) {
-            let frameView = ByteView(frame)
-            guard let pageNumber = frameView.u32(0), let commitSize = frameView.u32(4),
-                frameView.u32(8) == salt1, frameView.u32(12) == salt2, let sum1 = frameView.u32(16),
-                let sum2 = frameView.u32(20), pageNumber >= 1
-            else { break }
-            var next = WALIndex.checksum(frame[0..<8], bigEndian: bigEndian, seed: sums)
-            next = WALIndex.checksum(frame[24...], bigEndian: bigEndian, seed: next)
-            guard next == (sum1, sum2) else { break }
-            sums = next
-            pending.append((pageNumber, offset + 24))
-            if commitSize != 0 {
-                for (page, bodyOffset) in pending { committed[page, default: []].insert(bodyOffset, at: 0) }
-                committedCount += pending.count
-                pending.removeAll()
-                databaseSize = commitSize
+        guard let map = WALFrameMap(path: path, pageSize: pageSize), !map.committed.isEmpty else { return nil }
+        var newest: [UInt32: (index: Int, offset: UInt64)] = [:]
+        var damagedNewest: [UInt32: Int] = [:]
+        var pageOne: [(index: Int, offset: UInt64)] = []
+        for frame in map.committed where frame.pageNumber >= 1 {
+            if frame.intact {
+                newest[frame.pageNumber] = (frame.index, frame.bodyOffset)
+                if frame.pageNumber == 1 { pageOne.append((frame.index, frame.bodyOffset)) }
+            } else {
+                damagedNewest[frame.pageNumber] = frame.index
             }
-            offset += frameSize
         }
-        guard committedCount > 0 else { return nil }
-        frames = committed
-        self.databaseSize = databaseSize
-        committedFrames = committedCount
-        uncommittedFrames = pending.count
+        let pageOneLostAt = damagedNewest[1].flatMap { $0 > (newest[1]?.index ?? 0) ? $0 : nil }
+        olderPageOne = pageOneLostAt.flatMap { lostAt in pageOne.last { $0.index < lostAt }?.offset }
+        var lost = Set<UInt32>()
+        for (page, damagedIndex) in damagedNewest where damagedIndex > (newest[page]?.index ?? 0) {
+            lost.insert(page)
+            newest[page] = nil
+        }
+        frames = newest.mapValues { [$0.offset] }
+        self.lost = lost
+        databaseSize = map.databaseSize
+        committedFrames = map.committed.count
+        damagedFrames = map.committed.count { !$0.intact }
+        framesSQLiteKeeps = map.committedBySQLite
+        uncommittedFrames = map.uncommitted
     }
 
     /// The WAL checksum of `bytes` (length a multiple of 8) continuing from `seed`.
-    public static func checksum<Bytes: Collection>(_ bytes: Bytes, bigEndian: Bool, seed: (UInt32, UInt32))
-        -> (UInt32, UInt32) where Bytes.Element == UInt8, Bytes.Index == Int
-    {
-        var s0 = seed.0
-        var s1 = seed.1
-        var index = bytes.startIndex
-        func word(_ at: Int) -> UInt32 {
-            let b0 = UInt32(bytes[at])
-            let b1 = UInt32(bytes[at + 1])
-            let b2 = UInt32(bytes[at + 2])
-            let b3 = UInt32(bytes[at + 3])
-            return bigEndian ? (b0 << 24 | b1 << 16 | b2 << 8 | b3) : (b3 << 24 | b2 << 16 | b1 << 8 | b0)
-        }
-        while index + 8 <= bytes.endIndex {
-            s0 = s0 &+ word(index) &+ s1
-            s1 = s1 &+ word(index + 4) &+ s0
-            index += 8
-        }
-        return (s0, s1)
+    public static func checksum(_ bytes: ArraySlice<UInt8>, bigEndian: Bool, seed: (UInt32, UInt32)) -> (UInt32, UInt32) {
+        WALFrameMap.checksum(bytes, bigEndian: bigEndian, seed: seed)
     }
 }

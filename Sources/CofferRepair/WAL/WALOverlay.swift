@@ -1,9 +1,11 @@
 // WALOverlay — the main file as the WAL's committed frames say it is.
 //
 // A page's newest committed frame is used when it authenticates (its HMAC is keyed by the page number,
-// exactly as in the main file). If it fails, older committed frames of the page are tried, then the main
-// file's page: a damaged WAL never makes a page worse than ignoring the WAL. The database size is the one
-// recorded by the last commit, bounded by what actually exists (main file pages plus WAL frames).
+// exactly as in the main file). If it fails, or that frame is damaged (WALIndex.lost), the page is lost:
+// an older frame or the main file's copy would be a stale version of it (a later commit changed it), so
+// it reads as a failure and the salvage treats it like any unreadable page. Pages with no committed frame
+// come from the main file. The database size is the one recorded by the last commit, bounded by what
+// actually exists (main file pages plus WAL frames).
 
 import Foundation
 
@@ -21,7 +23,7 @@ public final class WALOverlay: PageSource {
     public let pageCount: UInt32
     /// Pages served from a WAL frame so far.
     public var framesUsed: Int { usedPages.count }
-    /// Pages whose newest WAL frame failed authentication so far.
+    /// Pages whose newest committed WAL frame is damaged or failed authentication so far.
     public var framesBad: Int { badPages.count }
 
     private let handle: FileHandle
@@ -46,17 +48,48 @@ public final class WALOverlay: PageSource {
 
     deinit { try? handle.close() }
 
-    /// The newest authenticated committed version of the page, falling back to the main file.
+    /// The version of page 1 before its newest, lost one (an older frame, else the main file's), when page 1
+    /// is lost: stale as a page, but its schema still names the tables when nothing newer survives.
+    public func olderPageOne() -> [UInt8]? {
+        guard index.lost.contains(1) else { return nil }
+        guard let offset = index.olderPageOne else { return file.page(1).success }
+        guard let raw = DatabaseFile.read(handle.fileDescriptor, offset: offset, count: pageSize) else { return nil }
+        return file.decoder.decode(raw, pageNumber: 1).success
+    }
+
+    /// The page's newest committed version: its WAL frame when it has one (a failure when that frame is
+    /// damaged or does not authenticate), else the main file's page.
     public func page(_ pageNumber: UInt32) -> Result<[UInt8], PageFailure> {
         guard pageNumber >= 1, pageNumber <= pageCount else { return .failure(.outOfRange) }
-        for offset in index.frames[pageNumber] ?? [] {
-            guard let raw = DatabaseFile.read(handle.fileDescriptor, offset: offset, count: pageSize) else { continue }
-            if case .success(let page) = file.decoder.decode(raw, pageNumber: pageNumber) {
-                usedPages.insert(pageNumber)
-                return .success(page)
-            }
+        if index.lost.contains(pageNumber) {
             badPages.insert(pageNumber)
+            return .failure(.badHMAC)
         }
-        return file.page(pageNumber)
+        guard let offset = index.frames[pageNumber]?.first else { return file.page(pageNumber) }
+        guard let raw = DatabaseFile.read(handle.fileDescriptor, offset: offset, count: pageSize) else {
+            return .failure(.ioError)
+        }
+        let decoded = file.decoder.decode(raw, pageNumber: pageNumber)
+        if case .success = decoded { usedPages.insert(pageNumber) } else { badPages.insert(pageNumber) }
+        return decoded
+    }
+}
+
+/// A page source that answers page 1 with given bytes and every other page from `base`: reads the schema
+/// from an older version of page 1 (``WALOverlay/olderPageOne()``) over the current pages.
+final class PageOneOverride: PageSource {
+    let base: PageSource
+    let pageOne: [UInt8]
+    var pageSize: Int { base.pageSize }
+    var usableSize: Int { base.usableSize }
+    var pageCount: UInt32 { base.pageCount }
+
+    init(base: PageSource, pageOne: [UInt8]) {
+        self.base = base
+        self.pageOne = pageOne
+    }
+
+    func page(_ pageNumber: UInt32) -> Result<[UInt8], PageFailure> {
+        pageNumber == 1 ? .success(pageOne) : base.page(pageNumber)
     }
 }
