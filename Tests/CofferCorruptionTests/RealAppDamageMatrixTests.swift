@@ -50,9 +50,21 @@ final class RealAppDamageMatrixTests: XCTestCase {
         }
     }
 
-    /// Recall floors the engine meets today on the subset (fraction of the bound), per damage kind. The
-    /// issue's target is 0.99 (encrypted) and 0.97 (plaintext); a kind below it prints the gap.
-    private static let recallFloor: [String: Double] = [:]
+    /// Where the engine is below the targets on the subset today: the floor asserted instead (recall
+    /// as a fraction of the bound, stale rows, virtual tables neither in OUTPUT nor reported), and the gap is
+    /// printed. Every other subset case is held to the targets: recall ≥ 99% (encrypted) or ≥ 97% and ≥ the
+    /// baseline (plaintext), no stale row, no altered or junk row on an encrypted file, queries answering.
+    private struct Floor {
+        var recall: Double
+        var stale = 0
+        var virtualTablesLost = 0
+    }
+    private static let floors: [String: Floor] = [
+        // The engine stops at the bad frame (as SQLite does) and serves the flipped page's older frame.
+        "wal-flip-frame": Floor(recall: 0.92, stale: 11),
+        // Without page 1 the virtual tables' CREATE statements are gone, and the report does not name them.
+        "zero-page1": Floor(recall: 0.99, virtualTablesLost: 2),
+    ]
 
     func testSeededSubsetMeetsTodaysFloors() throws {
         try XCTSkipUnless(AppCorpus.canGenerate, "python3 -m pip install sqlcipher3-binary")
@@ -75,13 +87,7 @@ final class RealAppDamageMatrixTests: XCTestCase {
                     continue
                 }
                 matrix[kind, file.profile].add(result)
-                let context = "\(file.name) \(kind): \(result.score)"
-                XCTAssertTrue(result.inputsUntouched, "\(context): INPUT or INPUT-wal changed")
-                XCTAssertEqual(result.score.alteredFromIntactPages, 0, context)
-                let recall = result.score.bound == 0 ? 1 : Double(result.score.recoveredInBound) / Double(result.score.bound)
-                XCTAssertGreaterThanOrEqual(recall, Self.recallFloor[kind.description] ?? 0, context)
-                let target = file.profile == "plaintext" ? 0.97 : 0.99
-                if recall < target { print("gap: \(context) recall \(AppDamageMatrix.percent(recall)) < target \(target)") }
+                assertSubsetCase(result, kind: kind, file: file)
                 break
             }
         }
@@ -126,6 +132,31 @@ final class RealAppDamageMatrixTests: XCTestCase {
         }
         if pristine.file.wal {
             XCTAssertEqual(pristine.history.snapshots.count, pristine.commitFrames.count + 1, name)
+        }
+    }
+
+    private func assertSubsetCase(_ result: AppCaseResult, kind: AppDamageKind, file: AppCorpusFile) {
+        let score = result.score
+        let context = "\(file.name) \(kind): \(score)"
+        XCTAssertTrue(result.inputsUntouched, "\(context): INPUT or INPUT-wal changed")
+        XCTAssertEqual(score.alteredFromIntactPages, 0, context)
+        XCTAssertEqual(result.queriesExact, result.queriesExpected, "\(context): ground-truth queries")
+        let recall = score.bound == 0 ? 1 : Double(score.recoveredInBound) / Double(score.bound)
+        let target = file.profile == "plaintext" ? 0.97 : 0.99
+        let floor = Self.floors[kind.description] ?? Floor(recall: target)
+        XCTAssertGreaterThanOrEqual(recall, floor.recall, context)
+        XCTAssertLessThanOrEqual(score.resurrected, floor.stale, "\(context): stale rows")
+        XCTAssertLessThanOrEqual(result.virtualTablesUnaccounted.count, floor.virtualTablesLost, "\(context): virtual tables")
+        if file.profile != "plaintext" {
+            XCTAssertEqual(score.altered + score.junk, 0, "\(context): altered or junk rows")
+        }
+        if let baseline = result.baselineRecovered {
+            XCTAssertGreaterThanOrEqual(score.recoveredInBound, baseline, "\(context): fewer rows than the baseline")
+        }
+        if recall < target || score.resurrected > 0 || !result.virtualTablesUnaccounted.isEmpty {
+            print(
+                "gap: \(file.name) \(kind): recall \(AppDamageMatrix.percent(recall)) (target \(target)), "
+                    + "\(score.resurrected) stale, virtual tables lost \(result.virtualTablesUnaccounted)")
         }
     }
 }
