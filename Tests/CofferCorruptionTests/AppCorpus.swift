@@ -53,6 +53,7 @@ struct AppTruthDocument: Decodable {
     var tables: [String: Table]
     var virtualTables: [String: String]
     var queries: [Query]
+    var sequences: [String: Int64]
 
     /// The value a typed JSON value stands for.
     static func value(_ typed: [Atom]) -> SalvagedValue {
@@ -173,12 +174,13 @@ struct AppPristine {
             rows[table.name] = Dictionary(
                 libraryRows.map { (CorpusTruth.key($0, table: table), $0) }, uniquingKeysWith: { first, _ in first })
         }
-        let truth = CorpusTruth(
+        var truth = CorpusTruth(
             tables: tables, placed: placed, rows: rows, history: history.rows,
             rawPristine: Dictionary(
                 placed.map { (CorpusTruth.trimmed($0.rawSignature), RowID(table: $0.table, key: $0.key)) },
                 uniquingKeysWith: { first, _ in first }),
             rawHistory: history.raw)
+        truth.rawInternal = Set(document.sequences.map { [.text(Array($0.key.utf8)), .integer($0.value)] })
         let commits = try file.walPath.map { try WALCorruptionInjector.frames(wal: $0, pageSize: file.pageSize) } ?? []
         return AppPristine(
             file: file, document: document, settings: main.settings, truth: truth, newestFrame: newest,

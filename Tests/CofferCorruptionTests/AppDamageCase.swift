@@ -62,6 +62,7 @@ enum AppDamageCase {
         var rowIntact = isIntact
         if let walDamage, walDamage.kind == .truncate, let state = survivingState(walDamage, pristine) {
             truth = state
+            truth.rawInternal = pristine.truth.rawInternal
             bound = state.placed.filter { pristine.document.tables[$0.table] != nil }
             queriesApply = false
             rowIntact = { _ in true }

@@ -78,6 +78,8 @@ struct CorpusScore: CustomStringConvertible {
                     let signature = CorpusTruth.trimmed(lostAndFound ? lostAndFoundSignature(values) : values)
                     if let id = truth.rawPristine[signature] {
                         correct.insert(id)
+                    } else if truth.rawInternal.contains(Array(signature.dropFirst())) {
+                        continue
                     } else if truth.rawHistory.contains(signature) {
                         score.resurrected += 1
                         score.wrong.append("resurrected raw \(name) \(signature.prefix(2))")

@@ -30,6 +30,9 @@ struct CorpusTruth {
     let rawPristine: [[SalvagedValue]: RowID]
     /// Raw signatures of every history row.
     let rawHistory: Set<[SalvagedValue]>
+    /// Stored fields (rowid excluded) of internal rows a repair may bring back as an inferred table when the
+    /// schema is lost (`sqlite_sequence`'s name and seq): neither correct nor junk.
+    var rawInternal: Set<[SalvagedValue]> = []
 
     var placedByID: [RowID: PlacedRow] {
         Dictionary(placed.map { (RowID(table: $0.table, key: $0.key), $0) }, uniquingKeysWith: { first, _ in first })

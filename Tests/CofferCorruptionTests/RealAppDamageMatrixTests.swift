@@ -5,7 +5,8 @@
 // `swift test` runs a seeded subset: every damage kind once, on a file chosen in rotation, asserting what the
 // engine meets today (inputs untouched always; recall floors per kind). The full matrix runs with
 //   COFFER_CORPUS_MATRIX=1 swift test -c release -Xswiftc -enable-testing --filter RealAppDamageMatrixTests/testFullMatrix
-// (`COFFER_CORPUS_SEEDS=N` for seeds 1…N, default 1) and prints the markdown table of the README.
+// (`COFFER_CORPUS_SEEDS=N` for seeds 1…N, default 1; `COFFER_CORPUS_KINDS=flip-bytes,wal-truncate` for some
+// kinds; `COFFER_CORPUS_VERBOSE=1` prints every case below its bound) and prints the README's markdown table.
 
 import CofferCorruption
 import CofferRepair
@@ -97,13 +98,15 @@ final class RealAppDamageMatrixTests: XCTestCase {
     func testFullMatrix() throws {
         try XCTSkipUnless(ProcessInfo.processInfo.environment["COFFER_CORPUS_MATRIX"] == "1", "set COFFER_CORPUS_MATRIX=1")
         try XCTSkipUnless(AppCorpus.canGenerate, "python3 -m pip install sqlcipher3-binary")
-        let seeds = Int(ProcessInfo.processInfo.environment["COFFER_CORPUS_SEEDS"] ?? "") ?? 1
+        let environment = ProcessInfo.processInfo.environment
+        let seeds = Int(environment["COFFER_CORPUS_SEEDS"] ?? "") ?? 1
+        let only = environment["COFFER_CORPUS_KINDS"].map { Set($0.split(separator: ",").map(String.init)) }
         let corpus = try Corpus()
         var matrix = AppDamageMatrix()
         matrix.baselineName = corpus.baseline.rawValue
         for file in corpus.files {
             let pristine = try corpus.load(file)
-            for kind in AppDamageKind.all {
+            for kind in AppDamageKind.all where only?.contains(kind.description) ?? true {
                 for seed in 1...max(1, seeds) {
                     let baseline = file.profile == "plaintext" ? corpus.baseline : nil
                     if let result = try AppDamageCase.run(
@@ -111,6 +114,11 @@ final class RealAppDamageMatrixTests: XCTestCase {
                     {
                         matrix[kind, file.profile].add(result)
                         XCTAssertTrue(result.inputsUntouched, "\(file.name) \(kind) \(seed): INPUT or INPUT-wal changed")
+                        if environment["COFFER_CORPUS_VERBOSE"] != nil,
+                            result.score.recoveredInBound < result.score.bound || !result.score.wrong.isEmpty
+                        {
+                            print("\(file.name) \(kind) \(seed): \(result.score)")
+                        }
                     } else {
                         matrix[kind, file.profile].notApplicable += 1
                     }
