@@ -29,25 +29,11 @@ struct AppCorpusFile: Decodable {
 struct AppTruthDocument: Decodable {
     struct Table: Decodable {
         var columns: [String]
-        var rows: [[[Atom]]]
+        var rows: [[GeneratorValue]]
     }
     struct Query: Decodable {
         var sql: String
-        var rows: [[[Atom]]]
-    }
-    /// An element of a typed JSON value: its tag ("n", "i", "r", "t", "b") or its payload.
-    enum Atom: Decodable {
-        case string(String)
-        case integer(Int64)
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if let number = try? container.decode(Int64.self) {
-                self = .integer(number)
-            } else {
-                self = .string(try container.decode(String.self))
-            }
-        }
+        var rows: [[GeneratorValue]]
     }
     var passphrase: String?
     var tables: [String: Table]
@@ -55,21 +41,14 @@ struct AppTruthDocument: Decodable {
     var queries: [Query]
     var sequences: [String: Int64]
 
-    /// The value a typed JSON value stands for.
-    static func value(_ typed: [Atom]) -> SalvagedValue {
-        switch (typed.first, typed.dropFirst().first) {
-        case (.string("i"), .integer(let number)?): return .integer(number)
-        case (.string("r"), .string(let text)?): return .real(Double(text) ?? .nan)
-        case (.string("t"), .string(let text)?): return .text(Array(text.utf8))
-        case (.string("b"), .string(let hex)?):
-            var bytes: [UInt8] = []
-            var index = hex.startIndex
-            while index < hex.endIndex, let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex) {
-                bytes.append(UInt8(hex[index..<next], radix: 16) ?? 0)
-                index = next
-            }
-            return .blob(bytes)
-        default: return .null
+    /// The value a generator value stands for.
+    static func value(_ value: GeneratorValue) -> SalvagedValue {
+        switch value {
+        case .null: return .null
+        case .integer(let number): return .integer(number)
+        case .real(let number): return .real(number)
+        case .text(let text): return .text(Array(text.utf8))
+        case .blob(let bytes): return .blob(bytes)
         }
     }
 
