@@ -40,6 +40,8 @@ public enum CorruptionError: Error, Sendable, Equatable, CustomStringConvertible
     case cannotOpen(String)
     /// The file has no page of the role the kind needs.
     case noTarget(kind: DamageKind, reason: String)
+    /// The WAL has no frame the WAL damage kind needs.
+    case noWALTarget(kind: WALDamageKind, reason: String)
     /// Copying or writing failed.
     case io(String)
 
@@ -48,6 +50,7 @@ public enum CorruptionError: Error, Sendable, Equatable, CustomStringConvertible
         switch self {
         case .cannotOpen(let reason): return "cannot open input: \(reason)"
         case .noTarget(let kind, let reason): return "\(kind.rawValue): \(reason)"
+        case .noWALTarget(let kind, let reason): return "\(kind.rawValue): \(reason)"
         case .io(let reason): return "I/O error: \(reason)"
         }
     }

@@ -33,24 +33,34 @@ struct CorpusScore: CustomStringConvertible {
     static func score(
         _ path: String, key: String?, pageSize: Int, truth: CorpusTruth, bound: [PlacedRow], damage: DamageReport
     ) throws -> CorpusScore {
+        try score(path, key: key, pageSize: pageSize, truth: truth, bound: bound, isIntact: damage.isIntact)
+    }
+
+    /// Scores the database at `path`; `isIntact` says which pages of the pristine file survived. Tables for
+    /// which `ignoring` is true (virtual tables and their shadow tables, checked by their queries instead)
+    /// are not scored.
+    static func score(
+        _ path: String, key: String?, pageSize: Int, truth: CorpusTruth, bound: [PlacedRow], isIntact: (UInt32) -> Bool,
+        ignoring: (String) -> Bool = { _ in false }
+    ) throws -> CorpusScore {
         var score = CorpusScore()
         var correct = Set<RowID>()
         let placed = truth.placedByID
         let known = Dictionary(truth.tables.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        for name in try LibraryReader.tableNames(path, key: key, pageSize: pageSize) {
+        for name in try LibraryReader.tableNames(path, key: key, pageSize: pageSize) where !ignoring(name) {
             if let table = known[name] {
                 for values in try LibraryReader.rows(path, key: key, pageSize: pageSize, sql: CorpusTruth.selectAll(table)) {
                     let rowKey = CorpusTruth.key(values, table: table)
                     let id = RowID(table: name, key: rowKey)
                     if truth.rows[name]?[rowKey] == values {
                         correct.insert(id)
-                    } else if truth.history[name]?[rowKey] == values {
+                    } else if truth.history[name]?.contains(values) == true {
                         score.resurrected += 1
                         score.wrong.append("resurrected \(id)")
                     } else if truth.rows[name]?[rowKey] != nil {
                         score.altered += 1
                         score.wrong.append("altered \(id)")
-                        if let row = placed[id], row.pages.allSatisfy(damage.isIntact) { score.alteredFromIntactPages += 1 }
+                        if let row = placed[id], row.pages.allSatisfy(isIntact) { score.alteredFromIntactPages += 1 }
                     } else {
                         score.junk += 1
                         score.wrong.append("junk \(id)")
@@ -68,6 +78,8 @@ struct CorpusScore: CustomStringConvertible {
                     let signature = CorpusTruth.trimmed(lostAndFound ? lostAndFoundSignature(values) : values)
                     if let id = truth.rawPristine[signature] {
                         correct.insert(id)
+                    } else if truth.rawInternal.contains(Array(signature.dropFirst())) {
+                        continue
                     } else if truth.rawHistory.contains(signature) {
                         score.resurrected += 1
                         score.wrong.append("resurrected raw \(name) \(signature.prefix(2))")

@@ -24,12 +24,15 @@ struct CorpusTruth {
     let placed: [PlacedRow]
     /// table → key → values as the library returns them (`rowid` first for rowid tables).
     let rows: [String: [[SalvagedValue]: [SalvagedValue]]]
-    /// The same for the history file.
-    let history: [String: [[SalvagedValue]: [SalvagedValue]]]
+    /// table → every row version of the history (library form, as in `rows`).
+    let history: [String: Set<[SalvagedValue]>]
     /// Raw signature (trailing NULLs trimmed) → row, for pristine rows.
     let rawPristine: [[SalvagedValue]: RowID]
     /// Raw signatures of every history row.
     let rawHistory: Set<[SalvagedValue]>
+    /// Stored fields (rowid excluded) of internal rows a repair may bring back as an inferred table when the
+    /// schema is lost (`sqlite_sequence`'s name and seq): neither correct nor junk.
+    var rawInternal: Set<[SalvagedValue]> = []
 
     var placedByID: [RowID: PlacedRow] {
         Dictionary(placed.map { (RowID(table: $0.table, key: $0.key), $0) }, uniquingKeysWith: { first, _ in first })
@@ -41,7 +44,8 @@ struct CorpusTruth {
         return CorpusTruth(
             tables: tables, placed: placed,
             rows: try libraryRows(fixture.plaintextCopies?.pristine ?? fixture.path, fixture, tables),
-            history: try libraryRows(fixture.plaintextCopies?.history ?? fixture.historyPath, fixture, historyTables),
+            history: try libraryRows(fixture.plaintextCopies?.history ?? fixture.historyPath, fixture, historyTables)
+                .mapValues { Set($0.values) },
             rawPristine: Dictionary(
                 placed.map { (trimmed($0.rawSignature), RowID(table: $0.table, key: $0.key)) },
                 uniquingKeysWith: { first, _ in first }),

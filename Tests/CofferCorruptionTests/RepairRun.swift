@@ -15,8 +15,12 @@ enum RepairRun {
         case refused(DatabaseFileError)
     }
 
-    /// Salvages `damaged` into a new database at `output` (encrypted with `passphrase` when given).
-    static func repair(_ damaged: String, output: String, passphrase: String?, detectProfile: Bool = false) throws -> Outcome {
+    /// Salvages `damaged` into a new database at `output` (encrypted with `passphrase` when given). With
+    /// `pipeline`, through the two-thread pipeline and with the writer's schema issues in the report, as the
+    /// CLI runs it.
+    static func repair(
+        _ damaged: String, output: String, passphrase: String?, detectProfile: Bool = false, pipeline: Bool = false
+    ) throws -> Outcome {
         let salvager: Salvager
         do {
             if detectProfile, let passphrase {
@@ -32,7 +36,8 @@ enum RepairRun {
             path: output, encryption: passphrase.map { .passphrase($0) } ?? .none,
             cipher: CipherOptions(keyDerivation: .sqlcipher3))
         var sink = writer
-        let report = try salvager.run(into: &sink)
+        var report = try pipeline ? salvager.run(into: &sink, pipeline: SalvagePipeline()) : salvager.run(into: &sink)
+        writer.annotate(&report)
         try writer.database.close()
         return .repaired(report, writer.outcome)
     }

@@ -15,11 +15,11 @@ final class RealAppSchemaRepairTests: XCTestCase {
     private struct Truth: Decodable {
         struct Table: Decodable {
             var columns: [String]
-            var rows: [[[TypedValue]]]
+            var rows: [[GeneratorValue]]
         }
         struct Query: Decodable {
             var sql: String
-            var rows: [[[TypedValue]]]
+            var rows: [[GeneratorValue]]
         }
         var name: String
         var path: String
@@ -33,21 +33,6 @@ final class RealAppSchemaRepairTests: XCTestCase {
         var nextIds: [String: Int64]
         var userVersion: Int
         var applicationId: Int
-    }
-
-    /// A JSON array element of a typed value: a tag ("n", "i", "r", "t", "b") or its payload.
-    private enum TypedValue: Decodable {
-        case string(String)
-        case integer(Int64)
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if let number = try? container.decode(Int64.self) {
-                self = .integer(number)
-            } else {
-                self = .string(try container.decode(String.self))
-            }
-        }
     }
 
     private static var generator: URL {
@@ -153,21 +138,14 @@ final class RealAppSchemaRepairTests: XCTestCase {
         return rows
     }
 
-    /// The database value a typed JSON value stands for.
-    private static func value(_ typed: [TypedValue]) -> DatabaseValue {
-        switch (typed.first, typed.dropFirst().first) {
-        case (.string("i"), .integer(let number)?): return .integer(number)
-        case (.string("r"), .string(let text)?): return .real(Double(text) ?? .nan)
-        case (.string("t"), .string(let text)?): return .text(text)
-        case (.string("b"), .string(let hex)?):
-            var bytes: [UInt8] = []
-            var index = hex.startIndex
-            while index < hex.endIndex, let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex) {
-                bytes.append(UInt8(hex[index..<next], radix: 16) ?? 0)
-                index = next
-            }
-            return .blob(Data(bytes))
-        default: return .null
+    /// The database value a generator value stands for.
+    private static func value(_ value: GeneratorValue) -> DatabaseValue {
+        switch value {
+        case .null: return .null
+        case .integer(let number): return .integer(number)
+        case .real(let number): return .real(number)
+        case .text(let text): return .text(text)
+        case .blob(let bytes): return .blob(Data(bytes))
         }
     }
 
