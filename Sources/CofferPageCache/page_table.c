@@ -150,6 +150,10 @@ void coffer_page_cache_set_limit(size_t bytes) {
     __atomic_store_n(&buffer_limit, bytes, __ATOMIC_RELAXED);
 }
 
+size_t coffer_page_cache_limit(void) {
+    return __atomic_load_n(&buffer_limit, __ATOMIC_RELAXED);
+}
+
 void coffer_page_cache_trim(size_t bytes) {
     lock_all();
     // Frees each set's least recently used page in turn until at most `bytes` are held.

@@ -49,7 +49,9 @@ final class RepairSaltFromWALTests: XCTestCase {
         let result = try Shell.run(
             Shell.cofferExecutable, ["repair", input, "-o", output, "--passphrase-file", dir.path("pw")])
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
-        let count = try Shell.sqlcipher(output, passphrase: "pw", "SELECT count(*) FROM t;")
+        // OUTPUT keeps INPUT's derivation: SQLCipher 4's (PBKDF2-HMAC-SHA512 256,000) opens in the shell by raw key.
+        let key = sqlcipher4 ? try ShellRawKey.spec(passphrase: "pw", path: output) : "pw"
+        let count = try Shell.sqlcipher(output, passphrase: key, "SELECT count(*) FROM t;")
         XCTAssertEqual(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "6000", count.stderr)
     }
 

@@ -59,6 +59,14 @@ public enum DecryptedPageCache {
         return (pages, bytes)
     }
 
+    /// The cap on ``usage``'s bytes in force now: twice the size of the encrypted databases open through
+    /// ``Database`` in this process (main files and WALs, measured at open and close, at checkpoints and
+    /// every 16 WAL frames), or `Int.max` when none is open; the capacity bounds it too. A truncating
+    /// checkpoint and ``Database/releaseMemory()`` free what is held above it.
+    public static var limitBytes: Int {
+        Int(clamping: coffer_page_cache_limit())
+    }
+
     /// How many page decryptions were served from the cache, and how many were computed, since the
     /// process started.
     public static var counts: (hits: Int, misses: Int) {

@@ -45,6 +45,9 @@ void coffer_page_cache_purge(void);
 /// replace old ones rather than take more memory. What is held already stays until `trim`.
 void coffer_page_cache_set_limit(size_t bytes);
 
+/// The cap `coffer_page_cache_set_limit` set last (SIZE_MAX when none).
+size_t coffer_page_cache_limit(void);
+
 /// Wipes and frees least recently used pages until at most `bytes` of pages are held.
 void coffer_page_cache_trim(size_t bytes);
 
