@@ -32,6 +32,7 @@ final class Checkpointer: @unchecked Sendable {
     private var idleCheckScheduled = false
     private var commits: UInt64 = 0
     private var framesAtSizeRefresh: Int32 = 0
+    private var sizeRefreshPending = false
     private var stopped = false
     // Touched only on `queue`.
     private var connection: Connection?
@@ -78,12 +79,21 @@ final class Checkpointer: @unchecked Sendable {
             return (checkpoint, idle)
         }
         // Every 16 WAL frames, the decrypted-page cache's cap follows the files' growth (off the commit path).
+        // At most one such refresh waits on the checkpointer's queue, and none beside a checkpoint (which
+        // refreshes when it ends): a backlog of them would hold checkpoints back while the WAL grows.
         let refreshSizes = lock.withLock { () -> Bool in
             let due = walFrames >= framesAtSizeRefresh + 16 || walFrames < framesAtSizeRefresh
-            if due { framesAtSizeRefresh = walFrames }
-            return due
+            guard due, !sizeRefreshPending, !checkpointPending else { return false }
+            framesAtSizeRefresh = walFrames
+            sizeRefreshPending = true
+            return true
         }
-        if refreshSizes { queue.async { DecryptedPageCache.OpenFiles.shared.refresh() } }
+        if refreshSizes {
+            queue.async {
+                self.lock.withLock { self.sizeRefreshPending = false }
+                DecryptedPageCache.OpenFiles.shared.refresh()
+            }
+        }
         if startCheckpoint { queue.async { self.runBackgroundCheckpoint() } }
         if startIdleCheck { scheduleIdleCheck(seenCommits: lock.withLock { commits }) }
     }
