@@ -25,22 +25,8 @@ struct AppCorpusFile: Decodable {
     var wal: Bool
 }
 
-/// The parts of the generator's truth JSON the matrix scores against.
-struct AppTruthDocument: Decodable {
-    struct Table: Decodable {
-        var columns: [String]
-        var rows: [[GeneratorValue]]
-    }
-    struct Query: Decodable {
-        var sql: String
-        var rows: [[GeneratorValue]]
-    }
-    var passphrase: String?
-    var tables: [String: Table]
-    var virtualTables: [String: String]
-    var queries: [Query]
-    var sequences: [String: Int64]
-
+/// What the matrix reads from the generator's truth JSON beyond its fields.
+extension GeneratorTruth {
     /// The value a generator value stands for.
     static func value(_ value: GeneratorValue) -> SalvagedValue {
         switch value {
@@ -116,7 +102,7 @@ struct AppHistory {
 /// A pristine generator file, opened and placed.
 struct AppPristine {
     let file: AppCorpusFile
-    let document: AppTruthDocument
+    let document: GeneratorTruth
     let settings: CipherSettings
     let truth: CorpusTruth
     /// Page → the index of the WAL frame holding its newest committed version (pages the WAL has).
@@ -133,9 +119,7 @@ struct AppPristine {
     var appRows: [PlacedRow] { truth.placed.filter { document.tables[$0.table] != nil } }
 
     static func load(_ file: AppCorpusFile, history: AppHistory) throws -> AppPristine {
-        let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
-        let document = try decoder.decode(AppTruthDocument.self, from: Data(contentsOf: URL(fileURLWithPath: file.truth)))
+        let document = try GeneratorTruth.load(file.truth)
         let main =
             try document.passphrase.map { try ProfileDetection.open(path: file.path, key: .passphrase($0)) }
             ?? DatabaseFile(path: file.path, key: nil, settings: .plaintext)
@@ -148,7 +132,7 @@ struct AppPristine {
         for table in tables {
             guard let expected = document.tables[table.name] else { continue }
             let libraryRows = expected.rows.map { row in
-                Array(row.map(AppTruthDocument.value).dropFirst(table.withoutRowid ? 1 : 0))
+                Array(row.map(GeneratorTruth.value).dropFirst(table.withoutRowid ? 1 : 0))
             }
             rows[table.name] = Dictionary(
                 libraryRows.map { (CorpusTruth.key($0, table: table), $0) }, uniquingKeysWith: { first, _ in first })

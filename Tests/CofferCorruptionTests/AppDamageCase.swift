@@ -87,7 +87,7 @@ enum AppDamageCase {
             if queriesApply {
                 for query in pristine.document.queries {
                     result.queriesExpected += 1
-                    let expected = query.rows.map { $0.map(AppTruthDocument.value) }
+                    let expected = query.rows.map { $0.map(GeneratorTruth.value) }
                     let actual = try? LibraryReader.rows(output, key: passphrase, pageSize: 4096, sql: query.sql)
                     if actual == expected { result.queriesExact += 1 }
                 }

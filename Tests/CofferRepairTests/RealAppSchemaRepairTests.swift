@@ -11,30 +11,6 @@ import XCTest
 /// row, every virtual table answering the same queries, both integrity checks ok, AUTOINCREMENT
 /// continuing, user_version and application_id kept.
 final class RealAppSchemaRepairTests: XCTestCase {
-    /// The generator's ground truth for one file.
-    private struct Truth: Decodable {
-        struct Table: Decodable {
-            var columns: [String]
-            var rows: [[GeneratorValue]]
-        }
-        struct Query: Decodable {
-            var sql: String
-            var rows: [[GeneratorValue]]
-        }
-        var name: String
-        var path: String
-        var profile: String
-        var passphrase: String?
-        var tables: [String: Table]
-        var virtualTables: [String: String]
-        var fts4: [String]
-        var queries: [Query]
-        var sequences: [String: Int64]
-        var nextIds: [String: Int64]
-        var userVersion: Int
-        var applicationId: Int
-    }
-
     private static var generator: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Tools/corpus/make_app_databases.py")
@@ -51,14 +27,11 @@ final class RealAppSchemaRepairTests: XCTestCase {
                 ["python3", Self.generator.path, dir.path("corpus"), "--seed", "17", "--page-sizes", pages, "--wal", wal])
             XCTAssertEqual(made.status, 0, made.stderr)
         }
-        let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path("corpus"))
             .filter { $0.hasSuffix(".json") && $0 != "manifest.json" }.sorted()
         XCTAssertEqual(names.count, 24)
         for name in names {
-            let data = try Data(contentsOf: URL(fileURLWithPath: dir.path("corpus/\(name)")))
-            let truth = try decoder.decode(Truth.self, from: data)
+            let truth = try GeneratorTruth.load(dir.path("corpus/\(name)"))
             let key: KeyMaterial? = truth.passphrase.map { .passphrase($0) }
             let encryption: Encryption = truth.passphrase.map { .passphrase($0) } ?? .none
             let file =
@@ -83,7 +56,7 @@ final class RealAppSchemaRepairTests: XCTestCase {
         }
     }
 
-    private func assertMatches(_ truth: Truth, output: String, encryption: Encryption, what: String) throws {
+    private func assertMatches(_ truth: GeneratorTruth, output: String, encryption: Encryption, what: String) throws {
         let label = "\(truth.name) (\(what))"
         let database = try Database(path: output, configuration: Configuration(encryption: encryption))
         defer { try? database.close() }
