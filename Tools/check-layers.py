@@ -214,7 +214,8 @@ def check_modules(root, problems):
                     problems.append(f"{rel}:{number}: {name} imports {match.group('module')}, not allowed")
 
 
-def check_folders(root, problems):
+def check_folders(root, problems, notes):
+    used_exceptions = set()
     for module, ranks in FOLDER_ORDER.items():
         base = os.path.join(root, "Sources", module)
         rank_of = {folder: index for index, group in enumerate(ranks) for folder in group}
@@ -242,21 +243,27 @@ def check_folders(root, problems):
             for number, line in enumerate(text.splitlines(), 1):
                 for name in set(IDENTIFIER.findall(line)):
                     for other in defined.get(name, ()):
-                        if other == folder or (module, folder, name) in KNOWN_EXCEPTIONS:
+                        if other == folder or rank_of[other] < own:
                             continue
-                        if rank_of[other] >= own:
-                            rel = os.path.relpath(path, root)
-                            problems.append(f"{rel}:{number}: {folder} uses {name} from {other} (higher or same rank)")
+                        if (module, folder, name) in KNOWN_EXCEPTIONS:
+                            used_exceptions.add((module, folder, name))
+                            continue
+                        rel = os.path.relpath(path, root)
+                        problems.append(f"{rel}:{number}: {folder} uses {name} from {other} (higher or same rank)")
+    for module, folder, name in sorted(KNOWN_EXCEPTIONS - used_exceptions):
+        if module in FOLDER_ORDER:
+            notes.append(f"note: {module}/{folder} no longer uses {name}: remove it from KNOWN_EXCEPTIONS")
 
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     root = os.path.abspath(root)
     problems = []
+    notes = []
     check_modules(root, problems)
-    check_folders(root, problems)
-    for problem in problems:
-        print(problem)
+    check_folders(root, problems, notes)
+    for line in problems + notes:
+        print(line)
     if problems:
         print(f"check-layers: {len(problems)} violation(s); README 'Architecture' gives the order")
         return 1

@@ -18,8 +18,8 @@ final class SourceLayeringTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
     }
 
-    /// A package whose lowest folder names a type of a higher one, and whose module imports what its table
-    /// does not allow, fails with both violations named.
+    /// A package whose lowest folder names a type of a higher one, whose module imports what its table
+    /// does not allow, and which adds a module the table does not know, fails with each violation named.
     func testUpwardReferencesAreReported() throws {
         let directory = try TemporaryDirectory("coffer-layers")
         let sources = directory.url.appendingPathComponent("Sources/Coffer")
@@ -30,7 +30,7 @@ final class SourceLayeringTests: XCTestCase {
         try #"""
         // swift-tools-version: 6.0
         import PackageDescription
-        let package = Package(name: "Coffer", targets: [.target(name: "Coffer")])
+        let package = Package(name: "Coffer", targets: [.target(name: "Coffer"), .target(name: "CofferNew")])
         """#.write(toFile: directory.path("Package.swift"), atomically: true, encoding: .utf8)
         try "import CofferRepair\n\nstruct Settings { let link: Link }\n"
             .write(to: sources.appendingPathComponent("Core/Settings.swift"), atomically: true, encoding: .utf8)
@@ -42,5 +42,6 @@ final class SourceLayeringTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("Core/Settings.swift:1: Coffer imports CofferRepair"), result.stdout)
         XCTAssertTrue(result.stdout.contains("Core/Settings.swift:3: Core uses Link from Connection"), result.stdout)
         XCTAssertFalse(result.stdout.contains("Link.swift"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("CofferNew: not in MAY_IMPORT"), result.stdout)
     }
 }
