@@ -10,6 +10,8 @@ Two checks, both from the tables below (keep them in step with README's "Archite
    type defined in a folder of a later (higher) rank, or of another folder of the same rank, depends
    upward and is a violation, unless it is listed in `KNOWN_EXCEPTIONS`.
 
+3. README's "Architecture" tables say the same: each module's "may import" cell and Coffer's folder order.
+
 Type references are found by name, outside comments and string literals, for the types declared at file
 scope (`struct`, `class`, `enum`, `protocol`, `actor`, `typealias`); a nested type is reached through the
 type it is nested in.
@@ -255,6 +257,52 @@ def check_folders(root, problems, notes):
             notes.append(f"note: {module}/{folder} no longer uses {name}: remove it from KNOWN_EXCEPTIONS")
 
 
+def readme_tables(root):
+    """The rows of the tables in README's "## Architecture" section, each a list of cells; [] without it."""
+    path = os.path.join(root, "README.md")
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    match = re.search(r"^## Architecture\n(.*?)(?=^## )", text, re.S | re.M)
+    if not match:
+        return []
+    tables, current = [], []
+    for line in match.group(1).splitlines():
+        if re.match(r"^\|[-| ]+\|$", line):
+            continue  # the line under the header
+        if line.startswith("|"):
+            current.append([cell.strip() for cell in line.strip("|").split("|")])
+        elif current:
+            tables.append(current[1:])  # without the header row
+            current = []
+    if current:
+        tables.append(current[1:])
+    return tables
+
+
+def check_readme(root, problems, notes):
+    """README's module table says what MAY_IMPORT says, and its Coffer folder table is FOLDER_ORDER."""
+    tables = readme_tables(root)
+    if len(tables) < 2:
+        notes.append("note: README.md has no Architecture section with the module and folder tables to compare")
+        return
+    modules, folders = tables[0], tables[1]
+    for row in modules:
+        names = re.findall(r"`([^`]+)`", row[0])
+        if not names or names[0] not in MAY_IMPORT:
+            continue
+        said = {name.strip() for name in row[-1].split(",")} - {"—", ""}
+        if said != MAY_IMPORT[names[0]]:
+            problems.append(
+                f"README.md: {names[0]} may import {sorted(said)}, Tools/check-layers.py says "
+                f"{sorted(MAY_IMPORT[names[0]])}")
+    said_order = [set(re.findall(r"`([^`]+)`", row[0])) for row in folders]
+    if said_order != FOLDER_ORDER["Coffer"]:
+        problems.append(
+            f"README.md: Coffer's folder order {said_order} is not Tools/check-layers.py's {FOLDER_ORDER['Coffer']}")
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     root = os.path.abspath(root)
@@ -262,6 +310,7 @@ def main():
     notes = []
     check_modules(root, problems)
     check_folders(root, problems, notes)
+    check_readme(root, problems, notes)
     for line in problems + notes:
         print(line)
     if problems:
