@@ -252,7 +252,7 @@ extension Database {
             if let material {
                 do {
                     try RepairMaterialStore(directory: store.url).write(
-                        material, encryption: secretEncryption, iterations: materialKeyRounds)
+                        material, encryption: unredactedEncryption, iterations: materialKeyRounds)
                 } catch {
                     configuration.logger.warning("repair material not written", metadata: ["error": "\(error)"])
                 }

@@ -115,7 +115,7 @@ extension Database {
     @discardableResult
     public func restore(fromLatestBackup directory: URL) throws -> BackupGeneration {
         var configuration = self.configuration
-        configuration.encryption = secretEncryption
+        configuration.encryption = unredactedEncryption
         try? close()
         return try Self.restore(from: directory, to: path, configuration: configuration, replacingExisting: true)
     }

@@ -132,7 +132,7 @@ extension Database {
                 return try buildRepairMaterial(file: path, generation: generation, salt: salt, snapshot: snapshot)
             }
             try RepairMaterialStore(directory: store.url).write(
-                material, encryption: secretEncryption, iterations: materialKeyRounds)
+                material, encryption: unredactedEncryption, iterations: materialKeyRounds)
         } catch {
             configuration.logger.warning("repair material not written", metadata: ["error": "\(error)"])
         }

@@ -129,7 +129,7 @@ struct RepairMaterialStore {
     }
 
     private static func key(encryption: Encryption, salt: [UInt8], iterations: Int) throws -> SymmetricKey? {
-        guard let secret = encryption.secretBytes else { return nil }
+        guard let secret = encryption.bytes else { return nil }
         let bytes = secret.withUnsafeBytes { Array($0) }
         switch encryption {
         case .rawKey:

@@ -36,8 +36,9 @@ public final class Statement {
     /// Column name lookup shared by every ``Row`` this statement produces.
     lazy var rowLayout = RowLayout(names: columnNames)
 
-    /// The decoder of the last record type fetched with this statement (see `StatementDecoder.forRecord`).
-    var recordDecoder: StatementDecoder?
+    /// A slot the record layer keeps the decoder of the last record type fetched with this statement in
+    /// (`StatementDecoder.forRecord`), typed loosely so that the connection layer does not depend on it.
+    var recordDecoder: AnyObject?
 
     init(connection: Connection, sql: String) throws {
         var statement: OpaquePointer?

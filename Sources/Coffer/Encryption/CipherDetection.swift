@@ -18,9 +18,9 @@ import _CryptoExtras
 /// linked SQLCipher 3.4.1 cannot read, is recognised when its derivation was among those tried, and
 /// refused with a ``CofferError/notADatabase`` that says to migrate it.
 enum CipherDetection {
-    /// The key for the existing file at `path` whose salt is `salt`.
+    /// The key for the existing file at `path` whose salt is `salt`, from the encryption's bytes.
     static func key(
-        secret: SecureBytes, isRawKey: Bool, path: String, salt: [UInt8], options: CipherOptions
+        encryptionBytes: SecureBytes, isRawKey: Bool, path: String, salt: [UInt8], options: CipherOptions
     ) throws -> DatabaseKey {
         let head = try readHead(path: path)
         let detects = options.detectsExistingSettings && options.usesHMAC
@@ -32,13 +32,14 @@ enum CipherDetection {
         var tried: [String] = []
         var fallback: (key: SecureBytes, derivation: KeyDerivation?)?
         for derivation in derivations {
-            let key = try derivation.map { try $0.derive(secret: secret, salt: salt) } ?? secret
+            let key = try derivation.map { try $0.derive(passphrase: encryptionBytes, salt: salt) } ?? encryptionBytes
             if fallback == nil { fallback = (key, derivation) }
             guard options.usesHMAC else { break }
             if let pageSize = try authenticatingPageSize(head: head.bytes, key: key, salt: salt, candidates: pageSizes) {
                 return DatabaseKey(
-                    keySpec: SecureBytes.rawKeySpec(key: key, salt: nil), key: key, salt: salt, secret: secret,
-                    secretIsRawKey: isRawKey, derivation: derivation, pageSize: pageSize, unprovenAfterTrying: nil)
+                    keySpec: SecureBytes.rawKeySpec(key: key, salt: nil), key: key, salt: salt,
+                    encryptionBytes: encryptionBytes, isRawKey: isRawKey, derivation: derivation, pageSize: pageSize,
+                    unprovenAfterTrying: nil)
             }
             tried.append(derivation?.description ?? "the raw key")
             if derivation == .coffer || isRawKey, isSQLCipher4(head: head.bytes, key: key, salt: salt) {
@@ -56,8 +57,8 @@ enum CipherDetection {
             pageSizes.count == 1
             ? "page size \(pageSizes[0])" : "page sizes \(pageSizes.map(String.init).joined(separator: ", "))"
         return DatabaseKey(
-            keySpec: SecureBytes.rawKeySpec(key: fallback.key, salt: nil), key: fallback.key, salt: salt, secret: secret,
-            secretIsRawKey: isRawKey, derivation: fallback.derivation, pageSize: options.pageSize,
+            keySpec: SecureBytes.rawKeySpec(key: fallback.key, salt: nil), key: fallback.key, salt: salt,
+            encryptionBytes: encryptionBytes, isRawKey: isRawKey, derivation: fallback.derivation, pageSize: options.pageSize,
             unprovenAfterTrying: tried.isEmpty ? nil : "tried \(tried.joined(separator: " and ")) at \(sizes)")
     }
 

@@ -15,19 +15,19 @@ struct ConnectionFactory: Sendable {
     let path: String
     let configuration: Configuration
     let corruption: CorruptionReporter
-    private let keyBox: KeyBox
+    private let keyHolder: DatabaseKeyHolder
 
     init(path: String, configuration: Configuration, key: DatabaseKey?, corruption: CorruptionReporter) {
         self.path = path
         self.configuration = configuration
         self.corruption = corruption
-        self.keyBox = KeyBox(key)
+        self.keyHolder = DatabaseKeyHolder(key)
     }
 
-    var key: DatabaseKey? { keyBox.key }
+    var key: DatabaseKey? { keyHolder.key }
 
     /// Replaces the key after a rekey; connections opened afterwards use it.
-    func replaceKey(_ key: DatabaseKey?) { keyBox.key = key }
+    func replaceKey(_ key: DatabaseKey?) { keyHolder.key = key }
 
     func open(_ role: Role) throws -> Connection {
         let readOnly = configuration.readOnly
@@ -62,7 +62,7 @@ struct ConnectionFactory: Sendable {
     }
 
     private func applyKey(to connection: Connection, role: Role) throws {
-        guard let key = keyBox.key else {
+        guard let key = keyHolder.key else {
             try proveReadable(connection)
             return
         }
@@ -83,8 +83,8 @@ struct ConnectionFactory: Sendable {
     private func proveReadable(_ connection: Connection) throws {
         do {
             _ = try connection.fetchValue(Int.self, sql: "SELECT count(*) FROM sqlite_master")
-        } catch let error as CofferError where error.code.primary == .notADatabase && keyBox.key != nil {
-            let tried = keyBox.key?.unprovenAfterTrying.map { " (\($0))" } ?? ""
+        } catch let error as CofferError where error.code.primary == .notADatabase && keyHolder.key != nil {
+            let tried = keyHolder.key?.unprovenAfterTrying.map { " (\($0))" } ?? ""
             throw CofferError(
                 code: .wrongPassphrase,
                 message: "wrong passphrase or key: the file cannot be decrypted with it (or is not a database)\(tried)")
@@ -121,34 +121,12 @@ struct ConnectionFactory: Sendable {
 }
 
 /// The current key, swapped atomically on rekey.
-private final class KeyBox: @unchecked Sendable {
+private final class DatabaseKeyHolder: @unchecked Sendable {
     private let lock = NSLock()
     private var current: DatabaseKey?
     init(_ key: DatabaseKey?) { current = key }
     var key: DatabaseKey? {
         get { lock.withLock { current } }
         set { lock.withLock { current = newValue } }
-    }
-}
-
-/// Fires the configuration's corruption handler once per database.
-final class CorruptionReporter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var fired = false
-    private let path: String
-    private let handler: (@Sendable (CorruptionEvent) -> Void)?
-
-    init(path: String, handler: (@Sendable (CorruptionEvent) -> Void)?) {
-        self.path = path
-        self.handler = handler
-    }
-
-    func report(_ error: CofferError) {
-        guard error.isCorruption, let handler else { return }
-        let first = lock.withLock { () -> Bool in
-            defer { fired = true }
-            return !fired
-        }
-        if first { handler(CorruptionEvent(path: path, sql: error.sql, error: error)) }
     }
 }

@@ -126,9 +126,9 @@ public final class Database: Sendable {
     /// ```
     public var keyDerivation: KeyDerivation? { factory.key?.derivation }
 
-    /// The encryption with its secret, for calls that need the passphrase itself (repair material,
-    /// restore, repair); ``configuration`` holds the redacted form. SPI: for Coffer's own modules only.
-    @_spi(CofferInternal) public var secretEncryption: Encryption { factory.key?.encryption ?? .none }
+    /// The encryption unredacted, for calls that need the passphrase itself (repair material, restore,
+    /// repair); ``configuration`` holds the redacted form. SPI: for Coffer's own modules only.
+    @_spi(CofferInternal) public var unredactedEncryption: Encryption { factory.key?.encryption ?? .none }
 
     // MARK: Reading and writing
 

@@ -36,7 +36,9 @@ final class StatementDecoder {
     /// The decoder for `Record` on `statement`, kept by the statement: a cached statement fetching one
     /// record type builds its column table once, not once per fetch.
     static func forRecord<Record: TableRecord>(_ type: Record.Type, on statement: Statement) -> StatementDecoder {
-        if let cached = statement.recordDecoder, cached.recordType == ObjectIdentifier(type) { return cached }
+        if let cached = statement.recordDecoder as? StatementDecoder, cached.recordType == ObjectIdentifier(type) {
+            return cached
+        }
         let decoder = StatementDecoder(
             statement: statement, names: Record.columnDefinitions.map(\.name), recordType: ObjectIdentifier(type))
         statement.recordDecoder = decoder

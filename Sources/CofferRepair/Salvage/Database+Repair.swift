@@ -38,7 +38,7 @@ extension Database {
         guard !FileManager.default.fileExists(atPath: destination) else {
             throw CofferError(code: .cantOpen, message: "\(destination) already exists; repair never overwrites")
         }
-        let encryption = secretEncryption
+        let encryption = unredactedEncryption
         let key = KeyMaterial(encryption)
         var settings = key == nil ? CipherSettings.plaintext : .sqlcipher3
         if key != nil {

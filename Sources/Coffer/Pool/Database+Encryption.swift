@@ -90,7 +90,7 @@ extension Database {
     ///
     /// - Throws: ``CofferError/invalidConfiguration`` for a database opened with a raw key or none.
     public func changeKeyDerivation(to keyDerivation: KeyDerivation) throws {
-        guard let key = factory.key, !key.secretIsRawKey else {
+        guard let key = factory.key, !key.isRawKey else {
             throw CofferError(code: .invalidConfiguration, message: "only a passphrase has a key derivation")
         }
         try changePassphrase(to: key.encryption, keyDerivation: keyDerivation)

@@ -1,0 +1,47 @@
+import CofferTestSupport
+import Foundation
+import XCTest
+
+/// `Tools/check-layers.py` (README "Architecture"): modules import only what their table allows, and the
+/// folders inside a module depend downward only.
+final class SourceLayeringTests: XCTestCase {
+    /// The package root: three levels above this file (Tests/CofferTests/…).
+    private let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    private func checkLayers(_ packageRoot: String) throws -> Shell.Result {
+        try Shell.run("/usr/bin/env", ["python3", root + "/Tools/check-layers.py", packageRoot])
+    }
+
+    func testSourcesDependDownwardOnly() throws {
+        let result = try checkLayers(root)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+    }
+
+    /// A package whose lowest folder names a type of a higher one, whose module imports what its table
+    /// does not allow, and which adds a module the table does not know, fails with each violation named.
+    func testUpwardReferencesAreReported() throws {
+        let directory = try TemporaryDirectory("coffer-layers")
+        let sources = directory.url.appendingPathComponent("Sources/Coffer")
+        for folder in ["Core", "Connection"] {
+            try FileManager.default.createDirectory(
+                at: sources.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        try #"""
+        // swift-tools-version: 6.0
+        import PackageDescription
+        let package = Package(name: "Coffer", targets: [.target(name: "Coffer"), .target(name: "CofferNew")])
+        """#.write(toFile: directory.path("Package.swift"), atomically: true, encoding: .utf8)
+        try "import CofferRepair\n\nstruct Settings { let link: Link }\n"
+            .write(to: sources.appendingPathComponent("Core/Settings.swift"), atomically: true, encoding: .utf8)
+        try "/// Not `Settings` (a comment names no dependency).\nstruct Link {}\n"
+            .write(to: sources.appendingPathComponent("Connection/Link.swift"), atomically: true, encoding: .utf8)
+
+        let result = try checkLayers(directory.url.path)
+        XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("Core/Settings.swift:1: Coffer imports CofferRepair"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("Core/Settings.swift:3: Core uses Link from Connection"), result.stdout)
+        XCTAssertFalse(result.stdout.contains("Link.swift"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("CofferNew: not in MAY_IMPORT"), result.stdout)
+    }
+}

@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""Checks that Coffer's layers depend downward only (README "Architecture").
+
+Two checks, both from the tables below (keep them in step with README's "Architecture" section):
+
+1. Modules: every `import` in a target's Swift sources names a module that target may import
+   (`MAY_IMPORT`), and `MAY_IMPORT` agrees with the target's dependencies in Package.swift. A target
+   missing from the table is an error: a new module says what it may import.
+2. Folders inside a module (`FOLDER_ORDER`): every type is defined in one folder; a file that names a
+   type defined in a folder of a later (higher) rank, or of another folder of the same rank, depends
+   upward and is a violation, unless it is listed in `KNOWN_EXCEPTIONS`.
+
+3. README's "Architecture" tables say the same: each module's "may import" cell and Coffer's folder order.
+
+Type references are found by name, outside comments and string literals, for the types declared at file
+scope (`struct`, `class`, `enum`, `protocol`, `actor`, `typealias`); a nested type is reached through the
+type it is nested in.
+
+Usage: Tools/check-layers.py [package root]. Exit status 0 when clean, 1 on any violation.
+"""
+
+import os
+import re
+import sys
+
+# Modules every target may import: the platform's own.
+SYSTEM_MODULES = {"Foundation", "Dispatch", "Glibc", "Darwin", "os", "XCTest"}
+
+# What each target may import (besides SYSTEM_MODULES). Every dependency Package.swift lists for the target
+# must be here, and every package-local target here must be listed there (or be in TRANSITIVE_OK); the
+# other names are modules of the pinned packages' products.
+MAY_IMPORT = {
+    "CSQLCipher": set(),
+    "COpenSSL": set(),
+    "CofferTempVFS": {"CSQLCipher", "COpenSSL"},
+    "CofferPageCache": {"CSQLCipher"},
+    "CofferMacros": {"SwiftSyntax", "SwiftSyntaxMacros", "SwiftCompilerPlugin"},
+    "Coffer": {
+        "CSQLCipher", "COpenSSL", "CofferMacros", "CofferTempVFS", "CofferPageCache",
+        "Logging", "Crypto", "_CryptoExtras",
+    },
+    "CofferRepair": {"Coffer", "COpenSSL", "Crypto", "_CryptoExtras", "Logging"},
+    "CofferCorruption": {"CofferRepair"},
+    "coffer": {"Coffer", "CofferRepair", "ArgumentParser"},
+    "coffer-bench": {"Coffer", "CSQLCipher", "ArgumentParser", "Crypto", "_CryptoExtras"},
+    "coffer-corrupt": {"CofferCorruption", "CofferRepair", "Coffer", "ArgumentParser"},
+    "CofferTestVFS": {"CSQLCipher"},
+    "CofferTestSupport": {"Crypto", "_CryptoExtras"},
+    # Test targets: their Package.swift dependencies, plus the C module a dependency re-exports where a
+    # test drives SQLite directly (CSQLCipher through Coffer).
+    "CofferTests": {"Coffer", "CofferTestSupport", "CofferTempVFS", "CSQLCipher"},
+    "CofferCLITests": {"coffer", "Coffer", "CofferTestSupport"},
+    "CofferQueryTests": {"Coffer", "CofferTestSupport", "Logging"},
+    "CofferRepairTests": {"CofferRepair", "Coffer", "CofferTestSupport", "CSQLCipher"},
+    "CofferKeyValueTests": {"Coffer", "CofferTestSupport"},
+    "CofferBackupTests": {"Coffer", "CofferTestSupport", "CofferTestVFS", "coffer"},
+    "CofferReliabilityTests": {"CofferRepair", "Coffer", "CofferTestSupport", "CofferTestVFS", "coffer"},
+    "CofferPublicAPITests": {"Coffer", "CofferTestSupport", "coffer"},
+    "CofferCorruptionTests": {
+        "CofferCorruption", "CofferRepair", "Coffer", "CSQLCipher", "CofferTestSupport", "coffer-corrupt",
+    },
+}
+
+# Package-local names a test target may import without listing them in Package.swift (re-exported by a
+# listed dependency): see MAY_IMPORT's test targets.
+TRANSITIVE_OK = {"CSQLCipher"}
+
+# Folders inside a module, lowest first. A folder may use its own types and those of lower ranks; folders
+# in one rank (a set) are independent of each other.
+FOLDER_ORDER = {
+    "Coffer": [
+        {"Core"},
+        {"Connection"},
+        {"Encryption"},
+        {"Pool"},
+        {"Record"},
+        {"Query"},
+        {"Schema"},
+        {"Migration"},
+        {"Observation"},
+        {"KeyValue", "FullText", "Backup"},
+        {"Documents"},
+        {"Settings"},
+        {"Inspection"},
+    ],
+}
+
+# (module, folder, referenced type): known upward references, each with the reason it is still here.
+KNOWN_EXCEPTIONS = {
+    # Pool's checkpointer tracks the pages each checkpoint copies for incremental backups, with Backup's
+    # WAL reader. Moving the WAL reading into the file-format module (issue #19, helper `format`) removes
+    # these.
+    ("Coffer", "Pool", "ChangedPageTracker"),
+    ("Coffer", "Pool", "WALScan"),
+    # CipherDetection authenticates page 1 with Backup's page codec; the same move takes the codec below.
+    ("Coffer", "Encryption", "PageCodec"),
+}
+
+DECLARATION = re.compile(
+    r"^(?P<indent>\s*)(?:@\w+(?:\([^)]*\))?\s+)*"
+    r"(?:(?:public|internal|package|fileprivate|private|final|open|indirect|nonisolated)\s+)*"
+    r"(?:struct|class|enum|protocol|actor|typealias)\s+(?P<name>[A-Za-z_]\w*)"
+)
+EXTENSION = re.compile(r"^\s*(?:(?:public|internal|package|fileprivate|private)\s+)?extension\s+")
+IMPORT = re.compile(
+    r"^\s*(?:@testable\s+|@_spi\(\w+\)\s+|@_implementationOnly\s+|@preconcurrency\s+)*"
+    r"(?:(?:public|internal|package|private|fileprivate)\s+)?import\s+(?:(?:struct|class|enum|func|var|let)\s+)?"
+    r"(?P<module>[A-Za-z_][\w]*)"
+)
+IDENTIFIER = re.compile(r"\b[A-Z_][A-Za-z0-9_]*\b")
+
+
+def strip_comments_and_strings(text):
+    """The Swift source with comments and string literals blanked (line breaks kept)."""
+    out = []
+    i = 0
+    n = len(text)
+    while i < n:
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("\n" * text.count("\n", i, j))
+            i = j
+        elif text[i] == '"' or (text[i] == "#" and re.match(r'#+"', text[i:])):
+            hashes = len(re.match(r"#*", text[i:]).group(0))
+            start = i + hashes
+            triple = text.startswith('"""', start)
+            quote = '"""' if triple else '"'
+            close = quote + "#" * hashes
+            j = start + len(quote)
+            while j < n and not text.startswith(close, j):
+                if text[j] == "\\" and hashes == 0:
+                    j += 1
+                    if j < n and text[j] == "(":  # interpolation: keep it as code
+                        depth = 1
+                        k = j + 1
+                        while k < n and depth:
+                            depth += {"(": 1, ")": -1}.get(text[k], 0)
+                            k += 1
+                        out.append(" " + text[j:k] + " ")
+                        j = k
+                        continue
+                elif not triple and text[j] == "\n":
+                    break
+                j += 1
+            j = min(n, j + len(close))
+            out.append('""' + "\n" * text.count("\n", i, j))
+            i = j
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def swift_files(directory):
+    for root, _, files in os.walk(directory):
+        for name in sorted(files):
+            if name.endswith(".swift"):
+                yield os.path.join(root, name)
+
+
+def read(path):
+    with open(path, encoding="utf-8") as handle:
+        return strip_comments_and_strings(handle.read())
+
+
+def package_targets(root):
+    """{target name: (source directory, [dependency names: targets and products])} from Package.swift."""
+    with open(os.path.join(root, "Package.swift"), encoding="utf-8") as handle:
+        manifest = strip_line_comments(handle.read())
+    targets = {}
+    kinds = r"\.(target|testTarget|executableTarget|systemLibrary|macro)\("
+    starts = [m for m in re.finditer(kinds, manifest)]
+    for index, match in enumerate(starts):
+        end = starts[index + 1].start() if index + 1 < len(starts) else len(manifest)
+        body = manifest[match.end():end]
+        name = re.search(r'name:\s*"([^"]+)"', body).group(1)
+        path = re.search(r'path:\s*"([^"]+)"', body)
+        default = "Tests" if match.group(1) == "testTarget" else "Sources"
+        directory = path.group(1) if path else os.path.join(default, name)
+        deps = re.search(r"dependencies:\s*\[(.*?)\]\s*[,)]", body, re.S)
+        listed = []
+        if deps:
+            products = re.findall(r'\.product\(\s*name:\s*"([^"]+)"[^)]*\)', deps.group(1))
+            local = re.findall(r'"([^"]+)"', re.sub(r"\.product\([^)]*\)", "", deps.group(1)))
+            listed = local + products
+        targets[name] = (directory, listed)
+    return targets
+
+
+def strip_line_comments(text):
+    """The manifest without `//` comments (a `//` inside a URL follows a colon and stays)."""
+    return re.sub(r"(^|\s)//[^\n]*", r"\1", text)
+
+
+def check_modules(root, problems):
+    targets = package_targets(root)
+    for name, (directory, dependencies) in sorted(targets.items()):
+        if name not in MAY_IMPORT:
+            problems.append(f"{name}: not in MAY_IMPORT (Tools/check-layers.py): say what it may import")
+            continue
+        allowed = MAY_IMPORT[name]
+        listed = set(dependencies)
+        for missing in sorted(listed - allowed):
+            problems.append(f"{name}: Package.swift depends on {missing}, MAY_IMPORT does not allow it")
+        for extra in sorted({m for m in allowed if m in targets} - listed - TRANSITIVE_OK):
+            problems.append(f"{name}: MAY_IMPORT allows {extra}, Package.swift does not list it")
+        for path in swift_files(os.path.join(root, directory)):
+            for number, line in enumerate(read(path).splitlines(), 1):
+                match = IMPORT.match(line)
+                if match and match.group("module") not in allowed | SYSTEM_MODULES:
+                    rel = os.path.relpath(path, root)
+                    problems.append(f"{rel}:{number}: {name} imports {match.group('module')}, not allowed")
+
+
+def check_folders(root, problems, notes):
+    used_exceptions = set()
+    for module, ranks in FOLDER_ORDER.items():
+        base = os.path.join(root, "Sources", module)
+        rank_of = {folder: index for index, group in enumerate(ranks) for folder in group}
+        files = {}
+        for path in swift_files(base):
+            folder = os.path.relpath(path, base).split(os.sep)[0]
+            if folder.endswith(".swift"):
+                problems.append(f"{os.path.relpath(path, root)}: outside every folder of {module}")
+                continue
+            if folder not in rank_of:
+                problems.append(f"Sources/{module}/{folder}: not in FOLDER_ORDER (Tools/check-layers.py)")
+                rank_of[folder] = -1
+            files[path] = (folder, read(path))
+        defined = {}
+        for path, (folder, text) in files.items():
+            for line in text.splitlines():
+                match = DECLARATION.match(line)
+                if match and not match.group("indent"):
+                    defined.setdefault(match.group("name"), set()).add(folder)
+        for name, folders in sorted(defined.items()):
+            if len(folders) > 1:
+                problems.append(f"{module}: type {name} defined in several folders: {sorted(folders)}")
+        for path, (folder, text) in sorted(files.items()):
+            own = rank_of[folder]
+            for number, line in enumerate(text.splitlines(), 1):
+                for name in set(IDENTIFIER.findall(line)):
+                    for other in defined.get(name, ()):
+                        if other == folder or rank_of[other] < own:
+                            continue
+                        if (module, folder, name) in KNOWN_EXCEPTIONS:
+                            used_exceptions.add((module, folder, name))
+                            continue
+                        rel = os.path.relpath(path, root)
+                        problems.append(f"{rel}:{number}: {folder} uses {name} from {other} (higher or same rank)")
+    for module, folder, name in sorted(KNOWN_EXCEPTIONS - used_exceptions):
+        if module in FOLDER_ORDER:
+            notes.append(f"note: {module}/{folder} no longer uses {name}: remove it from KNOWN_EXCEPTIONS")
+
+
+def readme_tables(root):
+    """The rows of the tables in README's "## Architecture" section, each a list of cells; [] without it."""
+    path = os.path.join(root, "README.md")
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    match = re.search(r"^## Architecture\n(.*?)(?=^## )", text, re.S | re.M)
+    if not match:
+        return []
+    tables, current = [], []
+    for line in match.group(1).splitlines():
+        if re.match(r"^\|[-| ]+\|$", line):
+            continue  # the line under the header
+        if line.startswith("|"):
+            current.append([cell.strip() for cell in line.strip("|").split("|")])
+        elif current:
+            tables.append(current[1:])  # without the header row
+            current = []
+    if current:
+        tables.append(current[1:])
+    return tables
+
+
+def check_readme(root, problems, notes):
+    """README's module table says what MAY_IMPORT says, and its Coffer folder table is FOLDER_ORDER."""
+    tables = readme_tables(root)
+    if len(tables) < 2:
+        notes.append("note: README.md has no Architecture section with the module and folder tables to compare")
+        return
+    modules, folders = tables[0], tables[1]
+    for row in modules:
+        names = re.findall(r"`([^`]+)`", row[0])
+        if not names or names[0] not in MAY_IMPORT:
+            continue
+        said = {name.strip() for name in row[-1].split(",")} - {"—", ""}
+        if said != MAY_IMPORT[names[0]]:
+            problems.append(
+                f"README.md: {names[0]} may import {sorted(said)}, Tools/check-layers.py says "
+                f"{sorted(MAY_IMPORT[names[0]])}")
+    said_order = [set(re.findall(r"`([^`]+)`", row[0])) for row in folders]
+    if said_order != FOLDER_ORDER["Coffer"]:
+        problems.append(
+            f"README.md: Coffer's folder order {said_order} is not Tools/check-layers.py's {FOLDER_ORDER['Coffer']}")
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
+    root = os.path.abspath(root)
+    problems = []
+    notes = []
+    check_modules(root, problems)
+    check_folders(root, problems, notes)
+    check_readme(root, problems, notes)
+    for line in problems + notes:
+        print(line)
+    if problems:
+        print(f"check-layers: {len(problems)} violation(s); README 'Architecture' gives the order")
+        return 1
+    print("check-layers: modules and folders depend downward only")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
