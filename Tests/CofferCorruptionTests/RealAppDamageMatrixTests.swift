@@ -60,12 +60,8 @@ final class RealAppDamageMatrixTests: XCTestCase {
         var stale = 0
         var virtualTablesLost = 0
     }
-    private static let floors: [String: Floor] = [
-        // The engine stops at the bad frame (as SQLite does) and serves the flipped page's older frame.
-        "wal-flip-frame": Floor(recall: 0.92, stale: 11),
-        // Without page 1 the virtual tables' CREATE statements are gone, and the report does not name them.
-        "zero-page1": Floor(recall: 0.99, virtualTablesLost: 2),
-    ]
+    /// None today: every kind meets the targets on the full matrix (README, "Recall on the realistic corpus").
+    private static let floors: [String: Floor] = [:]
 
     func testSeededSubsetMeetsTodaysFloors() throws {
         try XCTSkipUnless(AppCorpus.canGenerate, "python3 -m pip install sqlcipher3-binary")
@@ -116,8 +112,11 @@ final class RealAppDamageMatrixTests: XCTestCase {
                         XCTAssertTrue(result.inputsUntouched, "\(file.name) \(kind) \(seed): INPUT or INPUT-wal changed")
                         if environment["COFFER_CORPUS_VERBOSE"] != nil,
                             result.score.recoveredInBound < result.score.bound || !result.score.wrong.isEmpty
+                                || !result.virtualTablesUnaccounted.isEmpty
                         {
-                            print("\(file.name) \(kind) \(seed): \(result.score)")
+                            print(
+                                "\(file.name) \(kind) \(seed): \(result.score); virtual tables lost "
+                                    + "\(result.virtualTablesUnaccounted)")
                         }
                     } else {
                         matrix[kind, file.profile].notApplicable += 1
