@@ -6,7 +6,8 @@
 // engine meets today (inputs untouched always; recall floors per kind). The full matrix runs with
 //   COFFER_CORPUS_MATRIX=1 swift test -c release -Xswiftc -enable-testing --filter RealAppDamageMatrixTests/testFullMatrix
 // (`COFFER_CORPUS_SEEDS=N` for seeds 1…N, default 1; `COFFER_CORPUS_KINDS=flip-bytes,wal-truncate` for some
-// kinds; `COFFER_CORPUS_VERBOSE=1` prints every case below its bound) and prints the README's markdown table.
+// kinds; `COFFER_CORPUS_VERBOSE=1` prints every case below its bound) and prints the README's markdown table
+// (also written to the file `COFFER_CORPUS_TABLE` names, when set).
 
 import CofferCorruption
 import CofferRepair
@@ -125,6 +126,9 @@ final class RealAppDamageMatrixTests: XCTestCase {
             }
         }
         print(matrix.render())
+        if let path = environment["COFFER_CORPUS_TABLE"] {
+            try matrix.render().write(toFile: path, atomically: true, encoding: .utf8)
+        }
     }
 
     /// The bound is computed from the same rows the ground truth holds: every row of every app table is placed
