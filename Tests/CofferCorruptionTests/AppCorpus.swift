@@ -113,6 +113,8 @@ struct AppPristine {
     let commitFrames: [Int]
     /// The app's history (its committed states are the same in every variant).
     let history: AppHistory
+    /// The pages of sqlite_master's tree and overflow chains (a lost one loses table names).
+    let schemaPages: Set<UInt32>
 
     var passphrase: String? { document.passphrase }
     /// The rows of the app's own tables (virtual tables' shadow rows are checked through queries).
@@ -125,6 +127,8 @@ struct AppPristine {
             ?? DatabaseFile(path: file.path, key: nil, settings: .plaintext)
         let overlay = file.walPath.flatMap { WALOverlay(file: main, walPath: $0) }
         let (tables, placed) = RowPlacement.rows(in: overlay ?? main)
+        var schemaPages = Set<UInt32>()
+        _ = Schema.read(from: overlay ?? main, visited: &schemaPages)
         let frameSize = UInt64(24 + file.pageSize)
         let newest = (overlay?.index.frames ?? [:]).compactMapValues { $0.first.map { Int(($0 - 56) / frameSize) } }
         let pageOne = (overlay?.index.frames[1] ?? []).map { Int(($0 - 56) / frameSize) }
@@ -147,7 +151,8 @@ struct AppPristine {
         let commits = try file.walPath.map { try WALCorruptionInjector.frames(wal: $0, pageSize: file.pageSize) } ?? []
         return AppPristine(
             file: file, document: document, settings: main.settings, truth: truth, newestFrame: newest,
-            pageOneFrames: pageOne, commitFrames: commits.filter(\.isCommit).map(\.index), history: history)
+            pageOneFrames: pageOne, commitFrames: commits.filter(\.isCommit).map(\.index), history: history,
+            schemaPages: schemaPages)
     }
 }
 

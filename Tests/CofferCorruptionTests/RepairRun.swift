@@ -22,13 +22,16 @@ enum RepairRun {
         _ damaged: String, output: String, passphrase: String?, detectProfile: Bool = false, pipeline: Bool = false
     ) throws -> Outcome {
         let salvager: Salvager
-        do {
-            if detectProfile, let passphrase {
-                salvager = Salvager(file: try ProfileDetection.open(path: damaged, key: .passphrase(passphrase)))
-            } else {
-                salvager = try Salvager(path: damaged, key: passphrase.map { .passphrase($0) })
+        do throws(DatabaseFileError) {
+            // As the CLI and Database.repair open it: a destroyed page 1 or header takes the salt of page 1's
+            // newest committed WAL frame.
+            let file = try DatabaseFile.withWALSaltFallback(path: damaged, salt: nil) { salt throws(DatabaseFileError) in
+                guard let passphrase else { return try DatabaseFile(path: damaged, key: nil) }
+                if detectProfile { return try ProfileDetection.open(path: damaged, key: .passphrase(passphrase), salt: salt) }
+                return try DatabaseFile(path: damaged, key: .passphrase(passphrase), salt: salt)
             }
-        } catch let error as DatabaseFileError {
+            salvager = Salvager(file: file)
+        } catch {
             return .refused(error)
         }
         // SQLCipher 3's derivation: LibraryReader opens the output with the passphrase.

@@ -10,7 +10,9 @@
 //    cells above it). WITHOUT ROWID tables (index trees, whose keys are records) only need some hole.
 //    A record shorter than T's column count (legal after ALTER TABLE ADD COLUMN) needs T's own tree to
 //    hold short records too: SQLite writes every column, so otherwise it is another table's (a dropped
-//    `drafts(id, conversation_id, body)` leaf fits `messages` as a short record).
+//    `drafts(id, conversation_id, body)` leaf fits `messages` as a short record) — unless the freelist and
+//    sqlite_master were both read completely: then no unclaimed leaf is free or another table's, and a
+//    table whose tree was lost above its leaves (root gone) is known to have short records only from them.
 //    Fit (required): every record of the page must fit the table (RowFit: column count, NULL rowid alias,
 //    affinities). A table that one record does not fit is not a candidate.
 // 2. Score among fitting tables:

@@ -12,8 +12,13 @@ import Foundation
 extension Salvager {
     /// Scans every unclaimed page, adopts orphan leaves into their tables, groups the rest into inferred
     /// tables (appended to `schema`) and emits their rows. Unreadable pages are added to `badPages`.
+    /// `everyTreeKnown`: the freelist and sqlite_master were read completely, so every unclaimed leaf is a
+    /// live page of a table the schema names (see OrphanAdoption, rule 1). `entriesLost`: sqlite_master lost
+    /// entries, so a leaf that cannot be free (`mayInfer`) and fits no table with room for it is a page of a
+    /// table or index whose entry is gone, inferred rather than ignored.
     func salvageOrphans<Sink: SalvageSink>(
-        schema: inout Schema, badPages: inout Set<UInt32>, mayInfer: Bool, walker: TreeWalker,
+        schema: inout Schema, badPages: inout Set<UInt32>, mayInfer: Bool, everyTreeKnown: Bool, entriesLost: Bool,
+        walker: TreeWalker,
         overflow: OverflowReader, checkText: Bool, sink: inout Sink
     ) throws {
         for index in states.indices { states[index].reached.seal() }
@@ -41,7 +46,8 @@ extension Salvager {
             }
             guard
                 let (summary, records) = summarize(
-                    parsed.page, parsed.cells, overflow: overflow, chains: &orphanChains, checkText: checkText)
+                    parsed.page, parsed.cells, overflow: overflow, chains: &orphanChains, checkText: checkText,
+                    everyTreeKnown: everyTreeKnown)
             else {
                 if parsed.page.type != .tableInterior, !parsed.cells.isEmpty { unparseable.append(pageNumber) }
                 continue
@@ -76,11 +82,12 @@ extension Salvager {
                 // Fits several tables equally well (their roots lost, say): kept, never guessed into one.
                 ambiguous.append(summary)
                 report.orphanLeavesInferred += 1
-            } else if summary.type == .tableLeaf, mayInfer, !summary.fitsSomeTable {
+            } else if summary.type == .tableLeaf, mayInfer, !summary.fitsSomeTable || (entriesLost && summary.scores.isEmpty) {
                 grouping.add(summary)
                 report.orphanLeavesInferred += 1
-            } else if !summary.type.isTable, !schema.isReadable, !summary.fitsSomeTable {
-                // No schema: a WITHOUT ROWID table's page, or an index's. Decided once every rowid is known.
+            } else if !summary.type.isTable, !schema.isReadable || (mayInfer && entriesLost), !summary.fitsSomeTable {
+                // No schema, or sqlite_master lost entries (and the page is not free): a WITHOUT ROWID table's
+                // page, or an index's. Decided once every rowid is known.
                 let last = records.compactMap { $0.1?.last }
                 let integers = last.compactMap { value -> Int64? in
                     if case .integer(let number) = value { return number }
@@ -205,7 +212,8 @@ extension Salvager {
     /// emission). Each record is checked against every table of the page's kind (rowid tables for table
     /// leaves, WITHOUT ROWID tables for index pages); the records are discarded afterwards.
     func summarize(
-        _ page: BTreePage, _ cells: [BTreeCell], overflow: OverflowReader, chains: inout Set<UInt32>, checkText: Bool
+        _ page: BTreePage, _ cells: [BTreeCell], overflow: OverflowReader, chains: inout Set<UInt32>, checkText: Bool,
+        everyTreeKnown: Bool = false
     ) -> (OrphanSummary, [(Int64?, [SalvagedValue]?)])? {
         guard page.type != .tableInterior, !cells.isEmpty else { return nil }
         var counts = Set<Int>()
@@ -247,7 +255,7 @@ extension Salvager {
             summary.fitsSomeTable = true
             if OrphanScorer.mayBelong(
                 summary: summary, table: state.table, holes: state.holes,
-                sawShortRecord: state.sawShortRecord)
+                sawShortRecord: state.sawShortRecord || everyTreeKnown)
             {
                 summary.scores[index] = OrphanScorer.score(summary: summary, table: state.table, reached: state.reached)
             }

@@ -131,6 +131,7 @@ public final class Salvager {
             schema.recoverOrphanLeaves(from: source, claimed: &claimed)
             report.schemaLeavesRecovered = schema.recoveredLeaves.count
         }
+        if !report.schemaFromMaterial { report.schemaIssues += schema.lostEntryIssues }
         var badPages = Set(schema.unreadablePages)
         states = schema.tables.map { TableState(table: $0) }
         for state in states { try sink.begin(table: state.table) }
@@ -203,7 +204,9 @@ public final class Salvager {
 
         // 5–6. Orphans (Salvager+Orphans.swift).
         try salvageOrphans(
-            schema: &schema, badPages: &badPages, mayInfer: mayInfer, walker: walker, overflow: overflow,
+            schema: &schema, badPages: &badPages, mayInfer: mayInfer,
+            everyTreeKnown: freelistComplete && schema.isComplete && hints == nil,
+            entriesLost: schema.isReadable && !schema.isComplete && hints == nil, walker: walker, overflow: overflow,
             checkText: checkText, sink: &sink)
         // A zeroed page is damage (see PageDecoder), counted apart from pages that failed their HMAC.
         report.pagesZero =

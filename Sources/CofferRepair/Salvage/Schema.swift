@@ -88,6 +88,9 @@ public struct Schema: Sendable, Codable {
     public var isReadable: Bool
     /// Pages of the sqlite_master tree that failed to read (bad HMAC).
     public var unreadablePages: [UInt32] = []
+    /// Whether every sqlite_master entry was read: the whole tree walked and every record decoded. Only
+    /// then does every tree of the file belong to a table or index the schema names.
+    public var isComplete = false
     /// sqlite_master leaves found by scanning when page 1 was unreadable (see ``recoverOrphanLeaves(from:claimed:)``).
     public var recoveredLeaves: [UInt32] = []
     /// `PRAGMA user_version` from the header (offset 60), when page 1 was readable.
@@ -104,16 +107,21 @@ public struct Schema: Sendable, Codable {
         let overflow = OverflowReader(source: source)
         var rows: [[SalvagedValue]] = []
         var overflowPages: [UInt32] = []
+        var recordsLost = false
         let stats = walker.walk(root: 1, visited: &visited, expectTable: true) { page, cells in
             guard page.type == .tableLeaf else { return }
             for cell in cells {
-                guard case .success(let payload) = overflow.payload(of: cell) else { continue }
+                guard case .success(let payload) = overflow.payload(of: cell) else {
+                    recordsLost = true
+                    continue
+                }
                 overflowPages += payload.pages
-                if let values = RecordDecoder.decode(payload.bytes) { rows.append(values) }
+                if let values = RecordDecoder.decode(payload.bytes) { rows.append(values) } else { recordsLost = true }
             }
         }
         visited.formUnion(overflowPages)
         var schema = Schema(entries: [], tables: [], isReadable: stats.pagesVisited > 0, unreadablePages: stats.unreadablePages)
+        schema.isComplete = stats.pagesVisited > 0 && stats.holes.isEmpty && !recordsLost
         var encoding = TextEncoding.utf8
         if case .success(let page1) = source.page(1) {
             let header = ByteView(page1)
@@ -248,5 +256,51 @@ extension String {
             }
         }
         self = String(scalars)
+    }
+}
+
+extension Schema {
+    /// The shadow-table suffixes of the virtual-table modules SQLite 3.15 has (FTS3/FTS4, R*Tree).
+    private static let shadowSuffixes = [
+        ["_content", "_segments", "_segdir", "_docsize", "_stat"], ["_node", "_parent", "_rowid"],
+    ]
+
+    /// What the report says when sqlite_master was not read completely: the lost entries themselves, and
+    /// each virtual table whose shadow tables survived but whose CREATE VIRTUAL TABLE did not (its shadow
+    /// tables come back as ordinary tables). Empty for a complete schema.
+    public var lostEntryIssues: [SchemaIssue] {
+        guard !isComplete else { return [] }
+        let list = unreadablePages.map(String.init).joined(separator: ", ")
+        let pages = unreadablePages.isEmpty ? "" : unreadablePages.count == 1 ? " (page \(list))" : " (pages \(list))"
+        var issues = [
+            SchemaIssue(
+                kind: "schema", name: "sqlite_master",
+                reason: isReadable && recoveredLeaves.isEmpty
+                    ? "entries lost with damaged schema pages\(pages): the tables, indexes, virtual tables, views and triggers they declared are not recreated; their rows come back in recovered_* tables"
+                    : "page 1 lost: objects not found on surviving schema pages are not recreated by name; every surviving table tree comes back as a recovered_* table"
+            )
+        ]
+        let names = Set(tables.map { $0.name.lowercased() })
+        let virtual = Set(virtualTables.map { $0.name.lowercased() })
+        var orphaned: [String] = []
+        for table in tables {
+            for suffixes in Self.shadowSuffixes {
+                guard let suffix = suffixes.first(where: { table.name.lowercased().hasSuffix($0) }) else { continue }
+                let base = String(table.name.dropLast(suffix.count))
+                let present = suffixes.filter { names.contains((base + $0).lowercased()) }
+                guard present.count >= 2, !virtual.contains(base.lowercased()),
+                    !orphaned.contains(where: { $0.lowercased() == base.lowercased() })
+                else { continue }
+                orphaned.append(base)
+            }
+        }
+        issues += orphaned.map {
+            SchemaIssue(
+                kind: "virtual table", name: $0,
+                reason:
+                    "its CREATE VIRTUAL TABLE was lost with the schema: not recreated; its shadow tables are kept as ordinary tables"
+            )
+        }
+        return issues
     }
 }
