@@ -30,9 +30,20 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
         ),
+        // The on-disk format, without SQLite: SQLCipher 1–4 and plaintext page codecs, B-tree pages and cells,
+        // records and varints, WAL frames and checksums. Backup, verify, repair, migrate and the fuzzers use it.
+        .target(
+            name: "CofferFormat",
+            dependencies: [
+                "COpenSSL",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         .target(
             name: "Coffer",
             dependencies: [
+                "CofferFormat",
                 "CSQLCipher",
                 "COpenSSL",
                 "CofferMacros",
@@ -52,6 +63,7 @@ let package = Package(
             name: "CofferRepair",
             dependencies: [
                 "Coffer",
+                "CofferFormat",
                 "COpenSSL",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -77,7 +89,7 @@ let package = Package(
             ],
             path: "Tools/coffer-bench"
         ),
-        .target(name: "CofferCorruption", dependencies: ["CofferRepair"]),
+        .target(name: "CofferCorruption", dependencies: ["CofferFormat", "CofferRepair"]),
         .executableTarget(
             name: "coffer-corrupt",
             dependencies: [
@@ -111,7 +123,7 @@ let package = Package(
             name: "CofferQueryTests",
             dependencies: ["Coffer", "CofferTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "CofferRepairTests", dependencies: ["CofferRepair", "Coffer", "CofferTestSupport"]),
+        .testTarget(name: "CofferRepairTests", dependencies: ["CofferFormat", "CofferRepair", "Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferKeyValueTests", dependencies: ["Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferBackupTests", dependencies: ["Coffer", "CofferTestSupport", "CofferTestVFS", "coffer"]),
         .testTarget(

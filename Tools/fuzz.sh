@@ -7,8 +7,9 @@
 #   Tools/fuzz.sh --ci [SECONDS]     every target for SECONDS (default 20) each; fails on any crash
 #   Tools/fuzz.sh --replay TARGET    run the target once over its committed corpus (no fuzzing)
 #
-# How it builds: swiftc over CofferRepair's sources (every file that does not `import Coffer`, i.e. all but
-# the output writer) plus Fuzz/Support and every target, as one module named CofferRepair, with
+# How it builds: swiftc over CofferFormat's sources (the on-disk format, module CofferFormat, built with
+# -enable-testing), then over CofferRepair's sources that do not `import Coffer` (all but the output writer)
+# plus Fuzz/Support and every target, as one module named CofferRepair that imports CofferFormat, both with
 # -sanitize=fuzzer,address, into one binary (rebuilt only when a source changed); COFFER_FUZZ_TARGET selects
 # the target. swift-crypto comes from the package's normal debug build (.build, built here if
 # missing); the package's own build is never changed. Output goes to .build-fuzz/ (git-ignored).
@@ -33,19 +34,22 @@ build() {
     if [[ ! -e $bin/Modules/_CryptoExtras.swiftmodule ]]; then
         swift build --scratch-path "$DEPS" --product _CryptoExtras >&2
     fi
-    mkdir -p "$OUT/bin"
-    local sources objects
+    mkdir -p "$OUT/bin" "$OUT/format"
+    local sources format objects
+    mapfile -t format < <(find Sources/CofferFormat -name '*.swift' | sort)
     mapfile -t sources < <(grep -rLE '^(@_spi\([A-Za-z]+\) )?import Coffer$' --include='*.swift' Sources/CofferRepair | sort)
     mapfile -t objects < <(find "$bin" -path '*Crypto*.build/*.o' -o -path '*SwiftASN1.build/*.o' | sort)
-    if [[ -x $binary ]] && [[ -z $(find "${sources[@]}" Fuzz/Support Fuzz/Targets -newer "$binary" -name '*.swift') ]]; then
+    if [[ -x $binary ]] && [[ -z $(find "${format[@]}" "${sources[@]}" Fuzz/Support Fuzz/Targets -newer "$binary" -name '*.swift') ]]; then
         echo "$binary"
         return
     fi
     rm -f "$binary"
-    { swiftc -sanitize=fuzzer,address -parse-as-library -module-name CofferRepair -O -g \
-        -I "$bin/Modules" -I Sources/COpenSSL \
-        "${sources[@]}" Fuzz/Support/*.swift Fuzz/Targets/*.swift "${objects[@]}" -lcrypto \
-        -o "$binary" 2>&1 || true; } | { grep -v 'ld.gold: warning: Cannot export local symbol' || true; } >&2
+    local flags=(-sanitize=fuzzer,address -parse-as-library -package-name Coffer -O -g -I "$bin/Modules" -I Sources/COpenSSL)
+    { swiftc "${flags[@]}" -module-name CofferFormat -enable-testing -wmo -c "${format[@]}" \
+        -emit-module -emit-module-path "$OUT/format/CofferFormat.swiftmodule" -o "$OUT/format/CofferFormat.o" 2>&1 &&
+        swiftc "${flags[@]}" -module-name CofferRepair -I "$OUT/format" \
+            "${sources[@]}" Fuzz/Support/*.swift Fuzz/Targets/*.swift "$OUT/format/CofferFormat.o" "${objects[@]}" -lcrypto \
+            -o "$binary" 2>&1 || true; } | { grep -v 'ld.gold: warning: Cannot export local symbol' || true; } >&2
     [[ -x $binary ]] || exit 1
     echo "$binary"
 }

@@ -5,6 +5,7 @@
 // The property every target checks is "no trap, no sanitizer report"; each adds its own shape checks and
 // calls `fuzzCheck`, which traps (so libFuzzer records the input) when a returned value breaks its contract.
 
+@testable import CofferFormat
 import Foundation
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,5 +1,6 @@
 // Fuzz target: a whole small plaintext database file → salvage into memory (and, with the WAL byte set,
 // the tail of the input as its WAL). Every row fits its table and every value is a salvaged value.
+@testable import CofferFormat
 import Foundation
 
 func fuzz_salvage(_ bytes: [UInt8]) {

@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 
 /// What ``Database/verify(path:configuration:)`` found.
@@ -55,15 +56,15 @@ extension Database {
             // SQLCipher reads an all-zero page without checking its HMAC, but writes none (even a freed
             // page is encrypted zeros): a zeroed page is damage, the never-written lock-byte page excepted.
             let zeroed = try zeroedPages(in: file, pageSize: pageSize, except: [(1 << 30) / pageSize + 1])
-            let codec = try key.pageCodec(path: path, pageSize: pageSize, usesHMAC: configuration.cipher.usesHMAC)
+            let codec = try key.pageDecoder(path: path, pageSize: pageSize, usesHMAC: configuration.cipher.usesHMAC)
             damaged = Array(Set(zeroed).union(try damagedPages(in: file, codec: codec))).sorted()
-            if codec.usesHMAC && damaged.count == pageCount {
+            if codec.settings.hmacAlgorithm != .none && damaged.count == pageCount {
                 throw CofferError(
                     code: .wrongPassphrase,
                     message: "no page of \(path) authenticates: wrong passphrase or key (or a destroyed salt)")
             }
             try WALScan.scan(path: path + "-wal") { frame in
-                if !frame.page.withUnsafeBytes({ codec.verify($0, pageNumber: frame.pageNumber) }) {
+                if !frame.page.withUnsafeBytes({ codec.libraryAccepts($0, pageNumber: frame.pageNumber) }) {
                     damagedInWAL.append(Int(frame.pageNumber))
                 }
             }
@@ -86,7 +87,7 @@ extension Database {
             let bytes = try file.read(count: batch * pageSize, at: (first - 1) * pageSize)
             for index in 0..<(bytes.count / pageSize) where !except.contains(first + index) {
                 let start = index * pageSize
-                if bytes[start] == 0, bytes[start..<(start + pageSize)].allSatisfy({ $0 == 0 }) { zeroed.append(first + index) }
+                if bytes[start] == 0, bytes[start..<(start + pageSize)].isAllZeroBytes { zeroed.append(first + index) }
             }
             first += batch
         }

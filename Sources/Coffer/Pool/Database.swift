@@ -1,4 +1,5 @@
 import CSQLCipher
+import CofferFormat
 import Foundation
 
 /// An encrypted SQLite database in WAL mode: one serialized writer, a pool of snapshot readers.

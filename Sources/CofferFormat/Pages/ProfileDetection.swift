@@ -40,7 +40,12 @@ public enum ProfileDetection {
         path: String, key: KeyMaterial, candidates: [CipherSettings] = defaultCandidates, salt: [UInt8]? = nil
     ) throws(DatabaseFileError) -> DatabaseFile {
         let fileSalt: [UInt8]
-        if let salt { fileSalt = salt } else { fileSalt = try readSalt(path) }
+        if let salt {
+            fileSalt = salt
+        } else {
+            guard let read = try FileSalt.read(path: path) else { throw .tooSmall }
+            fileSalt = read
+        }
         var derived: [DerivationKey: [UInt8]] = [:]
         var firstError: DatabaseFileError?
         for profile in candidates where profile.isEncrypted {
@@ -98,13 +103,6 @@ public enum ProfileDetection {
     private struct DerivationKey: Hashable {
         let algorithm: KDFAlgorithm
         let rounds: Int
-    }
-
-    static func readSalt(_ path: String) throws(DatabaseFileError) -> [UInt8] {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw .cannotOpen(path) }
-        defer { try? handle.close() }
-        guard let head = DatabaseFile.read(handle.fileDescriptor, offset: 0, count: 16) else { throw .tooSmall }
-        return head
     }
 }
 
