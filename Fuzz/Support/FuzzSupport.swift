@@ -5,8 +5,9 @@
 // The property every target checks is "no trap, no sanitizer report"; each adds its own shape checks and
 // calls `fuzzCheck`, which traps (so libFuzzer records the input) when a returned value breaks its contract.
 
-@testable import CofferFormat
 import Foundation
+
+@testable import CofferFormat
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

@@ -2,6 +2,7 @@
 // Bytes 0–3: first page; 4–7: remaining payload length (masked); the rest: the pages.
 
 @testable import CofferFormat
+
 func fuzz_overflow(_ bytes: [UInt8]) {
     guard bytes.count >= 8 else { return }
     let view = ByteView(bytes)

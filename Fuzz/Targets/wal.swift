@@ -1,6 +1,7 @@
+import Foundation
+
 // Fuzz target: a WAL file → committed frames (page size 512). Every committed frame lies inside the file.
 @testable import CofferFormat
-import Foundation
 
 func fuzz_wal(_ bytes: [UInt8]) {
     let path = scratchFile("wal", bytes)

@@ -13,6 +13,7 @@
 //   too.
 
 import CofferFormat
+import CofferTestSupport
 import Foundation
 
 /// A kind of damage to a `-wal` file.
