@@ -25,9 +25,10 @@ import Darwin
 /// **The gate.** While an incremental backup reads page images from the main file, no checkpoint may
 /// overwrite them: every Coffer checkpoint takes ``checkpointGate`` (the writer's opportunistic catch-up
 /// only tries it and skips when it is held).
-final class ChangedPageTracker: @unchecked Sendable {
-    /// Held while a backup reads pages from the main file; checkpoints wait for it (or skip).
-    let checkpointGate = NSLock()
+final class ChangedPageTracker: WALCommitListener, @unchecked Sendable {
+    /// Held while a backup reads pages from the main file; checkpoints wait for it (or skip): the pool's
+    /// ``WALCommitHook/checkpointGate``.
+    let checkpointGate: NSLock
     /// Serializes backups of one database.
     let backupLock = NSLock()
     private let walPath: String
@@ -45,8 +46,12 @@ final class ChangedPageTracker: @unchecked Sendable {
         let generationID: Int
     }
 
-    init(databasePath: String) {
+    /// A tracker for the database at `databasePath` whose checkpoints take `checkpointGate`, attached when its
+    /// WAL holds `walFrames` frames.
+    init(databasePath: String, checkpointGate: NSLock, walFrames: Int32) {
         walPath = databasePath + "-wal"
+        self.checkpointGate = checkpointGate
+        lastFrame = walFrames
     }
 
     /// Called on the writer's thread after each commit, with the WAL's size in frames.
@@ -135,6 +140,9 @@ final class ChangedPageTracker: @unchecked Sendable {
         walSalts = nil
     }
 
+    /// Saves the changed-page set beside the backups (see `persistAfterClose`).
+    func walEmptiedAtClose(databasePath: String) { persistAfterClose(databasePath: databasePath) }
+
     // MARK: Reading the WAL's plaintext headers (CofferFormat's WALHeader and WALFrameHeader)
 
     /// The WAL's 32-byte header.
@@ -163,5 +171,15 @@ final class ChangedPageTracker: @unchecked Sendable {
             pages.append(frameHeader.pageNumber)
         }
         return pages
+    }
+}
+
+extension Database {
+    /// The changed-page tracker, attached to the pool's ``WALCommitHook`` on first use (the first backup,
+    /// or a scheduler's first look): it follows commits from then on, starting at the WAL's current size.
+    var changeTracker: ChangedPageTracker {
+        commitHook.listener {
+            ChangedPageTracker(databasePath: path, checkpointGate: commitHook.checkpointGate, walFrames: $0)
+        }
     }
 }
