@@ -97,9 +97,6 @@ extension Database {
     /// A plaintext file's page size from its header (bytes 16–17, 1 meaning 65536), 4096 when unreadable.
     private static func plaintextPageSize(_ file: PageFile) throws -> Int {
         let header = try file.read(count: 18, at: 0)
-        guard header.count == 18 else { return 4096 }
-        let raw = Int(header[16]) << 8 | Int(header[17])
-        let size = raw == 1 ? 65536 : raw
-        return size >= 512 && size <= 65536 && size & (size - 1) == 0 ? size : 4096
+        return DatabaseHeader.pageSize(header) ?? 4096
     }
 }

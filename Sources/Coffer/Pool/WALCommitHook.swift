@@ -1,7 +1,7 @@
 import Foundation
 
 /// Told about the writer's WAL commits and about a close whose checkpoint emptied the WAL. Backup's
-/// `ChangedPageTracker` is one (it lets an incremental backup copy only the pages committed since the last
+/// changed-page tracker is one (it lets an incremental backup copy only the pages committed since the last
 /// generation); the pool knows it only through this protocol.
 protocol WALCommitListener: AnyObject, Sendable {
     /// Called on the writer's thread after each commit, with the WAL's size in frames.

@@ -217,8 +217,7 @@ public final class DatabaseFile: PageSource {
         if decoder.settings.hmacAlgorithm != .none { return decoder.authenticates(raw, pageNumber: 1) }
         guard case .success(let plain) = decoder.decode(raw, pageNumber: 1) else { return false }
         let view = ByteView(plain)
-        guard let size = view.u16(16), let reserve = view.u8(20) else { return false }
-        let pageSize = size == 1 ? 65536 : Int(size)
+        guard let pageSize = DatabaseHeader.pageSize(plain), let reserve = view.u8(20) else { return false }
         return pageSize == decoder.pageSize && Int(reserve) == decoder.settings.reserveBytes
             && view.u8(21) == 64 && view.u8(22) == 32 && view.u8(23) == 32
     }
@@ -243,11 +242,10 @@ public final class DatabaseFile: PageSource {
         -> (pageSize: Int, reserve: Int, pageOneDamaged: Bool)
     {
         let view = ByteView(head)
-        if head.count >= 100, Array(head.prefix(16)) == sqliteMagic, let raw = view.u16(16),
+        if head.count >= 100, Array(head.prefix(16)) == sqliteMagic, let size = DatabaseHeader.pageSize(head),
             let reserve = view.u8(20)
         {
-            let size = raw == 1 ? 65536 : Int(raw)
-            if candidateSizes.contains(size), UInt64(size) <= fileSize, Int(reserve) < size - 480 {
+            if UInt64(size) <= fileSize, Int(reserve) < size - 480 {
                 return (size, Int(reserve), false)
             }
         }
@@ -276,8 +274,7 @@ public final class DatabaseFile: PageSource {
             throw .unknownPageSize
         }
         let qualifying = shares.filter { $0.share >= 0.75 * best }.map(\.size).sorted()
-        if let raw = view.u16(16), qualifying.contains(raw == 1 ? 65536 : Int(raw)) {
-            let size = raw == 1 ? 65536 : Int(raw)
+        if let size = DatabaseHeader.pageSize(head), qualifying.contains(size) {
             let reserve = Int(view.u8(20) ?? 0)
             return (size, reserve < size - 480 ? reserve : 0, true)
         }

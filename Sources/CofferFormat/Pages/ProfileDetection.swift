@@ -123,22 +123,3 @@ extension CipherSettings {
         (16 + hmac.length + 15) / 16 * 16
     }
 }
-
-extension DatabaseFile {
-    /// The reserve the B-tree layer uses: header byte 20 of page 1 when it authenticates and asks for more
-    /// than the codec's own reserve, else the codec's.
-    ///
-    /// The two differ in files SQLCipher 4 really writes: an app that sets `cipher_hmac_algorithm`,
-    /// `cipher_use_hmac` or `cipher_compatibility` *after* `PRAGMA key` gets pages whose IV and HMAC sit in
-    /// the last 48 (or 16) bytes while the header — and every B-tree formula SQLite applies — says 80. Using
-    /// the codec's reserve there would misplace every cell near the end of a page and every overflow chunk.
-    /// A header value below the codec's reserve, or leaving fewer than 480 usable bytes, is not believed.
-    static func btreeReserve(fd: Int32, decoder: PageDecoder, pageOneDamaged: Bool) -> Int {
-        let codec = decoder.settings.reserveBytes
-        guard !pageOneDamaged, let raw = read(fd, offset: 0, count: decoder.pageSize),
-            case .success(let page) = decoder.decode(raw, pageNumber: 1), let header = ByteView(page).u8(20)
-        else { return codec }
-        let reserve = Int(header)
-        return reserve > codec && decoder.pageSize - reserve >= 480 ? reserve : codec
-    }
-}
