@@ -30,9 +30,20 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
         ),
+        // The on-disk format, without SQLite: SQLCipher 1–4 and plaintext page codecs, B-tree pages and cells,
+        // records and varints, WAL frames and checksums. Backup, verify, repair, migrate and the fuzzers use it.
+        .target(
+            name: "CofferFormat",
+            dependencies: [
+                "COpenSSL",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         .target(
             name: "Coffer",
             dependencies: [
+                "CofferFormat",
                 "CSQLCipher",
                 "COpenSSL",
                 "CofferMacros",
@@ -52,6 +63,7 @@ let package = Package(
             name: "CofferRepair",
             dependencies: [
                 "Coffer",
+                "CofferFormat",
                 "COpenSSL",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -70,6 +82,7 @@ let package = Package(
             name: "coffer-bench",
             dependencies: [
                 "Coffer",
+                "CofferTestSupport",
                 "CSQLCipher",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -77,7 +90,9 @@ let package = Package(
             ],
             path: "Tools/coffer-bench"
         ),
-        .target(name: "CofferCorruption", dependencies: ["CofferRepair"]),
+        // The damage injector of the corruption tests and `coffer-corrupt` (test tooling: its randomness is
+        // CofferTestSupport's SeededGenerator).
+        .target(name: "CofferCorruption", dependencies: ["CofferFormat", "CofferRepair", "CofferTestSupport"]),
         .executableTarget(
             name: "coffer-corrupt",
             dependencies: [
@@ -104,19 +119,32 @@ let package = Package(
             ],
             path: "Tests/CofferTestSupport"),
         // The power-loss tests' crash VFS: C, against SQLCipher's header and library only.
-        .target(name: "CofferTestVFS", dependencies: ["CSQLCipher"], linkerSettings: [.linkedLibrary("sqlcipher")]),
+        .target(
+            name: "CofferTestVFS", dependencies: ["CSQLCipher"], path: "Tests/CofferTestVFS",
+            linkerSettings: [.linkedLibrary("sqlcipher")]),
+        // The crash tests' child process (KillTests, FullDiskTests): test-only, never shipped.
+        .executableTarget(
+            name: "coffer-torture",
+            dependencies: [
+                "Coffer", "CofferTestSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tests/CofferTorture"
+        ),
         .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport", "CofferTempVFS"]),
         .testTarget(name: "CofferCLITests", dependencies: ["coffer", "Coffer", "CofferTestSupport"]),
         .testTarget(
             name: "CofferQueryTests",
             dependencies: ["Coffer", "CofferTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "CofferRepairTests", dependencies: ["CofferRepair", "Coffer", "CofferTestSupport"]),
+        .testTarget(name: "CofferRepairTests", dependencies: ["CofferFormat", "CofferRepair", "Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferKeyValueTests", dependencies: ["Coffer", "CofferTestSupport"]),
-        .testTarget(name: "CofferBackupTests", dependencies: ["Coffer", "CofferTestSupport", "CofferTestVFS", "coffer"]),
+        .testTarget(
+            name: "CofferBackupTests",
+            dependencies: ["Coffer", "CofferTestSupport", "CofferTestVFS", "coffer", "coffer-torture"]
+        ),
         .testTarget(
             name: "CofferReliabilityTests",
-            dependencies: ["CofferRepair", "Coffer", "CofferTestSupport", "CofferTestVFS", "coffer"]
+            dependencies: ["CofferRepair", "Coffer", "CofferTestSupport", "CofferTestVFS", "coffer", "coffer-torture"]
         ),
         // Coffer as a user sees it: only the public API the README and DocC teach (no @testable, no SPI),
         // on real files, threads and processes. `coffer` is listed only so that its binary is built.

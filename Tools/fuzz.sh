@@ -7,17 +7,20 @@
 #   Tools/fuzz.sh --ci [SECONDS]     every target for SECONDS (default 20) each; fails on any crash
 #   Tools/fuzz.sh --replay TARGET    run the target once over its committed corpus (no fuzzing)
 #
-# How it builds: swiftc over CofferRepair's sources (every file that does not `import Coffer`, i.e. all but
-# the output writer) plus Fuzz/Support and every target, as one module named CofferRepair, with
-# -sanitize=fuzzer,address, into one binary (rebuilt only when a source changed); COFFER_FUZZ_TARGET selects
-# the target. swift-crypto comes from the package's normal debug build (.build, built here if
+# How it builds: swiftc over CofferFormat's sources (the on-disk format, module CofferFormat, built with
+# -enable-testing), then over Fuzz/Support and the targets in TARGETS (module CofferFuzz, which
+# `@testable import`s CofferFormat), both with -sanitize=fuzzer,address, into one binary (rebuilt only when a
+# source changed); COFFER_FUZZ_TARGET selects the target. Fuzz/Targets/salvage.swift is not built: the
+# salvager reads CREATE statements through SQLite (CreateStatementReader) and backup hints through Coffer
+# (SalvageHints), so it can be fuzzed only linked against Coffer and SQLCipher; FuzzCorpusReplayTests still
+# replays its corpus. swift-crypto comes from the package's normal debug build (.build, built here if
 # missing); the package's own build is never changed. Output goes to .build-fuzz/ (git-ignored).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 OUT=$ROOT/.build-fuzz
 DEPS=${FUZZ_DEPS_SCRATCH:-$ROOT/.build}
-TARGETS=(varint record page overflow wal salvage pagedecoder)
+TARGETS=(varint record page overflow wal pagedecoder)
 TIMEOUT=${FUZZ_TIMEOUT:-5}          # seconds per input
 RSS=${FUZZ_RSS_MB:-1024}            # memory per process
 MAXLEN=${FUZZ_MAX_LEN:-70000}
@@ -33,19 +36,23 @@ build() {
     if [[ ! -e $bin/Modules/_CryptoExtras.swiftmodule ]]; then
         swift build --scratch-path "$DEPS" --product _CryptoExtras >&2
     fi
-    mkdir -p "$OUT/bin"
-    local sources objects
-    mapfile -t sources < <(grep -rLE '^(@_spi\([A-Za-z]+\) )?import Coffer$' --include='*.swift' Sources/CofferRepair | sort)
+    mkdir -p "$OUT/bin" "$OUT/format"
+    local targets format objects
+    mapfile -t format < <(find Sources/CofferFormat -name '*.swift' | sort)
+    targets=("${TARGETS[@]/#/Fuzz/Targets/}")
+    targets=("${targets[@]/%/.swift}")
     mapfile -t objects < <(find "$bin" -path '*Crypto*.build/*.o' -o -path '*SwiftASN1.build/*.o' | sort)
-    if [[ -x $binary ]] && [[ -z $(find "${sources[@]}" Fuzz/Support Fuzz/Targets -newer "$binary" -name '*.swift') ]]; then
+    if [[ -x $binary ]] && [[ -z $(find "${format[@]}" Fuzz/Support "${targets[@]}" -newer "$binary" -name '*.swift') ]]; then
         echo "$binary"
         return
     fi
     rm -f "$binary"
-    { swiftc -sanitize=fuzzer,address -parse-as-library -module-name CofferRepair -O -g \
-        -I "$bin/Modules" -I Sources/COpenSSL \
-        "${sources[@]}" Fuzz/Support/*.swift Fuzz/Targets/*.swift "${objects[@]}" -lcrypto \
-        -o "$binary" 2>&1 || true; } | { grep -v 'ld.gold: warning: Cannot export local symbol' || true; } >&2
+    local flags=(-sanitize=fuzzer,address -parse-as-library -package-name Coffer -O -g -I "$bin/Modules" -I Sources/COpenSSL)
+    { swiftc "${flags[@]}" -module-name CofferFormat -enable-testing -wmo -c "${format[@]}" \
+        -emit-module -emit-module-path "$OUT/format/CofferFormat.swiftmodule" -o "$OUT/format/CofferFormat.o" 2>&1 &&
+        swiftc "${flags[@]}" -module-name CofferFuzz -I "$OUT/format" \
+            Fuzz/Support/*.swift "${targets[@]}" "$OUT/format/CofferFormat.o" "${objects[@]}" -lcrypto \
+            -o "$binary" 2>&1 || true; } | { grep -v 'ld.gold: warning: Cannot export local symbol' || true; } >&2
     [[ -x $binary ]] || exit 1
     echo "$binary"
 }

@@ -1,11 +1,13 @@
-// FuzzSupport — shared by every fuzz target (compiled into the same module as CofferRepair's sources, so
-// internal API is reachable). Each target `Fuzz/Targets/NAME.swift` defines `fuzz_NAME(_:)`. All targets go
+// FuzzSupport — shared by every fuzz target (compiled into one module that `@testable import`s CofferFormat,
+// so its internal API is reachable). Each target `Fuzz/Targets/NAME.swift` defines `fuzz_NAME(_:)`. All targets go
 // into one binary (CofferRepair is compiled once); COFFER_FUZZ_TARGET picks the one the entry point calls.
 //
 // The property every target checks is "no trap, no sanitizer report"; each adds its own shape checks and
 // calls `fuzzCheck`, which traps (so libFuzzer records the input) when a returned value breaks its contract.
 
 import Foundation
+
+@testable import CofferFormat
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -16,7 +18,7 @@ public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -
 
 let fuzzTargets: [String: ([UInt8]) -> Void] = [
     "varint": fuzz_varint, "record": fuzz_record, "page": fuzz_page, "overflow": fuzz_overflow, "wal": fuzz_wal,
-    "salvage": fuzz_salvage, "pagedecoder": fuzz_pagedecoder,
+    "pagedecoder": fuzz_pagedecoder,
 ]
 
 let selectedTarget: ([UInt8]) -> Void = {

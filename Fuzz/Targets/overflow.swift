@@ -1,5 +1,8 @@
 // Fuzz target: an overflow chain over a small in-memory page map (512-byte pages, U = 512).
 // Bytes 0–3: first page; 4–7: remaining payload length (masked); the rest: the pages.
+
+@testable import CofferFormat
+
 func fuzz_overflow(_ bytes: [UInt8]) {
     guard bytes.count >= 8 else { return }
     let view = ByteView(bytes)

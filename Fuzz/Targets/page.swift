@@ -1,5 +1,8 @@
 // Fuzz target: one B-tree page → cells, for every page type, page 1 (header at 100) and not.
 // Byte 0 picks page 1 or not and the reserve; the rest is the page (padded/cut to a valid size).
+
+@testable import CofferFormat
+
 func fuzz_page(_ bytes: [UInt8]) {
     guard let control = bytes.first else { return }
     let pageNumber: UInt32 = control & 1 == 1 ? 1 : 2 + UInt32(control >> 4)

@@ -2,6 +2,9 @@
 // A page failing its HMAC must be rejected before any parsing: decode succeeds only for an all-zero page or
 // one that authenticates; what it returns then goes through the B-tree parser.
 // Byte 0: odd → page 1 (its salt is its own first 16 bytes); even → page 2, salt = the next 16 bytes.
+
+@testable import CofferFormat
+
 let fuzzRawKey = [UInt8](repeating: 0x5a, count: 32)
 let fuzzSettings = CipherSettings.sqlcipher3.with(pageSize: 1024)
 

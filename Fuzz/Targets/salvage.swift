@@ -1,6 +1,8 @@
+import Foundation
+
 // Fuzz target: a whole small plaintext database file → salvage into memory (and, with the WAL byte set,
 // the tail of the input as its WAL). Every row fits its table and every value is a salvaged value.
-import Foundation
+@testable import CofferFormat
 
 func fuzz_salvage(_ bytes: [UInt8]) {
     guard bytes.count >= 512, bytes.count <= 1 << 20 else { return }

@@ -1,4 +1,7 @@
 // Fuzz target: Varint.decode at every offset. Compared with a straightforward reference decoder.
+
+@testable import CofferFormat
+
 func fuzz_varint(_ bytes: [UInt8]) {
     let view = ByteView(bytes)
     for offset in [-1, 0, 1, bytes.count - 1, bytes.count, Int.max] {

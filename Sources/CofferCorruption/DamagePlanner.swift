@@ -11,6 +11,7 @@
 //   with `CorruptionError.noTarget` instead of silently damaging something else.
 
 import CofferRepair
+import CofferTestSupport
 
 /// One change to the copied file.
 public enum ByteEdit: Sendable, Equatable {

@@ -12,7 +12,8 @@
 //   the last commit frame that survives whole belong to a transaction whose commit is gone: they are lost
 //   too.
 
-import CofferRepair
+import CofferFormat
+import CofferTestSupport
 import Foundation
 
 /// A kind of damage to a `-wal` file.
@@ -66,7 +67,7 @@ public enum WALCorruptionInjector {
             throw .io("\(path) is not a WAL")
         }
         let bigEndian = magic & 1 == 1
-        var sums = WALIndex.checksum(bytes[0..<24], bigEndian: bigEndian, seed: (0, 0))
+        var sums = WALChecksum.compute(bytes[0..<24], bigEndian: bigEndian, seed: (0, 0))
         var frames: [WALFrame] = []
         var committed = 0
         var offset = 32
@@ -75,8 +76,8 @@ public enum WALCorruptionInjector {
             guard let page = frame.u32(0), let commit = frame.u32(4), frame.u32(8) == header.u32(16),
                 frame.u32(12) == header.u32(20)
             else { break }
-            sums = WALIndex.checksum(bytes[offset..<(offset + 8)], bigEndian: bigEndian, seed: sums)
-            sums = WALIndex.checksum(bytes[(offset + 24)..<(offset + 24 + pageSize)], bigEndian: bigEndian, seed: sums)
+            sums = WALChecksum.compute(bytes[offset..<(offset + 8)], bigEndian: bigEndian, seed: sums)
+            sums = WALChecksum.compute(bytes[(offset + 24)..<(offset + 24 + pageSize)], bigEndian: bigEndian, seed: sums)
             guard (frame.u32(16), frame.u32(20)) == (sums.0, sums.1) else { break }
             frames.append(WALFrame(index: frames.count, page: page, isCommit: commit != 0))
             if commit != 0 { committed = frames.count }

@@ -14,7 +14,7 @@ struct CofferCommand: ParsableCommand {
         subcommands: [
             InfoCommand.self, VerifyCommand.self, RepairCommand.self, MigrateCommand.self, BackupCommand.self,
             RestoreCommand.self,
-            DemoCommand.self, TortureCommand.self,
+            DemoCommand.self,
         ])
 
     /// Parses, runs, and maps every failure onto the documented exit codes (ArgumentParser alone would

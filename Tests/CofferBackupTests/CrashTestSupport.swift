@@ -3,10 +3,10 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-/// What the crash tests assert about a database written by `coffer _torture`.
+/// What the crash tests assert about a database written by `coffer-torture`.
 enum TortureCheck {
     /// Rows of transaction `id`, as the child writes them.
-    static func rows(for transaction: Int) -> Int { 1 + (transaction * 7919) % 13 }
+    static func rows(for transaction: Int) -> Int { TortureRows.rows(for: transaction) }
 
     /// Opens `path`, checks integrity, that the committed transactions are exactly 1…N with every row of
     /// each and nothing of any other, and returns N.

@@ -7,7 +7,7 @@ import XCTest
 import Glibc
 #endif
 
-/// `kill -9` at random moments: a child `coffer _torture` writes numbered transactions and prints
+/// `kill -9` at random moments: a child `coffer-torture` writes numbered transactions and prints
 /// `ack N` after each commit; the parent SIGKILLs it after a seeded number of acks (while it keeps
 /// committing, checkpointing and — in one mode — backing up), reopens, and checks that every
 /// acknowledged transaction is there, whole, and nothing partial is visible.
@@ -31,7 +31,7 @@ final class KillTests: XCTestCase {
         for round in 0..<rounds {
             let mode = Mode.allCases[round % Mode.allCases.count]
             var arguments = [
-                "_torture", path, "--passphrase-env", "COFFER_TEST_PASSPHRASE", "--kdf-iter", "2",
+                path, "--passphrase-env", "COFFER_TEST_PASSPHRASE", "--kdf-iter", "2",
             ]
             switch mode {
             case .commits: break
@@ -72,7 +72,7 @@ final class KillTests: XCTestCase {
     /// highest acknowledged transaction number.
     private func runAndKill(arguments: [String], afterAcks: Int) throws -> Int {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Shell.cofferExecutable)
+        process.executableURL = URL(fileURLWithPath: Shell.tortureExecutable)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(["COFFER_TEST_PASSPHRASE": BackupFixture.passphrase]) {
             $1

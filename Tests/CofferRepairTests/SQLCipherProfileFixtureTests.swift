@@ -49,13 +49,13 @@ final class SQLCipherProfileFixtureTests: XCTestCase {
             ("sqlcipher4.db", "pw4", "sqlcipher4"), ("sqlcipher2.db", "pw2", "sqlcipher2"),
             ("sqlcipher1.db", "pw1", "sqlcipher1"),
         ] {
-            let file = try DatabaseFile.open(path: fixture(name), key: .passphrase(key))
+            let file = try ProfileDetection.open(path: fixture(name), key: .passphrase(key))
             XCTAssertEqual(file.settings.name, profile)
             var sink = CollectingSink()
             _ = try Salvager(file: file, useWAL: false).run(into: &sink)
             XCTAssertEqual(sink.rowSet("t"), expected, name)
         }
-        XCTAssertThrowsError(try DatabaseFile.open(path: fixture("sqlcipher4.db"), key: .passphrase("nope"))) {
+        XCTAssertThrowsError(try ProfileDetection.open(path: fixture("sqlcipher4.db"), key: .passphrase("nope"))) {
             XCTAssertEqual($0 as? DatabaseFileError, .wrongKey)
         }
     }

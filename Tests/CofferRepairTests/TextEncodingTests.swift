@@ -2,6 +2,7 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
+@testable import CofferFormat
 @testable import CofferRepair
 
 /// UTF-16 databases: the schema is read and every TEXT value comes out as SQLite itself returns it as UTF-8.

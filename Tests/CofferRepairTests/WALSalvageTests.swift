@@ -92,11 +92,11 @@ final class WALSalvageTests: XCTestCase {
         }
         XCTAssertGreaterThan(damaged, 0)
         let bigEndian = wal[3] & 1 == 1
-        var sums = WALIndex.checksum(wal[0..<24], bigEndian: bigEndian, seed: (0, 0))
+        var sums = WALChecksum.compute(wal[0..<24], bigEndian: bigEndian, seed: (0, 0))
         offset = 32
         while offset + frameSize <= wal.count {
-            sums = WALIndex.checksum(wal[offset..<(offset + 8)], bigEndian: bigEndian, seed: sums)
-            sums = WALIndex.checksum(wal[(offset + 24)..<(offset + frameSize)], bigEndian: bigEndian, seed: sums)
+            sums = WALChecksum.compute(wal[offset..<(offset + 8)], bigEndian: bigEndian, seed: sums)
+            sums = WALChecksum.compute(wal[(offset + 24)..<(offset + frameSize)], bigEndian: bigEndian, seed: sums)
             for (index, value) in [sums.0, sums.1].enumerated() {
                 for byte in 0..<4 {
                     wal[offset + 16 + 4 * index + byte] = UInt8(truncatingIfNeeded: value >> (24 - 8 * UInt32(byte)))

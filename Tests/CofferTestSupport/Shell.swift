@@ -93,6 +93,11 @@ public enum Shell {
         productsDirectory.appendingPathComponent("coffer").path
     }
 
+    /// The crash tests' child process, `coffer-torture` (a test-only executable), built beside the test bundle.
+    public static var tortureExecutable: String {
+        productsDirectory.appendingPathComponent("coffer-torture").path
+    }
+
     /// The build products directory (where SwiftPM puts executables and the test bundle).
     public static var productsDirectory: URL {
         for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {

@@ -1,5 +1,6 @@
 import CSQLCipher
 import Coffer
+import CofferTestSupport
 import Foundation
 
 /// W6: one writer inserts `writerRows` rows in transactions of 100 into a copy of the filled table while

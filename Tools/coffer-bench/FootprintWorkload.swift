@@ -1,5 +1,6 @@
 import CSQLCipher
 import Coffer
+import CofferTestSupport
 import Foundation
 
 /// F1, the footprint workload: what an app pays in memory for one open encrypted database. On a fresh

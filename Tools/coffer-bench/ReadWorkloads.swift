@@ -1,5 +1,6 @@
 import CSQLCipher
 import Coffer
+import CofferTestSupport
 import Foundation
 
 /// W3 (fetch all rows), W4 (point lookups in one read), W4b (one read call per lookup), W5 (range

@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 
 #if canImport(Glibc)
@@ -24,9 +25,10 @@ import Darwin
 /// **The gate.** While an incremental backup reads page images from the main file, no checkpoint may
 /// overwrite them: every Coffer checkpoint takes ``checkpointGate`` (the writer's opportunistic catch-up
 /// only tries it and skips when it is held).
-final class ChangedPageTracker: @unchecked Sendable {
-    /// Held while a backup reads pages from the main file; checkpoints wait for it (or skip).
-    let checkpointGate = NSLock()
+final class ChangedPageTracker: WALCommitListener, @unchecked Sendable {
+    /// Held while a backup reads pages from the main file; checkpoints wait for it (or skip): the pool's
+    /// ``WALCommitHook/checkpointGate``.
+    let checkpointGate: NSLock
     /// Serializes backups of one database.
     let backupLock = NSLock()
     private let walPath: String
@@ -44,8 +46,12 @@ final class ChangedPageTracker: @unchecked Sendable {
         let generationID: Int
     }
 
-    init(databasePath: String) {
+    /// A tracker for the database at `databasePath` whose checkpoints take `checkpointGate`, attached when its
+    /// WAL holds `walFrames` frames.
+    init(databasePath: String, checkpointGate: NSLock, walFrames: Int32) {
         walPath = databasePath + "-wal"
+        self.checkpointGate = checkpointGate
+        lastFrame = walFrames
     }
 
     /// Called on the writer's thread after each commit, with the WAL's size in frames.
@@ -134,14 +140,12 @@ final class ChangedPageTracker: @unchecked Sendable {
         walSalts = nil
     }
 
-    // MARK: Reading the WAL's plaintext headers
+    /// Saves the changed-page set beside the backups (see `persistAfterClose`).
+    func walEmptiedAtClose(databasePath: String) { persistAfterClose(databasePath: databasePath) }
 
-    struct WALHeader {
-        let pageSize: Int
-        let salts: (UInt32, UInt32)
-    }
+    // MARK: Reading the WAL's plaintext headers (CofferFormat's WALHeader and WALFrameHeader)
 
-    /// The 32-byte WAL header: magic, version, page size, checkpoint sequence, salt-1, salt-2, checksums.
+    /// The WAL's 32-byte header.
     static func readWALHeader(_ path: String) -> WALHeader? {
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else { return nil }
@@ -150,32 +154,32 @@ final class ChangedPageTracker: @unchecked Sendable {
     }
 
     static func readWALHeader(descriptor: Int32) -> WALHeader? {
-        var bytes = [UInt8](repeating: 0, count: 32)
-        guard pread(descriptor, &bytes, 32, 0) == 32 else { return nil }
-        let magic = bigEndian(bytes, 0)
-        guard magic == 0x377f_0682 || magic == 0x377f_0683 else { return nil }
-        let pageSize = Int(bigEndian(bytes, 8))
-        guard pageSize >= 512 else { return nil }
-        return WALHeader(pageSize: pageSize, salts: (bigEndian(bytes, 16), bigEndian(bytes, 20)))
+        DatabaseFile.read(descriptor, offset: 0, count: WALHeader.size).flatMap(WALHeader.init)
     }
 
     /// The page numbers of `frames` (1-based); nil when a frame is unreadable or carries other salts.
     static func readFramePages(descriptor: Int32, header: WALHeader, frames: ClosedRange<Int32>) -> [UInt32]? {
         var pages: [UInt32] = []
         pages.reserveCapacity(frames.count)
-        var frameHeader = [UInt8](repeating: 0, count: 24)
         for frame in frames {
-            let offset = off_t(32) + off_t(frame - 1) * off_t(header.pageSize + 24)
-            guard pread(descriptor, &frameHeader, 24, offset) == 24 else { return nil }
-            guard bigEndian(frameHeader, 8) == header.salts.0, bigEndian(frameHeader, 12) == header.salts.1 else {
+            let offset = UInt64(header.frameOffset(Int(frame)))
+            guard let bytes = DatabaseFile.read(descriptor, offset: offset, count: WALHeader.frameHeaderSize) else {
                 return nil
             }
-            pages.append(bigEndian(frameHeader, 0))
+            let frameHeader = WALFrameHeader(bytes)
+            guard frameHeader.belongs(to: header) else { return nil }
+            pages.append(frameHeader.pageNumber)
         }
         return pages
     }
+}
 
-    static func bigEndian(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
-        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
+extension Database {
+    /// The changed-page tracker, attached to the pool's ``WALCommitHook`` on first use (the first backup,
+    /// or a scheduler's first look): it follows commits from then on, starting at the WAL's current size.
+    var changeTracker: ChangedPageTracker {
+        commitHook.listener {
+            ChangedPageTracker(databasePath: path, checkpointGate: commitHook.checkpointGate, walFrames: $0)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import CSQLCipher
+import CofferFormat
 import Foundation
 
 #if canImport(Glibc)
@@ -208,7 +209,8 @@ extension Database {
         let tracker = changeTracker
         let salt = try databaseSalt()
         let codec = try factory.key.map { key in
-            try PageCodec(key: key.key, salt: salt ?? [], pageSize: previous.pageSize, usesHMAC: configuration.cipher.usesHMAC)
+            try DatabaseKey.pageDecoder(
+                key: key.key, salt: salt ?? [], pageSize: previous.pageSize, usesHMAC: configuration.cipher.usesHMAC)
         }
         let writerOut = try IncrementalPageFile.Writer(path: temporary.path, pageSize: previous.pageSize)
         var captured = Set<UInt32>()
@@ -229,7 +231,7 @@ extension Database {
                     guard bytes.count == pageSize else {
                         throw CofferError(code: .corrupt, message: "page \(pageNumber) is past the end of \(path)")
                     }
-                    if let codec, !bytes.withUnsafeBytes({ codec.verify($0, pageNumber: pageNumber) }) {
+                    if let codec, !bytes.withUnsafeBytes({ codec.libraryAccepts($0, pageNumber: pageNumber) }) {
                         throw CofferError(code: .corrupt, message: "page \(pageNumber) of \(path) fails its HMAC")
                     }
                     try writerOut.append(pageNumber: pageNumber, bytes: bytes)

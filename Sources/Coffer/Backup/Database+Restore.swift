@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 
 #if canImport(Glibc)
@@ -63,17 +64,17 @@ extension Database {
                 code: .cantOpen, message: "cannot copy the base generation to \(temporary.path): \(error.localizedDescription)")
         }
 
-        var codec: PageCodec?
+        var codec: PageDecoder?
         if configuration.encryption.isEncrypted {
             guard
                 let key = try DatabaseKey.make(for: configuration.encryption, path: temporary.path, options: configuration.cipher)
             else {
                 throw CofferError(code: .invalidConfiguration, message: "no key")
             }
-            let candidate = try key.pageCodec(
+            let candidate = try key.pageDecoder(
                 path: temporary.path, pageSize: base.pageSize, usesHMAC: configuration.cipher.usesHMAC)
             let first = try PageFile(path: temporary.path, writable: false).read(count: base.pageSize, at: 0)
-            guard first.withUnsafeBytes({ candidate.verify($0, pageNumber: 1) }) else {
+            guard first.withUnsafeBytes({ candidate.libraryAccepts($0, pageNumber: 1) }) else {
                 throw CofferError(code: .wrongPassphrase, message: "the backup does not decrypt with this passphrase or key")
             }
             codec = candidate
@@ -121,7 +122,7 @@ extension Database {
     }
 
     /// Page numbers in `file` whose HMAC fails (all-zero pages pass).
-    static func damagedPages(in file: PageFile, codec: PageCodec) throws -> [Int] {
+    static func damagedPages(in file: PageFile, codec: PageDecoder) throws -> [Int] {
         let pageSize = codec.pageSize
         let pageCount = file.size / pageSize
         var damaged: [Int] = []
@@ -133,7 +134,7 @@ extension Database {
             bytes.withUnsafeBytes { buffer in
                 for index in 0..<count where (index + 1) * pageSize <= buffer.count {
                     let slice = UnsafeRawBufferPointer(rebasing: buffer[(index * pageSize)..<((index + 1) * pageSize)])
-                    if !codec.verify(slice, pageNumber: UInt32(page + index)) { damaged.append(page + index) }
+                    if !codec.libraryAccepts(slice, pageNumber: UInt32(page + index)) { damaged.append(page + index) }
                 }
             }
             page += count

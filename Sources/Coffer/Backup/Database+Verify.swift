@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 
 /// What ``Database/verify(path:configuration:)`` found.
@@ -55,15 +56,15 @@ extension Database {
             // SQLCipher reads an all-zero page without checking its HMAC, but writes none (even a freed
             // page is encrypted zeros): a zeroed page is damage, the never-written lock-byte page excepted.
             let zeroed = try zeroedPages(in: file, pageSize: pageSize, except: [(1 << 30) / pageSize + 1])
-            let codec = try key.pageCodec(path: path, pageSize: pageSize, usesHMAC: configuration.cipher.usesHMAC)
+            let codec = try key.pageDecoder(path: path, pageSize: pageSize, usesHMAC: configuration.cipher.usesHMAC)
             damaged = Array(Set(zeroed).union(try damagedPages(in: file, codec: codec))).sorted()
-            if codec.usesHMAC && damaged.count == pageCount {
+            if codec.settings.hmacAlgorithm != .none && damaged.count == pageCount {
                 throw CofferError(
                     code: .wrongPassphrase,
                     message: "no page of \(path) authenticates: wrong passphrase or key (or a destroyed salt)")
             }
             try WALScan.scan(path: path + "-wal") { frame in
-                if !frame.page.withUnsafeBytes({ codec.verify($0, pageNumber: frame.pageNumber) }) {
+                if !frame.page.withUnsafeBytes({ codec.libraryAccepts($0, pageNumber: frame.pageNumber) }) {
                     damagedInWAL.append(Int(frame.pageNumber))
                 }
             }
@@ -86,7 +87,7 @@ extension Database {
             let bytes = try file.read(count: batch * pageSize, at: (first - 1) * pageSize)
             for index in 0..<(bytes.count / pageSize) where !except.contains(first + index) {
                 let start = index * pageSize
-                if bytes[start] == 0, bytes[start..<(start + pageSize)].allSatisfy({ $0 == 0 }) { zeroed.append(first + index) }
+                if bytes[start] == 0, bytes[start..<(start + pageSize)].isAllZeroBytes { zeroed.append(first + index) }
             }
             first += batch
         }
@@ -96,9 +97,6 @@ extension Database {
     /// A plaintext file's page size from its header (bytes 16–17, 1 meaning 65536), 4096 when unreadable.
     private static func plaintextPageSize(_ file: PageFile) throws -> Int {
         let header = try file.read(count: 18, at: 0)
-        guard header.count == 18 else { return 4096 }
-        let raw = Int(header[16]) << 8 | Int(header[17])
-        let size = raw == 1 ? 65536 : raw
-        return size >= 512 && size <= 65536 && size & (size - 1) == 0 ? size : 4096
+        return DatabaseHeader.pageSize(header) ?? 4096
     }
 }

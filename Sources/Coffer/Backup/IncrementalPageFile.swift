@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 
 /// The data file of an incremental generation: raw page images, still encrypted, as they were in the
@@ -62,15 +63,15 @@ enum IncrementalPageFile {
     /// Applies the records of the file at `path` to `target`, checking each page's HMAC first when a
     /// codec is given, and sets the target's size. Returns the database size in pages.
     @discardableResult
-    static func apply(_ path: String, to target: PageFile, codec: PageCodec?, pageSize: Int) throws -> Int {
+    static func apply(_ path: String, to target: PageFile, codec: PageDecoder?, pageSize: Int) throws -> Int {
         let source = try PageFile(path: path, writable: false)
         let header = try source.read(count: headerSize, at: 0)
         guard header.count == headerSize, Array(header[0..<8]) == magic else {
             throw CofferError(code: .corrupt, message: "\(path) is not an incremental page file")
         }
-        let storedPageSize = Int(ChangedPageTracker.bigEndian(header, 8))
-        let pageCount = Int(ChangedPageTracker.bigEndian(header, 12))
-        let records = Int(ChangedPageTracker.bigEndian(header, 16))
+        let storedPageSize = Int(ByteView.u32(header, at: 8))
+        let pageCount = Int(ByteView.u32(header, at: 12))
+        let records = Int(ByteView.u32(header, at: 16))
         guard storedPageSize == pageSize else {
             throw CofferError(code: .corrupt, message: "\(path) has page size \(storedPageSize), its base \(pageSize)")
         }
@@ -80,13 +81,13 @@ enum IncrementalPageFile {
             guard record.count == recordSize else {
                 throw CofferError(code: .corrupt, message: "\(path) is truncated at record \(index)")
             }
-            let pageNumber = ChangedPageTracker.bigEndian(record, 0)
+            let pageNumber = ByteView.u32(record, at: 0)
             let page = Array(record[4...])
             guard pageNumber >= 1, Int(pageNumber) <= pageCount else {
                 throw CofferError(
                     code: .corrupt, message: "\(path): record \(index) has page number \(pageNumber) outside 1…\(pageCount)")
             }
-            if let codec, !page.withUnsafeBytes({ codec.verify($0, pageNumber: pageNumber) }) {
+            if let codec, !page.withUnsafeBytes({ codec.libraryAccepts($0, pageNumber: pageNumber) }) {
                 throw CofferError(code: .corrupt, message: "\(path): page \(pageNumber) fails its HMAC")
             }
             try target.write(page, at: (Int(pageNumber) - 1) * pageSize)

@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 
 /// What a repair engine needs to salvage a database whose own metadata is damaged, kept beside its
@@ -140,19 +141,26 @@ extension Database {
 
     /// Walks every B-tree of `file` (a backup, or the main file while the checkpoint gate is held).
     func buildRepairMaterial(file: String, generation: Int, salt: [UInt8]?, snapshot: SchemaSnapshot) throws -> RepairMaterial {
-        let codec = try factory.key.map {
-            try PageCodec(key: $0.key, salt: salt ?? [], pageSize: snapshot.pageSize, usesHMAC: configuration.cipher.usesHMAC)
-        }
+        let decoder =
+            try factory.key.map {
+                try DatabaseKey.pageDecoder(
+                    key: $0.key, salt: salt ?? [], pageSize: snapshot.pageSize, usesHMAC: configuration.cipher.usesHMAC)
+            } ?? PageDecoder(settings: .plaintext, keys: nil, pageSize: snapshot.pageSize)
         let pageFile = try PageFile(path: file, writable: false)
         var roots = [(name: "sqlite_master", type: "table", root: 1)]
         roots += snapshot.entries.filter { $0.rootPage > 0 }.map { ($0.name, $0.type, $0.rootPage) }
-        let walk = BTreeWalker(file: pageFile, codec: codec, pageSize: snapshot.pageSize, pageCount: snapshot.pageCount)
+        let pageSize = snapshot.pageSize
+        let walk = TreePageList(decoder: decoder, pageCount: snapshot.pageCount) { page in
+            try? pageFile.read(count: pageSize, at: (page - 1) * pageSize)
+        }
         var unreadable = Set<Int>()
         let trees = roots.map { root -> RepairMaterial.Tree in
-            let pages = walk.walk(root: root.root)
+            let pages = walk.pages(root: root.root)
             unreadable.formUnion(pages.unreadable)
             return RepairMaterial.Tree(
-                name: root.name, type: root.type, rootPage: root.root, leafPages: pages.leaves, interiorPages: pages.interior)
+                name: root.name, type: root.type, rootPage: root.root,
+                leafPages: pages.leaves.map { .init(pageNumber: $0.pageNumber, checksum: $0.checksum) },
+                interiorPages: pages.interior)
         }
         let cipher = factory.key.map { key in
             RepairMaterial.Cipher(
@@ -161,78 +169,11 @@ extension Database {
                 hmacAlgorithm: configuration.cipher.usesHMAC ? "hmac-sha1" : "none", hmacKeyIterations: 2, hmacSaltMask: 0x3a,
                 hmacPageNumber: "le")
         }
-        let reserved = factory.key == nil ? 0 : (configuration.cipher.usesHMAC ? PageCodec.reserve : 16)
+        let reserved = factory.key == nil ? 0 : decoder.settings.reserveBytes
         return RepairMaterial(
             formatVersion: 1, createdAt: Date(), generationID: generation, pageSize: snapshot.pageSize,
             pageCount: snapshot.pageCount, reservedBytes: reserved, schemaVersion: snapshot.schemaVersion,
             userVersion: snapshot.userVersion, databaseSalt: salt.map { Data($0) }, cipher: cipher,
             schema: snapshot.entries, trees: trees, unreadablePages: unreadable.sorted())
-    }
-}
-
-/// Walks one B-tree from its root over raw (decrypted) pages, collecting leaf and interior pages.
-///
-/// B-tree page header at offset 100 on page 1, 0 elsewhere: type (0x02 index interior, 0x05 table
-/// interior, 0x0a index leaf, 0x0d table leaf), first freeblock (2), cell count (2), content start (2),
-/// fragmented bytes (1), right-most child (4, interior only), then 2-byte cell pointers. An interior
-/// cell starts with its 4-byte left child. Pages out of range, seen twice, or of another type are
-/// not followed: a damaged tree yields what is reachable.
-struct BTreeWalker {
-    let file: PageFile
-    let codec: PageCodec?
-    let pageSize: Int
-    let pageCount: Int
-
-    func walk(root: Int) -> (leaves: [RepairMaterial.LeafPage], interior: [Int], unreadable: [Int]) {
-        var leaves: [RepairMaterial.LeafPage] = []
-        var interior: [Int] = []
-        var unreadable: [Int] = []
-        var visited = Set<Int>()
-        var stack = [root]
-        while let page = stack.popLast() {
-            guard (1...max(pageCount, 1)).contains(page), visited.insert(page).inserted else { continue }
-            let header = page == 1 ? 100 : 0
-            guard let stored = try? file.read(count: pageSize, at: (page - 1) * pageSize), stored.count == pageSize,
-                let type = pageType(stored, page: page, header: header)
-            else {
-                unreadable.append(page)
-                continue
-            }
-            switch type {
-            case 0x0a, 0x0d:
-                leaves.append(.init(pageNumber: page, checksum: PageCodec.checksum(stored)))
-            case 0x02, 0x05:
-                // Interior pages are few (about 1 in 100): only they are decrypted whole.
-                guard let content = codec.map({ $0.decrypt(stored, pageNumber: UInt32(page)) }) ?? stored,
-                    content.count > header + 12
-                else {
-                    unreadable.append(page)
-                    continue
-                }
-                interior.append(page)
-                let cells = Int(content[header + 3]) << 8 | Int(content[header + 4])
-                var children: [Int] = []
-                for index in 0..<cells {
-                    let slot = header + 12 + 2 * index
-                    guard slot + 1 < content.count else { break }
-                    let offset = Int(content[slot]) << 8 | Int(content[slot + 1])
-                    guard offset + 4 <= content.count else { continue }
-                    children.append(Int(ChangedPageTracker.bigEndian(content, offset)))
-                }
-                children.append(Int(ChangedPageTracker.bigEndian(content, header + 8)))
-                // Depth-first, leftmost child first, so leaves come out in key order.
-                stack.append(contentsOf: children.reversed())
-            default:
-                unreadable.append(page)
-            }
-        }
-        return (leaves, interior, unreadable)
-    }
-
-    /// The B-tree page type byte, from an authenticated page: only the one cipher block that holds it
-    /// is decrypted (whole-page CBC decryption is what makes a walk slow).
-    private func pageType(_ stored: [UInt8], page: Int, header: Int) -> UInt8? {
-        guard let codec else { return stored.count > header ? stored[header] : nil }
-        return codec.decryptByte(stored, pageNumber: UInt32(page), at: header)
     }
 }

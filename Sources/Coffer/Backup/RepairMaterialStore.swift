@@ -1,3 +1,4 @@
+import CofferFormat
 import Crypto
 import Foundation
 import _CryptoExtras
@@ -40,7 +41,7 @@ struct RepairMaterialStore {
         guard bytes.count > headerSize, Array(bytes[0..<4]) == magic, bytes[4] == 1 else { return nil }
         func u64(_ offset: Int) -> UInt64 { bytes[offset..<(offset + 8)].reduce(0) { $0 << 8 | UInt64($1) } }
         return Header(
-            derivation: bytes[5], iterations: Int(ChangedPageTracker.bigEndian(bytes, 6)), salt: Array(bytes[10..<26]),
+            derivation: bytes[5], iterations: Int(ByteView.u32(bytes, at: 6)), salt: Array(bytes[10..<26]),
             sequence: u64(26), schemaVersion: u64(34))
     }
 

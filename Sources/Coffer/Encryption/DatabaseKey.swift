@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 
 /// The key material derived from a database's ``Encryption`` (the app's secret), which its connections open
@@ -35,7 +36,7 @@ struct DatabaseKey: Sendable {
     }
 
     /// Size of SQLCipher's salt, stored in clear at the start of the file.
-    static let saltSize = 16
+    static let saltSize = FileSalt.size
     /// Size of an AES-256 key.
     static let keySize = 32
 
@@ -93,14 +94,11 @@ struct DatabaseKey: Sendable {
 
     /// The first 16 bytes of an existing, non-empty file; nil when there is no such file yet.
     static func readSalt(path: String) throws -> [UInt8]? {
-        guard path != ":memory:", let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        let head = (try? handle.read(upToCount: saltSize)) ?? Data()
-        if head.isEmpty { return nil }
-        guard head.count == saltSize else {
-            throw CofferError(code: .notADatabase, message: "file is too short to be a database")
+        guard path != ":memory:" else { return nil }
+        do { return try FileSalt.read(path: path) } catch {
+            if case .tooSmall = error { throw CofferError(code: .notADatabase, message: "file is too short to be a database") }
+            return nil
         }
-        return Array(head)
     }
 
     static func randomSalt() -> [UInt8] {

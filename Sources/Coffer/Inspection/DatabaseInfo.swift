@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 
 /// A summary of a database file: its layout, journal mode, cipher settings and tables.

@@ -16,15 +16,15 @@ import Foundation
 ///    catch-up a busy writer would always stay a few frames ahead and the WAL would grow without bound.
 /// 3. After `idleDelay` seconds without a commit, a TRUNCATE checkpoint empties the `-wal` file.
 ///
-/// Backups: the hook also tells the ``ChangedPageTracker`` about each commit, and every checkpoint takes
-/// its `checkpointGate` (the writer's catch-up only tries it) so an incremental backup can read page
-/// images from the main file while no checkpoint overwrites them.
+/// Backups: the hook also reports each commit to the ``WALCommitHook`` (whose listener is Backup's changed-page
+/// tracker), and every checkpoint takes its `checkpointGate` (the writer's catch-up only tries it) so an
+/// incremental backup can read page images from the main file while no checkpoint overwrites them.
 final class Checkpointer: @unchecked Sendable {
     private let writer: SerializedConnection
     private let openConnection: () throws -> Connection
     private let threshold: Int32
     private let idleDelay: TimeInterval
-    private let tracker: ChangedPageTracker
+    private let hook: WALCommitHook
     private let queue = DispatchQueue(label: "coffer.checkpointer", qos: .utility)
     private let lock = NSLock()
     // Guarded by `lock`.
@@ -38,11 +38,11 @@ final class Checkpointer: @unchecked Sendable {
     private var connection: Connection?
 
     init(
-        writer: SerializedConnection, threshold: Int, idleDelay: TimeInterval, tracker: ChangedPageTracker,
+        writer: SerializedConnection, threshold: Int, idleDelay: TimeInterval, hook: WALCommitHook,
         open: @escaping () throws -> Connection
     ) {
         self.writer = writer
-        self.tracker = tracker
+        self.hook = hook
         self.threshold = Int32(clamping: max(threshold, 1))
         self.idleDelay = idleDelay
         self.openConnection = open
@@ -68,7 +68,7 @@ final class Checkpointer: @unchecked Sendable {
 
     /// Called by SQLite on the writer's thread after each commit, with the WAL's size in frames.
     private func didCommit(walFrames: Int32) {
-        tracker.didCommit(walFrames: walFrames)
+        hook.didCommit(walFrames: walFrames)
         let (startCheckpoint, startIdleCheck) = lock.withLock { () -> (Bool, Bool) in
             commits &+= 1
             guard !stopped else { return (false, false) }
@@ -102,9 +102,9 @@ final class Checkpointer: @unchecked Sendable {
         checkpoint(mode: SQLITE_CHECKPOINT_PASSIVE)
         writer.async { connection in
             // Skipped while a backup reads the main file: the next background checkpoint catches up.
-            if let connection, self.tracker.checkpointGate.try() {
+            if let connection, self.hook.checkpointGate.try() {
                 sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-                self.tracker.checkpointGate.unlock()
+                self.hook.checkpointGate.unlock()
             }
             self.lock.withLock { self.checkpointPending = false }
         }
@@ -134,7 +134,7 @@ final class Checkpointer: @unchecked Sendable {
         do {
             if connection == nil { connection = try openConnection() }
             guard let connection else { return }
-            let code = tracker.checkpointGate.withLock { sqlite3_wal_checkpoint_v2(connection.handle, nil, mode, nil, nil) }
+            let code = hook.checkpointGate.withLock { sqlite3_wal_checkpoint_v2(connection.handle, nil, mode, nil, nil) }
             if code != SQLITE_OK && code != SQLITE_BUSY && code != SQLITE_LOCKED {
                 connection.logger.warning("checkpoint failed", metadata: ["code": "\(code)"])
             }

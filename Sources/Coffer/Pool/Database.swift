@@ -1,4 +1,5 @@
 import CSQLCipher
+import CofferFormat
 import Foundation
 
 /// An encrypted SQLite database in WAL mode: one serialized writer, a pool of snapshot readers.
@@ -33,7 +34,8 @@ public final class Database: Sendable {
     let readers: ReaderPool?
     let checkpointer: Checkpointer?
     /// Pages committed since the last backup generation, and the gate backups hold against checkpoints.
-    let changeTracker: ChangedPageTracker
+    /// Where the writer's WAL commits are reported, and the gate every checkpoint takes (see Backup).
+    let commitHook = WALCommitHook()
     /// This database's place among those whose sizes cap the decrypted-page cache (encrypted files only).
     private let cacheSizeToken: UUID?
     private let state: CloseState
@@ -74,8 +76,6 @@ public final class Database: Sendable {
         self.factory = factory
         self.writer = writer
         self.state = CloseState(removingOnClose: directory)
-        let tracker = ChangedPageTracker(databasePath: path)
-        self.changeTracker = tracker
         let pooled = !isMemory && configuration.readerCount > 0
         self.readers = pooled ? ReaderPool(capacity: configuration.readerCount) { try factory.open(.reader) } : nil
         if isMemory || configuration.readOnly {
@@ -83,7 +83,7 @@ public final class Database: Sendable {
         } else {
             let checkpointer = Checkpointer(
                 writer: writer, threshold: configuration.checkpointThreshold,
-                idleDelay: configuration.idleCheckpointDelay, tracker: tracker
+                idleDelay: configuration.idleCheckpointDelay, hook: commitHook
             ) { try factory.open(.checkpointer) }
             self.checkpointer = checkpointer
             try writer.sync { checkpointer.install(on: $0) }
@@ -199,7 +199,7 @@ public final class Database: Sendable {
     /// Runs a checkpoint now on the writer.
     public func checkpoint(_ mode: CheckpointMode = .passive) throws {
         // Gate before writer, always: an incremental backup holds the gate and then waits for the writer.
-        try changeTracker.checkpointGate.withLock {
+        try commitHook.checkpointGate.withLock {
             try writer.sync { connection in
                 let code = sqlite3_wal_checkpoint_v2(connection.handle, nil, mode.rawValue, nil, nil)
                 guard code == SQLITE_OK else { throw connection.failure(code: code, sql: "PRAGMA wal_checkpoint") }
@@ -217,7 +217,7 @@ public final class Database: Sendable {
         checkpointer?.suspend()
         let readOnly = configuration.readOnly
         let checkpointer = self.checkpointer
-        let emptied = try changeTracker.checkpointGate.withLock {
+        let emptied = try commitHook.checkpointGate.withLock {
             try writer.sync { connection -> Bool in
                 checkpointer?.uninstall(from: connection)
                 if !readOnly && path != ":memory:" {
@@ -228,7 +228,7 @@ public final class Database: Sendable {
         }
         writer.queue.sync { writer.replaceConnection(nil) }
         // The WAL is in the main file: the changed-page set can outlive this process (see Backup).
-        if emptied { changeTracker.persistAfterClose(databasePath: path) }
+        if emptied { commitHook.walEmptiedAtClose(databasePath: path) }
         if let cacheSizeToken { DecryptedPageCache.OpenFiles.shared.remove(cacheSizeToken) }
         if let directory = state.directoryToRemove {
             try? FileManager.default.removeItem(at: directory)

@@ -176,16 +176,3 @@ public enum PageRoles {
         return result
     }
 }
-
-extension Result {
-    var isSuccess: Bool {
-        if case .success = self { return true }
-        return false
-    }
-
-    /// The value, or nil on failure.
-    var success: Success? {
-        if case .success(let value) = self { return value }
-        return nil
-    }
-}

@@ -15,7 +15,6 @@
 //   on a plaintext file). Leaves whose checksum no longer matches go through ordinary orphan scoring.
 
 import Coffer
-import Crypto
 
 /// Evidence from backup repair material, handed to ``Salvager/hints``.
 public struct SalvageHints: Sendable {
@@ -51,15 +50,6 @@ public struct SalvageHints: Sendable {
             }
         }
         self.init(schemaEntries: entries, leaves: leaves)
-    }
-
-    /// The checksum the material uses: the first 8 bytes of SHA-256 of `bytes`, lowercase hex.
-    public static func checksum(_ bytes: [UInt8]) -> String {
-        let digest = SHA256.hash(data: bytes)
-        return digest.prefix(8).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
     }
 
     /// The schema the entries describe (validated like sqlite_master rows read from a file).

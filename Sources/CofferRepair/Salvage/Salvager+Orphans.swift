@@ -201,7 +201,7 @@ extension Salvager {
         guard let hint = hints?.leafOwners[pageNumber], wal?.index.frames[pageNumber] == nil,
             let owner = states.firstIndex(where: { $0.table.name == hint.name && !$0.table.isInferred }),
             summary.scores[owner] != nil, let raw = file.rawPage(pageNumber),
-            SalvageHints.checksum(raw) == hint.checksum
+            PageChecksum.of(raw) == hint.checksum
         else { return nil }
         return owner
     }

@@ -55,7 +55,7 @@ public final class Salvager {
             file: DatabaseFile(path: path, key: key, settings: settings, salt: salt), walPath: walPath, useWAL: useWAL)
     }
 
-    /// Salvages an already opened file (for example from ``DatabaseFile/open(path:key:trying:salt:)``),
+    /// Salvages an already opened file (for example from ``ProfileDetection/open(path:key:candidates:salt:)``),
     /// overlaid when `useWAL` is true with `walPath`, or `<path>-wal` when that exists.
     public init(file: DatabaseFile, walPath: String? = nil, useWAL: Bool = true) {
         self.file = file

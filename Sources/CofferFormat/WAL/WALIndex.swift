@@ -1,18 +1,9 @@
 // WALIndex — which committed WAL frame holds the newest version of each page, and which pages lost theirs.
 //
-// WAL file format (all big-endian):
-//   header (32 bytes): 0 magic 0x377f0682 or 0x377f0683 · 4 version 3007000 · 8 page size ·
-//     12 checkpoint sequence · 16 salt-1 · 20 salt-2 · 24 checksum-1 · 28 checksum-2 (over bytes 0–23)
-//   frames: 24-byte header — 0 page number · 4 database size in pages after commit (non-zero only on a
-//     commit frame) · 8 salt-1 · 12 salt-2 · 16 checksum-1 · 20 checksum-2 — then one page, exactly as
-//     it would be in the main file (for SQLCipher: encrypted, authenticated by its page number).
-// Checksum: running pair (s0, s1) over 32-bit words (big-endian words if the magic's low bit is 1, else
-//   little-endian), two at a time: s0 += x[i] + s1; s1 += x[i+1] + s0 (wrapping). The header's pair is
-//   over its first 24 bytes; each frame continues from the previous pair over its first 8 header bytes
-//   then the page. For SQLCipher the checksum is over the encrypted bytes, so it is checked without a key.
+// The file format and its checksum: WALFormat.swift.
 //
 // SQLite stops at the first frame that breaks the chain and loses every commit after it. Here each frame is
-// judged on its own (Coffer's WALFrameMap: salts equal the header's, and its checksum seeded with the pair
+// judged on its own (WALFrameMap: salts equal the header's, and its checksum seeded with the pair
 // stored in the previous frame's header matches its own), so one damaged frame loses one page version,
 // not the rest of the log. The committed part is every frame up to the last intact commit frame; frames
 // after it belong to a transaction that never committed and are ignored.
@@ -29,7 +20,6 @@
 // Rejections: bad magic, page size different from the main file's, bad header checksum → the WAL is
 // ignored as a whole (never worse than having no WAL).
 
-@_spi(CofferInternal) import Coffer
 import Foundation
 
 /// The committed contents of a WAL file, indexed by page number. Holds offsets, never page bytes.
@@ -83,10 +73,5 @@ public struct WALIndex: Sendable {
         damagedFrames = map.committed.count { !$0.intact }
         framesSQLiteKeeps = map.committedBySQLite
         uncommittedFrames = map.uncommitted
-    }
-
-    /// The WAL checksum of `bytes` (length a multiple of 8) continuing from `seed`.
-    public static func checksum(_ bytes: ArraySlice<UInt8>, bigEndian: Bool, seed: (UInt32, UInt32)) -> (UInt32, UInt32) {
-        WALFrameMap.checksum(bytes, bigEndian: bigEndian, seed: seed)
     }
 }

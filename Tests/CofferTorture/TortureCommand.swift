@@ -1,15 +1,17 @@
 import ArgumentParser
 import Coffer
+import CofferTestSupport
 import Foundation
 
-/// `coffer _torture DB`: the crash tests' child process (hidden). Writes numbered transactions and
-/// prints `ack N` after each commit, until killed or `--count` is reached.
+/// `coffer-torture DB`: the crash tests' child process (a test-only executable). Writes numbered
+/// transactions and prints `ack N` after each commit, until killed or `--count` is reached.
 ///
-/// Transaction N inserts `txn(N, rows)` and `rows` = 1 + (N·7919 mod 13) rows into `entry`, so a reader
-/// can tell a whole transaction from a partial one. With `--backup-dir`, a ``BackupScheduler`` writes
+/// Transaction N inserts `txn(N, rows)` and `rows` = ``TortureRows/rows(for:)`` rows into `entry`, so a
+/// reader can tell a whole transaction from a partial one. With `--backup-dir`, a ``BackupScheduler`` writes
 /// generations continuously meanwhile; `--checkpoint-threshold` makes checkpoints frequent.
+@main
 struct TortureCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "_torture", shouldDisplay: false)
+    static let configuration = CommandConfiguration(commandName: "coffer-torture")
 
     @Argument var database: String
     @Option var count = Int.max
@@ -17,12 +19,30 @@ struct TortureCommand: ParsableCommand {
     @Option(name: .customLong("backup-dir")) var backupDirectory: String?
     @Option(name: .customLong("backup-pages")) var backupPages = 16
     @Flag var full = false
-    @OptionGroup var key: KeyOptions
+    @Option(name: .customLong("passphrase-file")) var passphraseFile: String?
+    @Option(name: .customLong("passphrase-env")) var passphraseEnv: String?
+    @Option(name: .customLong("kdf-iter")) var kdfIterations: Int?
 
-    static func rows(for transaction: Int) -> Int { 1 + (transaction * 7919) % 13 }
+    /// The passphrase from `--passphrase-file` (one trailing newline stripped) or `--passphrase-env`, and
+    /// SQLCipher 3's derivation with `--kdf-iter` rounds when given.
+    private func configuration() throws -> Configuration {
+        var cipher = CipherOptions()
+        if let kdfIterations { cipher.keyDerivation = .pbkdf2SHA1(rounds: kdfIterations) }
+        if let passphraseFile {
+            guard var data = FileManager.default.contents(atPath: passphraseFile) else {
+                throw ValidationError("cannot read passphrase file \(passphraseFile)")
+            }
+            if data.last == UInt8(ascii: "\n") { data.removeLast() }
+            return Configuration(encryption: .passphraseData(data), cipher: cipher)
+        }
+        if let passphraseEnv, let value = ProcessInfo.processInfo.environment[passphraseEnv] {
+            return Configuration(encryption: .passphrase(value), cipher: cipher)
+        }
+        return Configuration(encryption: .none, cipher: cipher)
+    }
 
     func run() throws {
-        var configuration = try key.configuration()
+        var configuration = try configuration()
         configuration.checkpointThreshold = checkpointThreshold
         configuration.idleCheckpointDelay = 0.05
         configuration.synchronous = full ? .full : .normal
@@ -49,7 +69,7 @@ struct TortureCommand: ParsableCommand {
         while transaction - first < count {
             let id = transaction
             try database.write { db in
-                let rows = Self.rows(for: id)
+                let rows = TortureRows.rows(for: id)
                 try db.execute(sql: "INSERT INTO txn(id, rows) VALUES (?, ?)", arguments: [id, rows])
                 for seq in 0..<rows {
                     let payload = Data((0..<(200 + seq * 37)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ id) })

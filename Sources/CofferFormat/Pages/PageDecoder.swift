@@ -112,37 +112,68 @@ public struct PageDecoder: Sendable {
 
     /// Whether the page's HMAC verifies (always `false` for a profile without HMAC or for plaintext).
     public func authenticates(_ raw: [UInt8], pageNumber: UInt32) -> Bool {
+        raw.withUnsafeBytes { authenticates($0, pageNumber: pageNumber) }
+    }
+
+    /// Whether the page's HMAC verifies, over raw bytes (always `false` for a profile without HMAC or for
+    /// plaintext).
+    public func authenticates(_ raw: UnsafeRawBufferPointer, pageNumber: UInt32) -> Bool {
         guard settings.isEncrypted, settings.hmacAlgorithm != .none, let keys, raw.count == pageSize else {
             return false
         }
         let reserve = settings.reserveBytes
         let hmacLength = settings.hmacAlgorithm.length
-        let start = pageNumber == 1 ? 16 : 0
+        let start = pageNumber == 1 ? FileSalt.size : 0
         let ivEnd = pageSize - reserve + 16
         guard reserve >= 16 + hmacLength, ivEnd > start, ivEnd + hmacLength <= raw.count else { return false }
-        let algorithm = settings.hmacAlgorithm
         var number = pageNumber.littleEndian
         // Raw buffers, not slices: swift-crypto's generic DataProtocol path per slice cost more than the hash.
-        return raw.withUnsafeBytes { bytes in
-            let body = UnsafeRawBufferPointer(rebasing: bytes[start..<ivEnd])
-            let stored = UnsafeRawBufferPointer(rebasing: bytes[ivEnd..<(ivEnd + hmacLength)])
-            return withUnsafeBytes(of: &number) { numberBytes in
-                switch algorithm {
-                case .none:
-                    return false
-                case .sha1:
-                    var hmac = HMAC<Insecure.SHA1>(key: keys.hmacKey)
-                    hmac.update(data: body)
-                    hmac.update(data: numberBytes)
-                    return hmac.finalize().withUnsafeBytes { $0.elementsEqual(stored) }
-                case .sha512:
-                    var hmac = HMAC<SHA512>(key: keys.hmacKey)
-                    hmac.update(data: body)
-                    hmac.update(data: numberBytes)
-                    return hmac.finalize().withUnsafeBytes { $0.elementsEqual(stored) }
-                }
+        let body = UnsafeRawBufferPointer(rebasing: raw[start..<ivEnd])
+        let stored = UnsafeRawBufferPointer(rebasing: raw[ivEnd..<(ivEnd + hmacLength)])
+        return withUnsafeBytes(of: &number) { numberBytes in
+            switch settings.hmacAlgorithm {
+            case .none:
+                return false
+            case .sha1:
+                var hmac = HMAC<Insecure.SHA1>(key: keys.hmacKey)
+                hmac.update(data: body)
+                hmac.update(data: numberBytes)
+                return hmac.finalize().withUnsafeBytes { $0.elementsEqual(stored) }
+            case .sha512:
+                var hmac = HMAC<SHA512>(key: keys.hmacKey)
+                hmac.update(data: body)
+                hmac.update(data: numberBytes)
+                return hmac.finalize().withUnsafeBytes { $0.elementsEqual(stored) }
             }
         }
+    }
+
+    /// Whether SQLCipher itself reads the page without error: its HMAC verifies, the profile has no HMAC,
+    /// or the page is all zeros (read as zeros, unchecked). Backup and restore use this rule to judge pages
+    /// the library will be given; salvage uses the stricter ``decode(_:pageNumber:)``.
+    public func libraryAccepts(_ raw: UnsafeRawBufferPointer, pageNumber: UInt32) -> Bool {
+        guard raw.count == pageSize else { return false }
+        guard settings.isEncrypted, settings.hmacAlgorithm != .none else { return true }
+        return authenticates(raw, pageNumber: pageNumber) || raw.isAllZeroBytes
+    }
+
+    /// The plaintext byte at `offset` of a page the library accepts, decrypting only its 16-byte CBC
+    /// block (plaintext block i is D(ciphertext block i) XOR ciphertext block i−1, the IV before the
+    /// first): what a walk needs to learn a page's type without decrypting it whole. Nil when the page is
+    /// not accepted or `offset` is outside the ciphertext.
+    public func plaintextByte(_ raw: [UInt8], pageNumber: UInt32, at offset: Int) -> UInt8? {
+        guard raw.withUnsafeBytes({ libraryAccepts($0, pageNumber: pageNumber) }) else { return nil }
+        guard settings.isEncrypted, let keys else { return offset < raw.count ? raw[offset] : nil }
+        let start = pageNumber == 1 ? FileSalt.size : 0
+        let end = pageSize - settings.reserveBytes
+        guard offset >= start, offset < end, end + 16 <= raw.count else { return nil }
+        let blockStart = start + (offset - start) / 16 * 16
+        let ivStart = blockStart == start ? end : blockStart - 16
+        guard
+            let block = AESCBCPageCipher.decrypt(
+                raw[blockStart..<(blockStart + 16)], key: keys.encryptionKeyBytes, iv: raw[ivStart..<(ivStart + 16)])
+        else { return nil }
+        return block[offset - blockStart]
     }
 
     /// Authenticates then decrypts `raw` (one page as stored), returning the plaintext page of `pageSize`
@@ -183,4 +214,18 @@ public struct PageDecoder: Sendable {
 }
 
 /// The 16 bytes every plaintext SQLite file starts with.
-let sqliteMagic: [UInt8] = Array("SQLite format 3".utf8) + [0]
+package let sqliteMagic: [UInt8] = Array("SQLite format 3".utf8) + [0]
+
+extension Result {
+    /// Whether the result is a success.
+    package var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
+    }
+
+    /// The value, or nil on failure.
+    package var success: Success? {
+        if case .success(let value) = self { return value }
+        return nil
+    }
+}

@@ -77,19 +77,19 @@ public final class WALOverlay: PageSource {
 
 /// A page source that answers page 1 with given bytes and every other page from `base`: reads the schema
 /// from an older version of page 1 (``WALOverlay/olderPageOne()``) over the current pages.
-final class PageOneOverride: PageSource {
-    let base: PageSource
-    let pageOne: [UInt8]
-    var pageSize: Int { base.pageSize }
-    var usableSize: Int { base.usableSize }
-    var pageCount: UInt32 { base.pageCount }
+package final class PageOneOverride: PageSource {
+    package let base: PageSource
+    package let pageOne: [UInt8]
+    package var pageSize: Int { base.pageSize }
+    package var usableSize: Int { base.usableSize }
+    package var pageCount: UInt32 { base.pageCount }
 
-    init(base: PageSource, pageOne: [UInt8]) {
+    package init(base: PageSource, pageOne: [UInt8]) {
         self.base = base
         self.pageOne = pageOne
     }
 
-    func page(_ pageNumber: UInt32) -> Result<[UInt8], PageFailure> {
+    package func page(_ pageNumber: UInt32) -> Result<[UInt8], PageFailure> {
         pageNumber == 1 ? .success(pageOne) : base.page(pageNumber)
     }
 }

@@ -51,5 +51,11 @@ public struct ByteView: Sendable {
     }
 
     /// Whether every byte of the view is zero.
-    public var isAllZero: Bool { bytes.allSatisfy { $0 == 0 } }
+    public var isAllZero: Bool { bytes.isAllZeroBytes }
+
+    /// A big-endian 32-bit integer at `offset` of `bytes`, 0 when it does not fit (for fields the caller
+    /// has already sized).
+    public static func u32(_ bytes: [UInt8], at offset: Int) -> UInt32 {
+        ByteView(bytes).u32(offset) ?? 0
+    }
 }

@@ -40,7 +40,12 @@ public enum ProfileDetection {
         path: String, key: KeyMaterial, candidates: [CipherSettings] = defaultCandidates, salt: [UInt8]? = nil
     ) throws(DatabaseFileError) -> DatabaseFile {
         let fileSalt: [UInt8]
-        if let salt { fileSalt = salt } else { fileSalt = try readSalt(path) }
+        if let salt {
+            fileSalt = salt
+        } else {
+            guard let read = try FileSalt.read(path: path) else { throw .tooSmall }
+            fileSalt = read
+        }
         var derived: [DerivationKey: [UInt8]] = [:]
         var firstError: DatabaseFileError?
         for profile in candidates where profile.isEncrypted {
@@ -99,13 +104,6 @@ public enum ProfileDetection {
         let algorithm: KDFAlgorithm
         let rounds: Int
     }
-
-    static func readSalt(_ path: String) throws(DatabaseFileError) -> [UInt8] {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw .cannotOpen(path) }
-        defer { try? handle.close() }
-        guard let head = DatabaseFile.read(handle.fileDescriptor, offset: 0, count: 16) else { throw .tooSmall }
-        return head
-    }
 }
 
 extension CipherSettings {
@@ -123,24 +121,5 @@ extension CipherSettings {
     /// The reserve SQLCipher uses for `hmac`: the 16-byte IV plus the HMAC, rounded up to 16.
     public static func defaultReserve(for hmac: HMACAlgorithm) -> Int {
         (16 + hmac.length + 15) / 16 * 16
-    }
-}
-
-extension DatabaseFile {
-    /// The reserve the B-tree layer uses: header byte 20 of page 1 when it authenticates and asks for more
-    /// than the codec's own reserve, else the codec's.
-    ///
-    /// The two differ in files SQLCipher 4 really writes: an app that sets `cipher_hmac_algorithm`,
-    /// `cipher_use_hmac` or `cipher_compatibility` *after* `PRAGMA key` gets pages whose IV and HMAC sit in
-    /// the last 48 (or 16) bytes while the header — and every B-tree formula SQLite applies — says 80. Using
-    /// the codec's reserve there would misplace every cell near the end of a page and every overflow chunk.
-    /// A header value below the codec's reserve, or leaving fewer than 480 usable bytes, is not believed.
-    static func btreeReserve(fd: Int32, decoder: PageDecoder, pageOneDamaged: Bool) -> Int {
-        let codec = decoder.settings.reserveBytes
-        guard !pageOneDamaged, let raw = read(fd, offset: 0, count: decoder.pageSize),
-            case .success(let page) = decoder.decode(raw, pageNumber: 1), let header = ByteView(page).u8(20)
-        else { return codec }
-        let reserve = Int(header)
-        return reserve > codec && decoder.pageSize - reserve >= 480 ? reserve : codec
     }
 }

@@ -7,7 +7,6 @@
 // and used only if pages then authenticate with it: a wrong salt authenticates nothing, so it can never
 // produce a row.
 
-@_spi(CofferInternal) import Coffer
 import Foundation
 
 extension DatabaseFile {
@@ -33,7 +32,7 @@ extension DatabaseFile {
     ) throws(DatabaseFileError) -> DatabaseFile {
         do { return try open(salt) } catch {
             guard salt == nil, error == .wrongKey || error == .saltDamagedOrWrongKey,
-                let walSalt = saltFromWAL(path + "-wal"), walSalt != (try? ProfileDetection.readSalt(path))
+                let walSalt = saltFromWAL(path + "-wal"), walSalt != (try? FileSalt.read(path: path))
             else { throw error }
             return try open(walSalt)
         }

@@ -13,7 +13,7 @@ import Foundation
 ///
 /// The committed part is every frame up to the last intact commit frame (non-zero database size). Frames
 /// after it belong to a transaction that never committed, as in SQLite.
-@_spi(CofferInternal) public struct WALFrameMap: Sendable {
+public struct WALFrameMap: Sendable {
     /// One frame slot of the file.
     public struct Frame: Sendable, Equatable {
         /// 1-based frame number.
@@ -46,56 +46,28 @@ import Foundation
     /// Reads the WAL at `path`; nil when it is absent, not a WAL, or its header fails its checksum
     /// (`pageSize`, when given, must also match the WAL's).
     public init?(path: String, pageSize expected: Int? = nil) {
-        guard let file = try? PageFile(path: path, writable: false),
-            let header = try? file.read(count: 32, at: 0), header.count == 32
-        else { return nil }
-        let magic = ChangedPageTracker.bigEndian(header, 0)
-        guard magic == 0x377f_0682 || magic == 0x377f_0683 else { return nil }
-        let bigEndian = magic & 1 == 1
-        let raw = Int(ChangedPageTracker.bigEndian(header, 8))
-        let pageSize = raw == 1 ? 65536 : raw
-        guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0, expected == nil || expected == pageSize,
-            WALScan.checksum(header[0..<24], seed: (0, 0), bigEndian: bigEndian)
-                == (ChangedPageTracker.bigEndian(header, 24), ChangedPageTracker.bigEndian(header, 28))
-        else { return nil }
-        let salts = (ChangedPageTracker.bigEndian(header, 16), ChangedPageTracker.bigEndian(header, 20))
-        var stored = (ChangedPageTracker.bigEndian(header, 24), ChangedPageTracker.bigEndian(header, 28))
         var frames: [Frame] = []
-        var chainHolds = true
         var sqliteCount = 0
         var lastCommit = 0
-        var index = 1
-        while let frame = try? file.read(count: pageSize + 24, at: 32 + (index - 1) * (pageSize + 24)),
-            frame.count == pageSize + 24
-        {
-            var sums = WALScan.checksum(frame[0..<8], seed: stored, bigEndian: bigEndian)
-            sums = WALScan.checksum(frame[24...], seed: sums, bigEndian: bigEndian)
-            let own = (ChangedPageTracker.bigEndian(frame, 16), ChangedPageTracker.bigEndian(frame, 20))
-            let intact =
-                ChangedPageTracker.bigEndian(frame, 8) == salts.0 && ChangedPageTracker.bigEndian(frame, 12) == salts.1
-                && sums == own
-            let entry = Frame(
-                index: index, bodyOffset: UInt64(32 + (index - 1) * (pageSize + 24) + 24),
-                pageNumber: ChangedPageTracker.bigEndian(frame, 0), commitSize: ChangedPageTracker.bigEndian(frame, 4),
-                intact: intact)
-            frames.append(entry)
-            chainHolds = chainHolds && intact
-            if intact && entry.commitSize != 0 {
-                lastCommit = index
-                if chainHolds { sqliteCount = index }
-            }
-            stored = own
-            index += 1
-        }
-        self.pageSize = pageSize
+        guard
+            let header = WALFrames.read(
+                path: path, pageSize: expected,
+                { frame, _ in
+                    let entry = Frame(
+                        index: frame.index, bodyOffset: frame.bodyOffset, pageNumber: frame.header.pageNumber,
+                        commitSize: frame.header.commitSize, intact: frame.intact)
+                    frames.append(entry)
+                    if frame.intact && entry.commitSize != 0 {
+                        lastCommit = frame.index
+                        if frame.chainHolds { sqliteCount = frame.index }
+                    }
+                    return true
+                })
+        else { return nil }
+        self.pageSize = header.pageSize
         committed = Array(frames.prefix(lastCommit))
         committedBySQLite = sqliteCount
         uncommitted = frames.dropFirst(lastCommit).filter(\.intact).count
-    }
-
-    /// The WAL checksum of `bytes` (length a multiple of 8) continuing from `seed`.
-    public static func checksum(_ bytes: ArraySlice<UInt8>, bigEndian: Bool, seed: (UInt32, UInt32)) -> (UInt32, UInt32) {
-        WALScan.checksum(bytes, seed: seed, bigEndian: bigEndian)
     }
 
     /// Why the WAL at `path` loses committed transactions, or nil: its checksum chain breaks before its last

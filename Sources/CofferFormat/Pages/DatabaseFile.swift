@@ -159,28 +159,6 @@ public final class DatabaseFile: PageSource {
 
     deinit { try? handle.close() }
 
-    /// Opens `path` trying each profile in turn (Coffer's default, SQLCipher 3, 4, 2, then 1) and returns the first
-    /// that authenticates. Each attempt derives its key once. Throws the error of the first profile if none
-    /// opens (so a wrong key reads `.wrongKey` or `.saltDamagedOrWrongKey`).
-    public static func open(
-        path: String, key: KeyMaterial,
-        trying profiles: [CipherSettings] = [
-            .coffer, .sqlcipher3, .sqlcipher4, .sqlcipher2.with(pageSize: nil), .sqlcipher1.with(pageSize: nil),
-        ],
-        salt: [UInt8]? = nil
-    ) throws(DatabaseFileError) -> DatabaseFile {
-        var firstError: DatabaseFileError?
-        for profile in profiles {
-            do {
-                return try DatabaseFile(path: path, key: key, settings: profile, salt: salt)
-            } catch {
-                if case .wrongKey = error {} else if case .saltDamagedOrWrongKey = error {} else { throw error }
-                if firstError == nil { firstError = error }
-            }
-        }
-        throw firstError ?? .wrongKey
-    }
-
     /// The page as stored on disk (still encrypted), or `nil` if it cannot be read whole.
     public func rawPage(_ pageNumber: UInt32) -> [UInt8]? {
         guard pageNumber >= 1, pageNumber <= pageCount else { return nil }
@@ -199,16 +177,19 @@ public final class DatabaseFile: PageSource {
 
     static let candidateSizes = [4096, 1024, 512, 2048, 8192, 16384, 32768, 65536]
 
-    static func orderedCandidates(fileSize: UInt64, preferred: Int?) -> [Int] {
-        if let preferred { return [preferred] }
-        let fitting = candidateSizes.filter { UInt64($0) <= fileSize }
-        return fitting.filter { fileSize % UInt64($0) == 0 } + fitting.filter { fileSize % UInt64($0) != 0 }
+    /// The page sizes to try on a file of `fileSize` bytes, in order: `first` when given, then the powers of
+    /// two 512…65536 that fit in the file, those that divide its size (a main file is whole pages) first,
+    /// most common first (4096: Coffer's and SQLCipher 4's default; 1024: SQLCipher 1–3's).
+    public static func candidatePageSizes(fileSize: UInt64, first: Int? = nil) -> [Int] {
+        let fitting = candidateSizes.filter { UInt64($0) <= fileSize && $0 != first }
+        let ordered = fitting.filter { fileSize % UInt64($0) == 0 } + fitting.filter { fileSize % UInt64($0) != 0 }
+        return (first.map { [$0] } ?? []) + ordered
     }
 
     private static func detectEncrypted(
         fd: Int32, fileSize: UInt64, settings: CipherSettings, keys: DerivedKeys, salt: [UInt8]
     ) throws(DatabaseFileError) -> (pageSize: Int, pageOneDamaged: Bool) {
-        let candidates = orderedCandidates(fileSize: fileSize, preferred: settings.pageSize)
+        let candidates = settings.pageSize.map { [$0] } ?? candidatePageSizes(fileSize: fileSize)
         guard !candidates.isEmpty else { throw .tooSmall }
         for size in candidates {
             let decoder = PageDecoder(settings: settings, keys: keys, pageSize: size)
@@ -236,8 +217,7 @@ public final class DatabaseFile: PageSource {
         if decoder.settings.hmacAlgorithm != .none { return decoder.authenticates(raw, pageNumber: 1) }
         guard case .success(let plain) = decoder.decode(raw, pageNumber: 1) else { return false }
         let view = ByteView(plain)
-        guard let size = view.u16(16), let reserve = view.u8(20) else { return false }
-        let pageSize = size == 1 ? 65536 : Int(size)
+        guard let pageSize = DatabaseHeader.pageSize(plain), let reserve = view.u8(20) else { return false }
         return pageSize == decoder.pageSize && Int(reserve) == decoder.settings.reserveBytes
             && view.u8(21) == 64 && view.u8(22) == 32 && view.u8(23) == 32
     }
@@ -262,11 +242,10 @@ public final class DatabaseFile: PageSource {
         -> (pageSize: Int, reserve: Int, pageOneDamaged: Bool)
     {
         let view = ByteView(head)
-        if head.count >= 100, Array(head.prefix(16)) == sqliteMagic, let raw = view.u16(16),
+        if head.count >= 100, Array(head.prefix(16)) == sqliteMagic, let size = DatabaseHeader.pageSize(head),
             let reserve = view.u8(20)
         {
-            let size = raw == 1 ? 65536 : Int(raw)
-            if candidateSizes.contains(size), UInt64(size) <= fileSize, Int(reserve) < size - 480 {
+            if UInt64(size) <= fileSize, Int(reserve) < size - 480 {
                 return (size, Int(reserve), false)
             }
         }
@@ -276,7 +255,7 @@ public final class DatabaseFile: PageSource {
         // 3/4 of the best share qualifies; header bytes 16–17 win among them when they are a power of two
         // (flip-salt and a damaged magic leave them intact), else the smallest qualifying size.
         var shares: [(size: Int, share: Double)] = []
-        for size in orderedCandidates(fileSize: fileSize, preferred: nil) {
+        for size in candidatePageSizes(fileSize: fileSize) {
             let count = UInt32(clamping: fileSize / UInt64(size))
             var sampled = 0
             var valid = 0
@@ -295,16 +274,15 @@ public final class DatabaseFile: PageSource {
             throw .unknownPageSize
         }
         let qualifying = shares.filter { $0.share >= 0.75 * best }.map(\.size).sorted()
-        if let raw = view.u16(16), qualifying.contains(raw == 1 ? 65536 : Int(raw)) {
-            let size = raw == 1 ? 65536 : Int(raw)
+        if let size = DatabaseHeader.pageSize(head), qualifying.contains(size) {
             let reserve = Int(view.u8(20) ?? 0)
             return (size, reserve < size - 480 ? reserve : 0, true)
         }
         return (qualifying.first ?? 4096, 0, true)
     }
 
-    /// Reads exactly `count` bytes at `offset`, or returns `nil`.
-    static func read(_ fd: Int32, offset: UInt64, count: Int) -> [UInt8]? {
+    /// Reads exactly `count` bytes at `offset` of the open file `fd`, or returns `nil`.
+    public static func read(_ fd: Int32, offset: UInt64, count: Int) -> [UInt8]? {
         guard count > 0, offset <= UInt64(Int64.max) else { return nil }
         var buffer = [UInt8](repeating: 0, count: count)
         var done = 0

@@ -1,0 +1,47 @@
+import Foundation
+
+/// Told about the writer's WAL commits and about a close whose checkpoint emptied the WAL. Backup's
+/// changed-page tracker is one (it lets an incremental backup copy only the pages committed since the last
+/// generation); the pool knows it only through this protocol.
+protocol WALCommitListener: AnyObject, Sendable {
+    /// Called on the writer's thread after each commit, with the WAL's size in frames.
+    func didCommit(walFrames: Int32)
+    /// Called after `close()` whose TRUNCATE checkpoint emptied the WAL.
+    func walEmptiedAtClose(databasePath: String)
+}
+
+/// The pool's seam for whatever follows its WAL: the writer's commit hook reports here, every checkpoint
+/// takes ``checkpointGate`` (the writer's opportunistic catch-up only tries it), and one listener, attached
+/// on first use, hears each commit.
+final class WALCommitHook: @unchecked Sendable {
+    /// Held while something reads page images from the main file that no checkpoint may overwrite.
+    let checkpointGate = NSLock()
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    private var walFrames: Int32 = 0
+    private var listener: (any WALCommitListener)?
+
+    /// Called on the writer's thread after each commit, with the WAL's size in frames.
+    func didCommit(walFrames frames: Int32) {
+        let listener = lock.withLock { () -> (any WALCommitListener)? in
+            walFrames = frames
+            return self.listener
+        }
+        listener?.didCommit(walFrames: frames)
+    }
+
+    /// Called after a close whose checkpoint emptied the WAL.
+    func walEmptiedAtClose(databasePath: String) {
+        lock.withLock { listener }?.walEmptiedAtClose(databasePath: databasePath)
+    }
+
+    /// The listener of type `T`, made by `make` on first use from the WAL's size in frames so far.
+    func listener<T: WALCommitListener>(_ make: (_ walFrames: Int32) -> T) -> T {
+        lock.withLock {
+            if let existing = listener as? T { return existing }
+            let made = make(walFrames)
+            listener = made
+            return made
+        }
+    }
+}
