@@ -38,7 +38,7 @@ enum AttributeFlattener {
     ) throws -> [Attribute] {
         var flattener = Walk(
             rows: [], maximumDepth: maximumDepth, maximumCount: maximumCount, store: store, key: key)
-        try flattener.visit(document, path: [], depth: 0)
+        try flattener.visit(document, path: "", depth: 0)
         return flattener.rows
     }
 
@@ -49,22 +49,29 @@ enum AttributeFlattener {
         let store: String
         let key: String?
 
-        mutating func add(_ path: [DocumentPath.Component], _ kind: AttributeKind, _ value: DatabaseValue) throws {
+        mutating func add(_ path: String, _ kind: AttributeKind, _ value: DatabaseValue) throws {
             guard rows.count < maximumCount else {
                 throw DocumentError(
                     reason: .tooManyAttributes, store: store, key: key,
                     detail: "more than \(maximumCount) attributes")
             }
             var folded: String?
-            if case .text(let string) = value {
+            if case .text(let string) = value, Self.mayChangeWhenLowercased(string) {
                 let lowered = string.lowercased()
                 if lowered != string { folded = lowered }
             }
-            rows.append(Attribute(path: DocumentPath.render(path), kind: kind, value: value, folded: folded))
+            rows.append(Attribute(path: path, kind: kind, value: value, folded: folded))
         }
 
-        /// Recursion is bounded by `maximumDepth` (checked before descending).
-        mutating func visit(_ value: DocumentValue, path: [DocumentPath.Component], depth: Int) throws {
+        /// False when `string` is ASCII without capitals (most attribute values), so lowercasing it is
+        /// skipped.
+        static func mayChangeWhenLowercased(_ string: String) -> Bool {
+            string.utf8.contains { $0 >= 0x80 || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }
+        }
+
+        /// Recursion is bounded by `maximumDepth` (checked before descending). `path` is the rendered
+        /// ``DocumentPath`` of `value`, extended one component at a time.
+        mutating func visit(_ value: DocumentValue, path: String, depth: Int) throws {
             switch value {
             case .null: try add(path, .null, .null)
             case .bool(let bool): try add(path, .bool, .integer(bool ? 1 : 0))
@@ -75,14 +82,15 @@ enum AttributeFlattener {
             case .data(let data): try add(path, .data, .blob(data))
             case .object(let members):
                 try descend(depth)
-                if !path.isEmpty { try add(path, .object, .integer(Int64(members.count))) }
+                if depth > 0 { try add(path, .object, .integer(Int64(members.count))) }
                 for (name, member) in members {
-                    try visit(member, path: path + [.key(name)], depth: depth + 1)
+                    let escaped = DocumentPath.escape(name)
+                    try visit(member, path: depth > 0 ? path + "." + escaped : escaped, depth: depth + 1)
                 }
             case .array(let elements):
                 try descend(depth)
                 try add(path, .array, .integer(Int64(elements.count)))
-                let elementPath = path + [.elements]
+                let elementPath = path + "[]"
                 for element in elements { try visit(element, path: elementPath, depth: depth + 1) }
             }
         }

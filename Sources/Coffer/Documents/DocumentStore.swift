@@ -180,13 +180,17 @@ public final class DocumentStore: Sendable {
                 sql: schema.insert, arguments: StatementArguments([.text(pending.key), .blob(pending.body), now, now]))
             id = db.lastInsertedRowID
         }
+        // One cached statement bound in place per row: no argument array per attribute.
+        let insert = try db.cachedStatement(sql: schema.insertAttribute)
         for (ordinal, attribute) in pending.attributes.enumerated() {
-            try db.execute(
-                sql: schema.insertAttribute,
-                arguments: StatementArguments([
-                    .integer(id), .text(attribute.path), .integer(Int64(ordinal)), .integer(attribute.kind.rawValue),
-                    attribute.value, attribute.folded.map { .text($0) } ?? .null,
-                ]))
+            try insert.bind(.integer(id), toParameter: 1)
+            try insert.bind(.text(attribute.path), toParameter: 2)
+            try insert.bind(.integer(Int64(ordinal)), toParameter: 3)
+            try insert.bind(.integer(attribute.kind.rawValue), toParameter: 4)
+            try insert.bind(attribute.value, toParameter: 5)
+            try insert.bind(attribute.folded.map { .text($0) } ?? .null, toParameter: 6)
+            try insert.step()
+            insert.reset()
         }
     }
 
