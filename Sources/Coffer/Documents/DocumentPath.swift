@@ -62,6 +62,7 @@ public struct DocumentPath: Hashable, Sendable, CustomStringConvertible, Express
         self.init(components)
     }
 
+    /// Parses a path literal.
     public init(stringLiteral value: String) { self.init(value) }
 
     /// The path one step further.

@@ -26,7 +26,7 @@ public indirect enum DocumentPredicate: Sendable, Hashable {
     case isNull(DocumentPath)
     /// The path holds anything (an explicit null included).
     case exists(DocumentPath)
-    /// The document's key matches (``Comparison/equal`` or a ``StringMatch`` through ``keyMatches(_:_:)``).
+    /// The document's key equals the string (no match kind) or matches it; see ``key(_:)`` and ``keyMatches(_:_:)``.
     case key(StringMatch?, String)
     /// The document is in the named bag (see ``DocumentStore/add(_:toBag:)``).
     case inBag(String)
@@ -39,18 +39,27 @@ public indirect enum DocumentPredicate: Sendable, Hashable {
 
     /// A comparison operator.
     public enum Comparison: String, Sendable, Hashable {
+        /// Equal.
         case equal = "="
+        /// Present and not equal.
         case notEqual = "<>"
+        /// Less than.
         case less = "<"
+        /// Less than or equal.
         case lessOrEqual = "<="
+        /// Greater than.
         case greater = ">"
+        /// Greater than or equal.
         case greaterOrEqual = ">="
     }
 
     /// How a string matches: `%`, `_` and `\` in the pattern are plain characters, NUL included.
     public enum StringMatch: Sendable, Hashable {
+        /// The string starts with the pattern.
         case beginsWith
+        /// The string contains the pattern.
         case contains
+        /// The string ends with the pattern.
         case endsWith
     }
 
@@ -81,8 +90,11 @@ public indirect enum DocumentPredicate: Sendable, Hashable {
     /// A condition on the attribute at `path`; also written `DocumentField(path)`.
     public static func field(_ path: DocumentPath) -> DocumentField { DocumentField(path) }
 
+    /// Both hold.
     public static func && (lhs: DocumentPredicate, rhs: DocumentPredicate) -> DocumentPredicate { .and([lhs, rhs]) }
+    /// Either holds.
     public static func || (lhs: DocumentPredicate, rhs: DocumentPredicate) -> DocumentPredicate { .or([lhs, rhs]) }
+    /// It does not hold.
     public static prefix func ! (operand: DocumentPredicate) -> DocumentPredicate { .not(operand) }
 }
 
@@ -101,16 +113,21 @@ public struct DocumentField: Sendable, Hashable {
     /// A field at `path` (`"author.name"`, `"tags[]"`).
     public init(_ path: DocumentPath) { self.path = path }
 
+    /// Some value at the path equals `rhs`.
     public static func == (lhs: DocumentField, rhs: DocumentValue) -> DocumentPredicate { .compare(lhs.path, .equal, rhs) }
     /// The path holds a value, and none equals `rhs`.
     public static func != (lhs: DocumentField, rhs: DocumentValue) -> DocumentPredicate {
         .compare(lhs.path, .notEqual, rhs)
     }
+    /// Some value of `rhs`'s kind at the path is less than it.
     public static func < (lhs: DocumentField, rhs: DocumentValue) -> DocumentPredicate { .compare(lhs.path, .less, rhs) }
+    /// Some value of `rhs`'s kind at the path is at most it.
     public static func <= (lhs: DocumentField, rhs: DocumentValue) -> DocumentPredicate {
         .compare(lhs.path, .lessOrEqual, rhs)
     }
+    /// Some value of `rhs`'s kind at the path is greater than it.
     public static func > (lhs: DocumentField, rhs: DocumentValue) -> DocumentPredicate { .compare(lhs.path, .greater, rhs) }
+    /// Some value of `rhs`'s kind at the path is at least it.
     public static func >= (lhs: DocumentField, rhs: DocumentValue) -> DocumentPredicate {
         .compare(lhs.path, .greaterOrEqual, rhs)
     }

@@ -45,7 +45,7 @@ extension DocumentStore {
 
     /// The number of documents `query` selects (its limit and offset apply).
     public func count(matching query: DocumentQuery) throws -> Int {
-        let select = try compile(query, columns: "1")
+        let select = try compile(query, columns: "1", ordered: false)
         let sql = "SELECT count(*) FROM (\(select.sql))"
         return try database.read { db in try db.fetchValue(Int.self, sql: sql, arguments: select.arguments) ?? 0 }
     }
@@ -73,7 +73,7 @@ extension DocumentStore {
     /// Deletes the documents `query` selects (from every bag too) in one transaction; returns how many.
     @discardableResult
     public func delete(matching query: DocumentQuery) throws -> Int {
-        let select = try compile(query, columns: "d.id")
+        let select = try compile(query, columns: "d.id", ordered: false)
         let sql = "DELETE FROM \(schema.documents) WHERE id IN (\(select.sql))"
         return try database.write { db in
             try db.execute(sql: sql, arguments: select.arguments)
@@ -88,7 +88,11 @@ extension DocumentStore {
     }
 
     /// `SELECT columns FROM docs AS d WHERE d.id IN (…) ORDER BY … LIMIT … OFFSET …`.
-    func compile(_ query: DocumentQuery, columns: String) throws -> (sql: String, arguments: StatementArguments) {
+    /// Without an ordering, results come in key order; `ordered: false` drops that (counts, deletes)
+    /// unless the query pages.
+    func compile(
+        _ query: DocumentQuery, columns: String, ordered: Bool = true
+    ) throws -> (sql: String, arguments: StatementArguments) {
         var compiler = PredicateCompiler(schema: schema, store: name)
         let predicate = restricted(query)
         var sql = "SELECT \(columns) FROM \(schema.documents) AS d"
@@ -106,7 +110,7 @@ extension DocumentStore {
                 }
             }
             sql += " ORDER BY " + terms.joined(separator: ", ") + ", d.key"
-        } else if query.limit != nil || query.offset > 0 {
+        } else if ordered || query.limit != nil || query.offset > 0 {
             sql += " ORDER BY d.key"
         }
         if query.limit != nil || query.offset > 0 {

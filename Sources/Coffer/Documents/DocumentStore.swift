@@ -10,7 +10,7 @@ import Foundation
 /// ```
 ///
 /// Every attribute path of a document (`address.city`, `tags[]`) is written to the store's attribute
-/// index in the same transaction as the document (see ``DocumentSchema`` in the Documents article), so
+/// index in the same transaction as the document (see the Documents article), so
 /// a search on any of them is an index range scan. Documents can also be grouped into named bags.
 ///
 /// Writes are one transaction on the database's writer (``batch(_:)`` groups many); reads run on reader

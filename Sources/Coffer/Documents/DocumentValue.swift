@@ -93,12 +93,19 @@ public typealias Document = [String: DocumentValue]
 extension DocumentValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByNilLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
+    /// Creates a value from a literal.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// Creates a value from a literal.
     public init(integerLiteral value: Int64) { self = .int(value) }
+    /// Creates a value from a literal.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// Creates a value from a literal.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// Creates a value from a literal.
     public init(nilLiteral: ()) { self = .null }
+    /// Creates a value from a literal.
     public init(arrayLiteral elements: DocumentValue...) { self = .array(elements) }
+    /// Creates a value from a literal.
     public init(dictionaryLiteral elements: (String, DocumentValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
