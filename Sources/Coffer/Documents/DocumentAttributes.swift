@@ -1,0 +1,106 @@
+import Foundation
+
+/// The kind of an attribute as the index stores it, in the order values of different kinds sort.
+///
+/// Comparisons are made within one kind (`age > 30` only sees numbers), and ordering by an attribute
+/// sorts documents first by kind, then by value.
+enum AttributeKind: Int64, Sendable {
+    case null = 0
+    case bool = 1
+    case number = 2
+    case date = 3
+    case string = 4
+    case data = 5
+    case object = 6
+    case array = 7
+}
+
+/// One row of the attribute index: a path, the kind of what is there, and its value.
+///
+/// Scalars keep their natural SQLite storage class (TEXT, INTEGER, REAL, BLOB; a date as REAL seconds
+/// since 1970; a Boolean as 0/1), so the `(path, kind, value)` index orders them the way a comparison
+/// does. An object or array row holds its member count. `folded` is the lowercased string when it
+/// differs from the string, for case-insensitive matching.
+struct Attribute: Equatable {
+    var path: String
+    var kind: AttributeKind
+    var value: DatabaseValue
+    var folded: String?
+}
+
+/// Turns a document into its attribute rows, within the store's limits.
+enum AttributeFlattener {
+    /// The rows for `document`, or a ``DocumentError`` (carrying `store` and `key`) when it nests deeper
+    /// than `maximumDepth` or has more than `maximumCount` attributes. Stops at the first excess, so a
+    /// huge or very deep value never allocates more than the limits allow.
+    static func attributes(
+        of document: DocumentValue, maximumDepth: Int, maximumCount: Int, store: String, key: String?
+    ) throws -> [Attribute] {
+        var flattener = Walk(
+            rows: [], maximumDepth: maximumDepth, maximumCount: maximumCount, store: store, key: key)
+        try flattener.visit(document, path: "", depth: 0)
+        return flattener.rows
+    }
+
+    private struct Walk {
+        var rows: [Attribute]
+        let maximumDepth: Int
+        let maximumCount: Int
+        let store: String
+        let key: String?
+
+        mutating func add(_ path: String, _ kind: AttributeKind, _ value: DatabaseValue) throws {
+            guard rows.count < maximumCount else {
+                throw DocumentError(
+                    reason: .tooManyAttributes, store: store, key: key,
+                    detail: "more than \(maximumCount) attributes")
+            }
+            var folded: String?
+            if case .text(let string) = value, Self.mayChangeWhenLowercased(string) {
+                let lowered = string.lowercased()
+                if lowered != string { folded = lowered }
+            }
+            rows.append(Attribute(path: path, kind: kind, value: value, folded: folded))
+        }
+
+        /// False when `string` is ASCII without capitals (most attribute values), so lowercasing it is
+        /// skipped.
+        static func mayChangeWhenLowercased(_ string: String) -> Bool {
+            string.utf8.contains { $0 >= 0x80 || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }
+        }
+
+        /// Recursion is bounded by `maximumDepth` (checked before descending). `path` is the rendered
+        /// ``DocumentPath`` of `value`, extended one component at a time.
+        mutating func visit(_ value: DocumentValue, path: String, depth: Int) throws {
+            switch value {
+            case .null: try add(path, .null, .null)
+            case .bool(let bool): try add(path, .bool, .integer(bool ? 1 : 0))
+            case .int(let int): try add(path, .number, .integer(int))
+            case .double(let double): try add(path, .number, double.isNaN ? .null : .real(double))
+            case .date(let date): try add(path, .date, .real(date.timeIntervalSince1970))
+            case .string(let string): try add(path, .string, .text(string))
+            case .data(let data): try add(path, .data, .blob(data))
+            case .object(let members):
+                try descend(depth)
+                if depth > 0 { try add(path, .object, .integer(Int64(members.count))) }
+                for (name, member) in members {
+                    let escaped = DocumentPath.escape(name)
+                    try visit(member, path: depth > 0 ? path + "." + escaped : escaped, depth: depth + 1)
+                }
+            case .array(let elements):
+                try descend(depth)
+                try add(path, .array, .integer(Int64(elements.count)))
+                let elementPath = path + "[]"
+                for element in elements { try visit(element, path: elementPath, depth: depth + 1) }
+            }
+        }
+
+        func descend(_ depth: Int) throws {
+            guard depth < maximumDepth else {
+                throw DocumentError(
+                    reason: .nestingTooDeep, store: store, key: key,
+                    detail: "objects and arrays nested more than \(maximumDepth) levels deep")
+            }
+        }
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+
+/// A schemaless, encrypted document store in the spirit of NanoStore: put any dictionary or `Codable`
+/// value under a key, then search, sort and aggregate by any of its attributes without declaring them.
+///
+/// ```swift
+/// let people = try DocumentStore(database: database, name: "people")
+/// try people.put(["name": "Tom", "last": "Jones", "age": 42, "tags": ["admin"]], for: "tom")
+/// let hits = try people.keys(matching: DocumentQuery(.field("last").beginsWith("jo", caseInsensitive: true)))
+/// ```
+///
+/// Every attribute path of a document (`address.city`, `tags[]`) is written to the store's attribute
+/// index in the same transaction as the document (see the Documents article), so
+/// a search on any of them is an index range scan. Documents can also be grouped into named bags.
+///
+/// Writes are one transaction on the database's writer (``batch(_:)`` groups many); reads run on reader
+/// connections. Documents are checked against ``Limits`` and encoded before a transaction starts.
+public final class DocumentStore: Sendable {
+    /// How big a document may be; a document over a limit is refused with a ``DocumentError``.
+    public struct Limits: Sendable, Equatable {
+        /// The deepest nesting of objects and arrays, at most 512 (larger values count as 512).
+        public var maximumDepth: Int
+        /// The most attributes (object members, array elements and the values under them) per document.
+        public var maximumAttributeCount: Int
+
+        /// Creates limits; the defaults suit documents from app servers.
+        public init(maximumDepth: Int = 64, maximumAttributeCount: Int = 10_000) {
+            self.maximumDepth = min(maximumDepth, DocumentBinary.maximumDepth)
+            self.maximumAttributeCount = maximumAttributeCount
+        }
+    }
+
+    /// The store's name.
+    public let name: String
+    /// The database the store lives in.
+    public let database: Database
+    /// The limits documents are checked against.
+    public let limits: Limits
+    let schema: DocumentSchema
+
+    /// Opens the store called `name` in `database`, creating its tables if needed.
+    ///
+    /// - Throws: ``DocumentError`` (``DocumentError/Reason/invalidName``) when `name` contains NUL, or the
+    ///   ``CofferError`` that prevented creating the tables.
+    public init(database: Database, name: String, limits: Limits = Limits()) throws {
+        try StoreCatalog.validate(name: name, store: name)
+        self.name = name
+        self.database = database
+        self.limits = limits
+        self.schema = DocumentSchema(storeName: name)
+        if !database.configuration.readOnly {
+            let script = schema.createScript
+            try database.write { db in try db.executeScript(script) }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Saves `document` under `key`, replacing the document there (its bag memberships stay).
+    ///
+    /// - Throws: ``DocumentError`` when the document is over the store's ``limits`` (nothing is written).
+    public func put(_ document: Document, for key: String) throws {
+        try put(DocumentValue.object(document), for: key)
+    }
+
+    /// Saves any value under `key`; an object's members become its attributes, a scalar is the
+    /// attribute at the root path (`""`).
+    public func put(_ value: DocumentValue, for key: String) throws {
+        let pending = try prepare(value, for: key)
+        try database.write { db in try self.save(pending, in: db) }
+    }
+
+    /// Saves a `Codable` value under `key`, indexed by the attributes of its JSON form (dates as seconds
+    /// since 1970, data as base64).
+    ///
+    /// ```swift
+    /// try people.put(Person(name: "Ada", age: 36), for: "ada")
+    /// let ada = try people.value(Person.self, for: "ada")
+    /// ```
+    public func put<Value: Encodable>(_ value: Value, for key: String) throws {
+        try put(try DocumentCoding.document(from: value, store: name, key: key), for: key)
+    }
+
+    /// Groups writes into one transaction: all of them happen, or none.
+    ///
+    /// ```swift
+    /// try people.batch { batch in
+    ///     for (key, person) in imported { try batch.put(person, for: key) }
+    ///     try batch.add(["tom"], toBag: "favourites")
+    /// }
+    /// ```
+    public func batch<T>(_ body: (DocumentBatch) throws -> T) throws -> T {
+        try database.write { db in try body(DocumentBatch(store: self, connection: db)) }
+    }
+
+    /// Deletes the document at `key` (from every bag too); returns whether there was one.
+    @discardableResult
+    public func delete(_ key: String) throws -> Bool {
+        try delete([key]) > 0
+    }
+
+    /// Deletes the documents at `keys` (from every bag too); returns how many there were.
+    @discardableResult
+    public func delete(_ keys: [String]) throws -> Int {
+        try database.write { db in try self.delete(keys, in: db) }
+    }
+
+    /// Deletes every document of the store; returns how many there were.
+    @discardableResult
+    public func removeAll() throws -> Int {
+        let sql = "DELETE FROM \(schema.documents)"
+        return try database.write { db in
+            try db.execute(sql: sql)
+            return db.changesCount
+        }
+    }
+
+    // MARK: Reading
+
+    /// The document at `key`, or nil when there is none.
+    public func value(for key: String) throws -> DocumentValue? {
+        let sql = schema.selectBody
+        guard let body = try database.read({ db in try db.fetchValue(Data.self, sql: sql, arguments: [key]) }) else {
+            return nil
+        }
+        return try decode(body, key: key)
+    }
+
+    /// The document at `key` when it is an object (a dictionary), or nil.
+    public func document(for key: String) throws -> Document? {
+        try value(for: key)?.objectValue
+    }
+
+    /// The document at `key` decoded as `Value`, or nil when there is none.
+    ///
+    /// - Throws: ``DocumentError`` (``DocumentError/Reason/decodingFailed``) when it is not a `Value`.
+    public func value<Value: Decodable>(_ type: Value.Type, for key: String) throws -> Value? {
+        guard let value = try value(for: key) else { return nil }
+        return try DocumentCoding.decode(Value.self, from: value, store: name, key: key)
+    }
+
+    /// True when a document exists at `key`.
+    public func contains(_ key: String) throws -> Bool {
+        let sql = schema.selectID
+        return try database.read { db in try db.fetchOne(sql: sql, arguments: [key]) != nil }
+    }
+
+    /// The number of documents in the store.
+    public func count() throws -> Int {
+        try count(matching: DocumentQuery())
+    }
+
+    // MARK: Shared pieces
+
+    /// A document checked against the limits, encoded and flattened, ready to save.
+    struct Pending {
+        let key: String
+        let body: Data
+        let attributes: [Attribute]
+    }
+
+    func prepare(_ value: DocumentValue, for key: String) throws -> Pending {
+        let attributes = try AttributeFlattener.attributes(
+            of: value, maximumDepth: limits.maximumDepth, maximumCount: limits.maximumAttributeCount,
+            store: name, key: key)
+        return Pending(key: key, body: DocumentBinary.encode(value), attributes: attributes)
+    }
+
+    /// Inserts or updates one document and rewrites its attribute rows (no UPSERT in SQLite 3.15, and
+    /// `INSERT OR REPLACE` would give it a new id and drop its bag memberships).
+    func save(_ pending: Pending, in db: Connection) throws {
+        let now = Date().databaseValue
+        let id: Int64
+        if let existing = try db.fetchValue(Int64.self, sql: schema.selectID, arguments: [pending.key]) {
+            try db.execute(sql: schema.update, arguments: StatementArguments([.blob(pending.body), now, .integer(existing)]))
+            try db.execute(sql: schema.deleteAttributes, arguments: [existing])
+            id = existing
+        } else {
+            try db.execute(
+                sql: schema.insert, arguments: StatementArguments([.text(pending.key), .blob(pending.body), now, now]))
+            id = db.lastInsertedRowID
+        }
+        // One cached statement bound in place per row: no argument array per attribute.
+        let insert = try db.cachedStatement(sql: schema.insertAttribute)
+        for (ordinal, attribute) in pending.attributes.enumerated() {
+            try insert.bind(.integer(id), toParameter: 1)
+            try insert.bind(.text(attribute.path), toParameter: 2)
+            try insert.bind(.integer(Int64(ordinal)), toParameter: 3)
+            try insert.bind(.integer(attribute.kind.rawValue), toParameter: 4)
+            try insert.bind(attribute.value, toParameter: 5)
+            try insert.bind(attribute.folded.map { .text($0) } ?? .null, toParameter: 6)
+            try insert.step()
+            insert.reset()
+        }
+    }
+
+    func delete(_ keys: [String], in db: Connection) throws -> Int {
+        let sql = "DELETE FROM \(schema.documents) WHERE key = ?"
+        var deleted = 0
+        for key in keys {
+            try db.execute(sql: sql, arguments: [key])
+            deleted += db.changesCount
+        }
+        return deleted
+    }
+
+    func decode(_ body: Data, key: String) throws -> DocumentValue {
+        guard let value = DocumentBinary.decode(body) else {
+            throw DocumentError(reason: .decodingFailed, store: name, key: key, detail: "the stored document is damaged")
+        }
+        return value
+    }
+}
+
+/// Writes grouped into one transaction by ``DocumentStore/batch(_:)``.
+public struct DocumentBatch {
+    let store: DocumentStore
+    let connection: Connection
+
+    /// Saves `document` under `key`.
+    public func put(_ document: Document, for key: String) throws {
+        try store.save(store.prepare(.object(document), for: key), in: connection)
+    }
+
+    /// Saves any value under `key`.
+    public func put(_ value: DocumentValue, for key: String) throws {
+        try store.save(store.prepare(value, for: key), in: connection)
+    }
+
+    /// Saves a `Codable` value under `key`.
+    public func put<Value: Encodable>(_ value: Value, for key: String) throws {
+        try put(try DocumentCoding.document(from: value, store: store.name, key: key), for: key)
+    }
+
+    /// Deletes the documents at `keys`; returns how many there were.
+    @discardableResult
+    public func delete(_ keys: [String]) throws -> Int {
+        try store.delete(keys, in: connection)
+    }
+}
