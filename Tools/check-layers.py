@@ -77,6 +77,7 @@ FOLDER_ORDER = {
         {"Query"},
         {"Schema"},
         {"Migration"},
+        {"Association"},
         {"Observation"},
         {"KeyValue", "FullText", "Backup"},
         {"Documents"},
