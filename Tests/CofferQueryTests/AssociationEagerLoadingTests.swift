@@ -28,6 +28,16 @@ final class AssociationEagerLoadingTests: XCTestCase {
             }
             XCTAssertTrue(loaded.contains { $0.1.isEmpty }, "authors without a matching book get none")
             XCTAssertGreaterThan(loaded.map(\.1.count).reduce(0, +), 40)
+
+            // A page of authors: the limit applies to the authors, each keeping all their books.
+            let (page, pageStatements) = try db.countingStatements {
+                try Author.order { [$0.name.desc] }.limit(10, offset: 5).including(all: association).fetchAll(db)
+            }
+            XCTAssertEqual(pageStatements, 2)
+            XCTAssertEqual(page.map(\.0), try Author.order { [$0.name.desc] }.limit(10, offset: 5).fetchAll(db))
+            for (author, books) in page {
+                XCTAssertEqual(books, loaded.first { $0.0 == author }?.1 ?? [], author.name)
+            }
         }
     }
 
