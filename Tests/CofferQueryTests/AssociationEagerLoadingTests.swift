@@ -58,6 +58,22 @@ final class AssociationEagerLoadingTests: XCTestCase {
         }
     }
 
+    func testKeyCountsShareAFewCachedStatementShapes() throws {
+        let database = try makeLibraryDatabase()
+        try database.write { db in
+            try insertLibrary(db, authors: 70)
+            let before = db.preparedStatementCount
+            for count in 1...70 {
+                let loaded = try Author.order { [$0.id.asc] }.limit(count).including(all: Author.books).fetchAll(db)
+                XCTAssertEqual(loaded.count, count)
+                XCTAssertEqual(loaded.map(\.1.count), (0..<count).map { $0 % 5 })
+            }
+            // The authors' query is one shape (its limit is bound); the books' IN lists padded to 1, 2, 4,
+            // … 128 keys are eight, not 70.
+            XCTAssertLessThanOrEqual(db.preparedStatementCount - before, 1 + 8)
+        }
+    }
+
     func testIncludingAllWithNoParentsRunsOneStatement() throws {
         let database = try makeLibraryDatabase()
         try database.write { db in

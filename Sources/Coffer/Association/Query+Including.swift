@@ -40,8 +40,11 @@ public struct IncludingAllQuery<Origin: TableRecord, Destination: TableRecord, K
         var destinations: [DatabaseValue: [Destination]] = [:]
         var start = 0
         while start < keys.count {
-            let chunk = keys[start..<min(start + chunkSize, keys.count)]
+            var chunk = Array(keys[start..<min(start + chunkSize, keys.count)])
             start += chunk.count
+            // Padded to a power of two (repeating a key changes nothing in an IN list), so that the
+            // connection's statement cache keeps a dozen shapes of this query, not one per key count.
+            chunk += repeatElement(chunk[chunk.count - 1], count: Self.paddedCount(chunk.count, limit: chunkSize) - chunk.count)
             var query = link.destinationQuery
             query.filters.append(
                 SQLFragment([.column(table: Destination.tableName, name: link.destinationColumn)])
@@ -57,6 +60,13 @@ public struct IncludingAllQuery<Origin: TableRecord, Destination: TableRecord, K
             }
         }
         return rows.map { ($0.record, destinations[$0.key] ?? []) }
+    }
+
+    /// The smallest power of two at least `count`, or `limit` when that is smaller.
+    static func paddedCount(_ count: Int, limit: Int) -> Int {
+        var padded = 1
+        while padded < count { padded *= 2 }
+        return min(padded, limit)
     }
 
     /// The position of `name` among the columns a record fetch of `Record` selects.

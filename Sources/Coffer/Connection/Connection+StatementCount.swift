@@ -22,6 +22,18 @@ extension Connection {
         let result = try withExtendedLifetime(counter) { try body() }
         return (result, counter.statements)
     }
+
+    /// The number of statements prepared on this connection and not yet finalized (the statement cache's
+    /// and any open cursor's), from SQLite's own list (`sqlite3_next_stmt`).
+    var preparedStatementCount: Int {
+        var count = 0
+        var statement = sqlite3_next_stmt(handle, nil)
+        while let current = statement {
+            count += 1
+            statement = sqlite3_next_stmt(handle, current)
+        }
+        return count
+    }
 }
 
 /// The count ``Connection/countingStatements(_:)`` keeps, reached from SQLite's trace callback.
