@@ -79,6 +79,7 @@ FOLDER_ORDER = {
         {"Query"},
         {"Schema"},
         {"Migration"},
+        {"Association"},
         {"Observation"},
         {"KeyValue", "FullText", "Backup"},
         {"Documents"},

@@ -31,6 +31,10 @@ final class CompileFailTests: XCTestCase {
             var messageID: Int64
         }
 
+        extension Message {
+            static let conversationKey = ForeignKey(columns.conversationID, references: Conversation.columns.id)
+        }
+
         """
 
     func testControlSnippetCompiles() throws {
@@ -50,6 +54,10 @@ final class CompileFailTests: XCTestCase {
                 _ = try Message.all().join(Conversation.self) { m, c in m.conversationID == c.id }
                     .filter { _, c in c.archived == false }.fetchAll(db)
                 _ = try Message.filter { $0.conversationID.in(Conversation.all().select { $0.id }) }.fetchCount(db)
+                let messages = Conversation.hasMany(Message.self, using: Message.conversationKey)
+                _ = try Conversation.including(all: messages.order { [$0.score.desc] }).fetchAll(db)
+                _ = try Message.including(required: Message.belongsTo(Conversation.self, using: Message.conversationKey))
+                    .fetchAll(db)
             }
             """)
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -94,6 +102,23 @@ final class CompileFailTests: XCTestCase {
 
     func testAGroupListCannotMixTables() throws {
         try assertDoesNotCompile("_ = Message.all().group { _ in [Conversation.columns.id] }")
+    }
+
+    func testAForeignKeyToAColumnOfAnotherTypeDoesNotCompile() throws {
+        try assertDoesNotCompile("_ = ForeignKey(Message.columns.body, references: Conversation.columns.id)")
+    }
+
+    func testAnAssociationThroughAnotherTablesKeyDoesNotCompile() throws {
+        try assertDoesNotCompile("_ = Conversation.hasMany(Attachment.self, using: Message.conversationKey)")
+    }
+
+    func testABelongsToAssociationTheWrongWayRoundDoesNotCompile() throws {
+        try assertDoesNotCompile("_ = Conversation.belongsTo(Message.self, using: Message.conversationKey)")
+    }
+
+    func testAssociatedRowsCannotBeFilteredByTheOriginsColumns() throws {
+        try assertDoesNotCompile(
+            "_ = Conversation.hasMany(Message.self, using: Message.conversationKey).filter { $0.archived == false }")
     }
 
     func testAPropertyWithoutATypeAnnotationIsAMacroError() throws {

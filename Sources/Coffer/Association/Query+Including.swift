@@ -1,0 +1,145 @@
+// Eager loading: an association's records fetched with their origins in a fixed number of statements.
+
+/// Origins fetched with all their associated records: one statement for the origins, then one per
+/// chunk of at most ``IncludingAllQuery/maximumVariables`` bound values (the distinct origin keys and the association's own arguments) for the associated
+/// records (`WHERE key IN (…)`), stitched in memory. Made by ``Query/including(all:)``.
+///
+/// ```swift
+/// let shelves = try Author.order { [$0.name.asc] }
+///     .including(all: Author.books.filter { $0.year >= 2000 }.order { [$0.year.desc] })
+///     .fetchAll(db)                                   // [(Author, [Book])]
+/// ```
+public struct IncludingAllQuery<Origin: TableRecord, Destination: TableRecord, Key: Hashable & Sendable>: Sendable {
+    /// SQLite's default limit on bound variables per statement (`SQLITE_MAX_VARIABLE_NUMBER`, 999 in
+    /// 3.15.2), the most keys plus other arguments one statement of associated records binds.
+    public static var maximumVariables: Int { 999 }
+
+    var origins: Query<Origin>
+    var link: AssociationLink<Origin, Destination>
+
+    /// Every origin the query matches, in its order, with its associated records in the association's
+    /// order (an origin with no match, or a NULL key, gets none).
+    public func fetchAll(_ db: Connection) throws -> [(Origin, [Destination])] {
+        let originKeyIndex = try Self.columnIndex(of: link.originColumn, in: Origin.self)
+        let destinationKeyIndex = try Self.columnIndex(of: link.destinationColumn, in: Destination.self)
+
+        let (sql, arguments) = try origins.selectFragment.render()
+        let rows = try db.withStatement(sql: sql, arguments: arguments) { statement in
+            let decoder = StatementDecoder.forRecord(Origin.self, on: statement)
+            var rows: [(record: Origin, key: DatabaseValue)] = []
+            while try statement.step() {
+                rows.append((try decoder.record(Origin.self), statement.value(at: originKeyIndex)))
+            }
+            return rows
+        }
+
+        var seen = Set<DatabaseValue>()
+        let keys = rows.map(\.key).filter { $0 != .null && seen.insert($0).inserted }
+        let otherArguments = try link.destinationQuery.selectFragment.renderTemplate().values.count
+        let chunkSize = max(1, Self.maximumVariables - otherArguments)
+        var destinations: [DatabaseValue: [Destination]] = [:]
+        var start = 0
+        while start < keys.count {
+            var chunk = Array(keys[start..<min(start + chunkSize, keys.count)])
+            start += chunk.count
+            // Padded to a power of two (repeating a key changes nothing in an IN list), so that the
+            // connection's statement cache keeps a dozen shapes of this query, not one per key count.
+            chunk += repeatElement(chunk[chunk.count - 1], count: Self.paddedCount(chunk.count, limit: chunkSize) - chunk.count)
+            var query = link.destinationQuery
+            query.filters.append(
+                SQLFragment([.column(table: Destination.tableName, name: link.destinationColumn)])
+                    + SQLFragment(raw: " IN ")
+                    + SQLFragment.join(chunk.map { SQLFragment(value: $0) }, separator: ", ").parenthesized)
+            let (sql, arguments) = try query.selectFragment.render()
+            try db.withStatement(sql: sql, arguments: arguments) { statement in
+                let decoder = StatementDecoder.forRecord(Destination.self, on: statement)
+                while try statement.step() {
+                    destinations[statement.value(at: destinationKeyIndex), default: []].append(
+                        try decoder.record(Destination.self))
+                }
+            }
+        }
+        return rows.map { ($0.record, destinations[$0.key] ?? []) }
+    }
+
+    /// The smallest power of two at least `count`, or `limit` when that is smaller.
+    static func paddedCount(_ count: Int, limit: Int) -> Int {
+        var padded = 1
+        while padded < count { padded *= 2 }
+        return min(padded, limit)
+    }
+
+    /// The position of `name` among the columns a record fetch of `Record` selects.
+    static func columnIndex<Record: TableRecord>(of name: String, in record: Record.Type) throws -> Int {
+        guard let index = Record.columnDefinitions.firstIndex(where: { $0.name == name }) else {
+            throw CofferError(code: .apiMisuse, message: "\(Record.tableName) has no column \(name)")
+        }
+        return index
+    }
+}
+
+extension Query {
+    /// The matching records with all their associated records (see ``IncludingAllQuery``).
+    public func including<Destination, Key>(
+        all association: ToManyAssociation<Root, Destination, Key>
+    ) -> IncludingAllQuery<Root, Destination, Key> {
+        IncludingAllQuery(origins: self, link: association.link)
+    }
+
+    /// The matching records that have an associated record, paired with it, in one joined statement; the
+    /// association's filters apply to the join and its ordering follows this query's.
+    ///
+    /// ```swift
+    /// let pairs = try Book.filter { $0.year > 2000 }.including(required: Book.author).fetchAll(db)
+    /// ```
+    public func including<Destination, Key>(
+        required association: ToOneAssociation<Root, Destination, Key>
+    ) -> JoinQuery<Root, Destination, Destination> {
+        joining(association.link, isLeft: false)
+    }
+
+    /// Every matching record paired with its associated record, or nil when it has none (or none passes
+    /// the association's filters), in one left-joined statement.
+    public func including<Destination, Key>(
+        optional association: ToOneAssociation<Root, Destination, Key>
+    ) -> JoinQuery<Root, Destination, Destination?> {
+        joining(association.link, isLeft: true)
+    }
+
+    /// The join of an association: its filters join the ON clause (so that a left join keeps origins whose
+    /// associated record they reject), its ordering follows this query's.
+    private func joining<Destination, RightValue>(
+        _ link: AssociationLink<Root, Destination>, isLeft: Bool
+    ) -> JoinQuery<Root, Destination, RightValue> {
+        var condition = link.matchCondition
+        if !link.destinationQuery.filters.isEmpty {
+            condition = Self.conjunction([condition] + link.destinationQuery.filters)
+        }
+        var join = JoinQuery<Root, Destination, RightValue>(base: self, isLeft: isLeft, condition: condition)
+        join.orderings = link.destinationQuery.orderings
+        return join
+    }
+}
+
+extension TableRecord {
+    /// Every record with all its associated records (see ``Query/including(all:)``).
+    public static func including<Destination, Key>(
+        all association: ToManyAssociation<Self, Destination, Key>
+    ) -> IncludingAllQuery<Self, Destination, Key> {
+        Query().including(all: association)
+    }
+
+    /// Every record that has an associated record, paired with it (see ``Query/including(required:)``).
+    public static func including<Destination, Key>(
+        required association: ToOneAssociation<Self, Destination, Key>
+    ) -> JoinQuery<Self, Destination, Destination> {
+        Query().including(required: association)
+    }
+
+    /// Every record paired with its associated record or nil (see ``Query/including(optional:)``).
+    public static func including<Destination, Key>(
+        optional association: ToOneAssociation<Self, Destination, Key>
+    ) -> JoinQuery<Self, Destination, Destination?> {
+        Query().including(optional: association)
+    }
+}
