@@ -78,11 +78,11 @@ struct ConcurrentWorkloads {
             // Lookups go to the rows that existed before the writer started.
             self.rowCount = try Self.existingRows(path: path, impl: impl, harness: harness)
             switch impl {
-            case .rawC:
+            case .rawC, .rawCPlain:
                 database = nil
-                rawWriter = try RawConnection(path: path, key: WriteWorkloads.passphrase, cacheKiB: harness.cacheKiB)
+                rawWriter = try RawConnection(path: path, key: impl.rawKey, cacheKiB: harness.cacheKiB)
                 rawReaders = try (0..<ConcurrentWorkloads.readerCount).map { _ in
-                    try RawConnection(path: path, key: WriteWorkloads.passphrase, readOnly: true, cacheKiB: harness.cacheKiB)
+                    try RawConnection(path: path, key: impl.rawKey, readOnly: true, cacheKiB: harness.cacheKiB)
                 }
             case .coffer, .cofferPlain:
                 let database = try Database(path: path, configuration: harness.configuration(impl))
@@ -96,7 +96,7 @@ struct ConcurrentWorkloads {
 
         private static func existingRows(path: String, impl: Implementation, harness: Harness) throws -> Int {
             let database = try Database(
-                path: path, configuration: harness.configuration(impl == .cofferPlain ? .cofferPlain : .coffer))
+                path: path, configuration: harness.configuration(impl.isEncrypted ? .coffer : .cofferPlain))
             defer { try? database.close() }
             return try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM person") } ?? 0
         }
@@ -112,9 +112,7 @@ struct ConcurrentWorkloads {
                 for start in stride(from: 0, to: rows.count, by: size) {
                     rawWriter.exec("BEGIN IMMEDIATE")
                     for row in rows[start..<min(rows.count, start + size)] {
-                        row.bind(to: insert)
-                        try rawWriter.step(insert, expecting: SQLITE_DONE)
-                        sqlite3_reset(insert)
+                        try row.insert(with: insert, on: rawWriter)
                     }
                     rawWriter.exec("COMMIT")
                 }

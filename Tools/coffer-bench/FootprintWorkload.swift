@@ -98,11 +98,11 @@ struct FootprintWorkload {
         let database: Database?
         let rawWriter: RawConnection?
         let rawReaders: [RawConnection]
-        if impl == .rawC {
+        if impl.isRaw {
             database = nil
-            rawWriter = try RawConnection(path: path, key: WriteWorkloads.passphrase, cacheKiB: cacheKiB)
+            rawWriter = try RawConnection(path: path, key: impl.rawKey, cacheKiB: cacheKiB)
             rawReaders = try (0..<Self.readerCount).map { _ in
-                try RawConnection(path: path, key: WriteWorkloads.passphrase, readOnly: true, cacheKiB: cacheKiB)
+                try RawConnection(path: path, key: impl.rawKey, readOnly: true, cacheKiB: cacheKiB)
             }
         } else {
             database = try Database(path: path, configuration: configuration)

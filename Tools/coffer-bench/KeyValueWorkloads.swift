@@ -32,8 +32,8 @@ struct KeyValueWorkloads {
         for _ in 0..<harness.repetitions {
             let path = harness.freshPath("w7")
             switch impl {
-            case .rawC:
-                let connection = try RawConnection(path: path, key: WriteWorkloads.passphrase, cacheKiB: harness.cacheKiB)
+            case .rawC, .rawCPlain:
+                let connection = try RawConnection(path: path, key: impl.rawKey, cacheKiB: harness.cacheKiB)
                 connection.exec("CREATE TABLE kv(key TEXT PRIMARY KEY, value BLOB NOT NULL)")
                 put.append(try time { try Self.rawPut(keys: keys, items: items, connection: connection) })
                 get.append(try time { try Self.rawGet(keys: keys, items: items, connection: connection) })
@@ -78,10 +78,19 @@ struct KeyValueWorkloads {
         connection.exec("BEGIN IMMEDIATE")
         for (key, item) in zip(keys, items) {
             let data = try encoder.encode(item)
-            sqlite3_bind_text(insert, 1, key, -1, rawTransient)
-            data.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 2, $0.baseAddress, Int32($0.count), rawTransient) }
-            try connection.step(insert, expecting: SQLITE_DONE)
+            // Bound in place (SQLITE_STATIC) while the statement steps, as RawC.swift explains.
+            var key = key
+            let code = key.withUTF8 { key in
+                data.withUnsafeBytes { data in
+                    key.withMemoryRebound(to: CChar.self) {
+                        _ = sqlite3_bind_text(insert, 1, $0.baseAddress, Int32($0.count), nil)
+                    }
+                    sqlite3_bind_blob(insert, 2, data.baseAddress, Int32(data.count), nil)
+                    return sqlite3_step(insert)
+                }
+            }
             sqlite3_reset(insert)
+            guard code == SQLITE_DONE else { throw connection.failure(code) }
         }
         connection.exec("COMMIT")
     }
@@ -91,11 +100,16 @@ struct KeyValueWorkloads {
         let select = try connection.prepare("SELECT value FROM kv WHERE key = ?")
         defer { sqlite3_finalize(select) }
         for (key, item) in zip(keys, items) {
-            sqlite3_bind_text(select, 1, key, -1, rawTransient)
-            try connection.step(select, expecting: SQLITE_ROW)
-            guard let blob = sqlite3_column_blob(select, 0) else { throw BenchError("W7: no value at \(key)") }
-            let data = Data(bytes: blob, count: Int(sqlite3_column_bytes(select, 0)))
-            sqlite3_reset(select)
+            var bound = key
+            let data = try bound.withUTF8 { bytes in
+                defer { sqlite3_reset(select) }
+                bytes.withMemoryRebound(to: CChar.self) {
+                    _ = sqlite3_bind_text(select, 1, $0.baseAddress, Int32($0.count), nil)
+                }
+                try connection.step(select, expecting: SQLITE_ROW)
+                guard let blob = sqlite3_column_blob(select, 0) else { throw BenchError("W7: no value at \(key)") }
+                return Data(bytes: blob, count: Int(sqlite3_column_bytes(select, 0)))
+            }
             guard try decoder.decode(Item.self, from: data) == item else { throw BenchError("W7: wrong value at \(key)") }
         }
     }

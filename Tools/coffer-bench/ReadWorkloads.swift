@@ -54,8 +54,7 @@ struct ReadWorkloads {
     // MARK: Raw C and Coffer sessions
 
     func openRaw(_ impl: Implementation) throws -> RawConnection {
-        try RawConnection(
-            path: try filledDatabase(impl), key: WriteWorkloads.passphrase, readOnly: true, cacheKiB: harness.cacheKiB)
+        try RawConnection(path: try filledDatabase(impl), key: impl.rawKey, readOnly: true, cacheKiB: harness.cacheKiB)
     }
 
     /// An open database whose first reader is already connected (so no timed run pays for opening it).
@@ -71,7 +70,7 @@ struct ReadWorkloads {
     ) throws -> Measurement {
         let seconds: Double
         switch impl {
-        case .rawC:
+        case .rawC, .rawCPlain:
             seconds = try harness.median(setUp: { try openRaw(impl) }) { connection in
                 checksums.record(workload, impl, try raw(connection))
             }
@@ -95,7 +94,9 @@ struct ReadWorkloads {
                 let statement = try connection.prepare(BenchRow.selectAllSQL)
                 defer { sqlite3_finalize(statement) }
                 var rows: [BenchRow] = []
-                while sqlite3_step(statement) == SQLITE_ROW { rows.append(BenchRow(statement: statement)) }
+                try connection.inReadTransaction {
+                    while sqlite3_step(statement) == SQLITE_ROW { rows.append(BenchRow(statement: statement)) }
+                }
                 var sum = Checksum()
                 rows.forEach { sum.add($0) }
                 return sum.value
@@ -118,14 +119,14 @@ struct ReadWorkloads {
                 let statement = try connection.prepare(BenchRow.selectByIDSQL)
                 defer { sqlite3_finalize(statement) }
                 var sum = Checksum()
-                connection.exec("BEGIN")
-                for id in ids {
-                    sqlite3_bind_int64(statement, 1, id)
-                    try connection.step(statement, expecting: SQLITE_ROW)
-                    sum.add(BenchRow(statement: statement))
-                    sqlite3_reset(statement)
+                try connection.inReadTransaction {
+                    for id in ids {
+                        sqlite3_bind_int64(statement, 1, id)
+                        try connection.step(statement, expecting: SQLITE_ROW)
+                        sum.add(BenchRow(statement: statement))
+                        sqlite3_reset(statement)
+                    }
                 }
-                connection.exec("COMMIT")
                 return sum.value
             },
             coffer: { database in

@@ -12,8 +12,8 @@ enum Report {
         var workloads: [String] = []
         for result in results where !workloads.contains(result.workload) { workloads.append(result.workload) }
         var lines = [
-            "workload              raw-c ops/s     coffer ops/s  coffer-plain ops/s   coffer/raw-c  coffer/plain"
-                + "   peak RSS MiB: raw-c  coffer  coffer-plain"
+            "workload              raw-c ops/s     coffer ops/s  raw-c-plain ops/s  coffer-plain ops/s   coffer/raw-c"
+                + "  plain/raw-plain  coffer/plain   peak RSS MiB: raw-c  coffer  coffer-plain"
         ]
         for workload in workloads {
             func ops(_ impl: Implementation) -> Double? {
@@ -24,14 +24,17 @@ enum Report {
             }
             let raw = ops(.rawC)
             let coffer = ops(.coffer)
+            let rawPlain = ops(.rawCPlain)
             let plain = ops(.cofferPlain)
             // A ratio of costs (time per op): above 1 means Coffer is slower.
             let ratio = raw.flatMap { raw in coffer.map { raw / $0 } }
+            let plainRatio = rawPlain.flatMap { raw in plain.map { raw / $0 } }
             let encryption = plain.flatMap { plain in coffer.map { plain / $0 } }
             lines.append(
                 workload.padding(toLength: 20, withPad: " ", startingAt: 0)
-                    + format(raw, width: 14) + format(coffer, width: 17) + format(plain, width: 20)
-                    + format(ratio, width: 15, decimals: 2) + format(encryption, width: 14, decimals: 2)
+                    + format(raw, width: 14) + format(coffer, width: 17) + format(rawPlain, width: 19)
+                    + format(plain, width: 20) + format(ratio, width: 15, decimals: 2)
+                    + format(plainRatio, width: 17, decimals: 2) + format(encryption, width: 14, decimals: 2)
                     + format(peakMiB(.rawC), width: 22, decimals: 1) + format(peakMiB(.coffer), width: 8, decimals: 1)
                     + format(peakMiB(.cofferPlain), width: 14, decimals: 1))
         }

@@ -34,14 +34,14 @@ struct WriteWorkloads {
         let first: Double
         let second: Double
         switch impl {
-        case .rawC:
-            let key = impl.isEncrypted ? Self.passphrase : nil
+        case .rawC, .rawCPlain:
+            let key = impl.rawKey
             first = try harness.median(setUp: {}) { _ in
                 let connection = try RawConnection(path: path, key: key)
                 connection.exec("SELECT count(*) FROM person")
             }
             // The limit for a second connection: SQLCipher's raw-key form, key derived once beforehand.
-            let spec = try rawKeySpec(path: path)
+            let spec = key == nil ? nil : try rawKeySpec(path: path)
             let opened = try RawConnection(path: path, key: key)
             second = try harness.median(setUp: {}) { _ in
                 let connection = try RawConnection(path: path, key: spec, readOnly: true)
@@ -94,8 +94,8 @@ struct WriteWorkloads {
 
     private func insert(_ impl: Implementation, path: String, rows: Int, perTransaction: Int) throws {
         switch impl {
-        case .rawC:
-            let connection = try RawConnection(path: path, key: Self.passphrase, cacheKiB: harness.cacheKiB)
+        case .rawC, .rawCPlain:
+            let connection = try RawConnection(path: path, key: impl.rawKey, cacheKiB: harness.cacheKiB)
             connection.exec(BenchRow.schema)
             let begin = try connection.prepare("BEGIN IMMEDIATE")
             let commit = try connection.prepare("COMMIT")
@@ -103,15 +103,13 @@ struct WriteWorkloads {
             defer { [begin, commit, insert].forEach { sqlite3_finalize($0) } }
             var next = 0
             while next < rows {
-                sqlite3_step(begin)
+                try connection.step(begin, expecting: SQLITE_DONE)
                 sqlite3_reset(begin)
                 for row in self.rows[next..<min(rows, next + perTransaction)] {
-                    row.bind(to: insert)
-                    sqlite3_step(insert)
-                    sqlite3_reset(insert)
+                    try row.insert(with: insert, on: connection)
                 }
                 next += perTransaction
-                sqlite3_step(commit)
+                try connection.step(commit, expecting: SQLITE_DONE)
                 sqlite3_reset(commit)
             }
         case .coffer, .cofferPlain:

@@ -2,8 +2,8 @@ import ArgumentParser
 import Coffer
 import Foundation
 
-/// `coffer-bench`: every workload on raw SQLCipher C calls, Coffer encrypted and Coffer plaintext, in
-/// one process, on fresh files; prints ops/s and the coffer/raw-c ratio (medians of several runs).
+/// `coffer-bench`: every workload on raw SQLCipher C calls and on Coffer, each encrypted and plaintext, in
+/// one process, on fresh files; prints ops/s and the Coffer/raw C ratios (medians of several runs).
 struct CofferBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coffer-bench",
@@ -18,8 +18,14 @@ struct CofferBench: ParsableCommand {
     @Option(parsing: .upToNextOption, help: "Run only these workloads (W0 W1 W2 W3 W4 W4b W5 W6 W7 W11 F1).")
     var only: [String] = []
 
-    @Option(parsing: .upToNextOption, help: "Run only these implementations (raw-c coffer coffer-plain).")
+    @Option(parsing: .upToNextOption, help: "Run only these implementations (raw-c raw-c-plain coffer coffer-plain).")
     var impl: [String] = []
+
+    @Option(help: "Rows in the table (W1, W3–W6; default 100,000, 10,000 with --quick).")
+    var rows: Int?
+
+    @Option(help: "One-row transactions in W2 (default 2,000, 500 with --quick).")
+    var transactions: Int?
 
     @Option(help: "Repetitions per figure (the median is reported).")
     var repetitions: Int = 3
@@ -46,8 +52,8 @@ struct CofferBench: ParsableCommand {
         case "sqlcipher3": harness.keyDerivation = .sqlcipher3
         default: throw ValidationError("--key-derivation must be coffer or sqlcipher3")
         }
-        let rows = BenchRow.generate(quick ? 10_000 : 100_000)
-        let writes = WriteWorkloads(harness: harness, rows: rows, transactionCount: quick ? 500 : 2_000)
+        let rows = BenchRow.generate(self.rows ?? (quick ? 10_000 : 100_000))
+        let writes = WriteWorkloads(harness: harness, rows: rows, transactionCount: transactions ?? (quick ? 500 : 2_000))
         let reads = ReadWorkloads(
             harness: harness, writes: writes, lookupCount: quick ? 10_000 : 100_000,
             perCallLookupCount: quick ? 5_000 : 20_000, rangeQueryCount: quick ? 100 : 1_000)

@@ -104,12 +104,8 @@ public final class Connection {
     func withStatement<T>(sql: String, arguments: StatementArguments, _ body: (Statement) throws -> T) throws -> T {
         let statement = try cachedStatement(sql: sql)
         statement.isInUse = true
-        defer {
-            statement.isInUse = false
-            statement.reset()
-        }
-        try statement.bind(arguments)
-        return try body(statement)
+        defer { statement.isInUse = false }
+        return try statement.withBound(arguments) { try body(statement) }
     }
 
     // MARK: Executing
@@ -188,11 +184,20 @@ public final class Connection {
         case immediate = "IMMEDIATE"
         /// Takes an exclusive lock at once.
         case exclusive = "EXCLUSIVE"
+
+        /// The statement that begins it: a constant, so that a transaction builds no string.
+        var beginSQL: String {
+            switch self {
+            case .deferred: return "BEGIN DEFERRED TRANSACTION"
+            case .immediate: return "BEGIN IMMEDIATE TRANSACTION"
+            case .exclusive: return "BEGIN EXCLUSIVE TRANSACTION"
+            }
+        }
     }
 
     /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
     public func inTransaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
-        try execute(sql: "BEGIN \(kind.rawValue) TRANSACTION")
+        try execute(sql: kind.beginSQL)
         let result: T
         do {
             result = try body()

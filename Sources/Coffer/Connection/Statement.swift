@@ -98,6 +98,56 @@ public final class Statement {
         }
     }
 
+    /// Binds `arguments` and runs `body` with them bound: text and blobs in place, from the bytes
+    /// `arguments` holds (`SQLITE_STATIC`, no copy), for exactly as long as `body` runs. Then the
+    /// statement is reset and those parameters cleared, so it never keeps a pointer past the call.
+    func withBound<T>(_ arguments: StatementArguments, _ body: () throws -> T) throws -> T {
+        let expected = Int(sqlite3_bind_parameter_count(handle))
+        guard arguments.values.count == expected else {
+            throw CofferError(
+                code: .range, message: "statement expects \(expected) arguments, got \(arguments.values.count)", sql: sql)
+        }
+        var bytesBound = false
+        defer {
+            sqlite3_reset(handle)
+            if bytesBound { sqlite3_clear_bindings(handle) }
+        }
+        return try bindInPlace(arguments.values, from: 0, bytesBound: &bytesBound, body)
+    }
+
+    /// Binds `values[index...]`, each text or blob inside the closure that keeps its bytes alive, and
+    /// runs `body` innermost.
+    private func bindInPlace<T>(
+        _ values: [DatabaseValue], from start: Int, bytesBound: inout Bool, _ body: () throws -> T
+    ) throws -> T {
+        var index = start
+        while index < values.count {
+            let position = Int32(index + 1)
+            switch values[index] {
+            case .text(var text) where !text.isEmpty:
+                bytesBound = true
+                return try text.withUTF8 { bytes in
+                    let code = bytes.withMemoryRebound(to: CChar.self) {
+                        sqlite3_bind_text(handle, position, $0.baseAddress, Int32($0.count), nil)
+                    }
+                    guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
+                    return try bindInPlace(values, from: index + 1, bytesBound: &bytesBound, body)
+                }
+            case .blob(let data) where !data.isEmpty:
+                bytesBound = true
+                return try data.withUnsafeBytes { bytes in
+                    let code = sqlite3_bind_blob(handle, position, bytes.baseAddress, Int32(bytes.count), nil)
+                    guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
+                    return try bindInPlace(values, from: index + 1, bytesBound: &bytesBound, body)
+                }
+            default:
+                try bind(values[index], toParameter: index + 1)
+                index += 1
+            }
+        }
+        return try body()
+    }
+
     /// Binds one value to the parameter at `index`, counted from 1 as SQLite does.
     public func bind(_ value: DatabaseValue, toParameter index: Int) throws {
         let position = Int32(index)
@@ -172,10 +222,11 @@ public final class Statement {
     }
 
     /// Binds `arguments`, runs the statement to completion and resets it.
+    ///
+    /// Text and blobs are bound in place for the run and cleared after it (see ``bind(_:)`` to keep
+    /// values bound across runs).
     public func execute(_ arguments: StatementArguments = []) throws {
-        defer { sqlite3_reset(handle) }
-        try bind(arguments)
-        while try step() {}
+        try withBound(arguments) { while try step() {} }
     }
 
     // MARK: Columns (0-based)

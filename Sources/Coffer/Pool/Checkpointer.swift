@@ -67,35 +67,48 @@ final class Checkpointer: @unchecked Sendable {
     }
 
     /// Called by SQLite on the writer's thread after each commit, with the WAL's size in frames.
+    ///
+    /// One lock round per commit decides everything this commit schedules.
     private func didCommit(walFrames: Int32) {
         hook.didCommit(walFrames: walFrames)
-        let (startCheckpoint, startIdleCheck) = lock.withLock { () -> (Bool, Bool) in
+        let due = lock.withLock { () -> CommitWork in
             commits &+= 1
-            guard !stopped else { return (false, false) }
-            let checkpoint = walFrames >= threshold && !checkpointPending
-            if checkpoint { checkpointPending = true }
-            let idle = !idleCheckScheduled
-            if idle { idleCheckScheduled = true }
-            return (checkpoint, idle)
+            guard !stopped else { return CommitWork() }
+            var work = CommitWork()
+            work.checkpoint = walFrames >= threshold && !checkpointPending
+            if work.checkpoint { checkpointPending = true }
+            if !idleCheckScheduled {
+                idleCheckScheduled = true
+                work.idleCheckSeenCommits = commits
+            }
+            // Every 16 WAL frames, the decrypted-page cache's cap follows the files' growth (off the commit
+            // path). At most one such refresh waits on the checkpointer's queue, and none beside a
+            // checkpoint (which refreshes when it ends): a backlog of them would hold checkpoints back
+            // while the WAL grows.
+            let refreshDue = walFrames >= framesAtSizeRefresh + 16 || walFrames < framesAtSizeRefresh
+            if refreshDue && !sizeRefreshPending && !checkpointPending {
+                framesAtSizeRefresh = walFrames
+                sizeRefreshPending = true
+                work.refreshSizes = true
+            }
+            return work
         }
-        // Every 16 WAL frames, the decrypted-page cache's cap follows the files' growth (off the commit path).
-        // At most one such refresh waits on the checkpointer's queue, and none beside a checkpoint (which
-        // refreshes when it ends): a backlog of them would hold checkpoints back while the WAL grows.
-        let refreshSizes = lock.withLock { () -> Bool in
-            let due = walFrames >= framesAtSizeRefresh + 16 || walFrames < framesAtSizeRefresh
-            guard due, !sizeRefreshPending, !checkpointPending else { return false }
-            framesAtSizeRefresh = walFrames
-            sizeRefreshPending = true
-            return true
-        }
-        if refreshSizes {
+        if due.refreshSizes {
             queue.async {
                 self.lock.withLock { self.sizeRefreshPending = false }
                 DecryptedPageCache.OpenFiles.shared.refresh()
             }
         }
-        if startCheckpoint { queue.async { self.runBackgroundCheckpoint() } }
-        if startIdleCheck { scheduleIdleCheck(seenCommits: lock.withLock { commits }) }
+        if due.checkpoint { queue.async { self.runBackgroundCheckpoint() } }
+        if let seen = due.idleCheckSeenCommits { scheduleIdleCheck(seenCommits: seen) }
+    }
+
+    /// What one commit schedules, decided under the lock.
+    private struct CommitWork {
+        var checkpoint = false
+        var refreshSizes = false
+        /// The commit count an idle check starts from, when this commit schedules one.
+        var idleCheckSeenCommits: UInt64?
     }
 
     private func runBackgroundCheckpoint() {

@@ -120,3 +120,37 @@ struct AnyCodingKey: CodingKey {
         self.intValue = intValue
     }
 }
+
+/// The conversions the record writer that `@Table` generates (``TableRecord/columnValues()``) calls, one
+/// per property: each produces exactly the value the Codable path stores for it.
+///
+/// A ``DatabaseValueConvertible`` type uses its own storage, chosen at compile time; any other
+/// `Encodable` type goes through the same encoder as the Codable path (raw-value enums as their raw
+/// value, nested types as JSON text). A nil optional is NULL. All of them are `throws`, so that the generated
+/// code can call any of them the same way; only the `Encodable` ones can fail.
+extension DatabaseValue {
+    /// The stored value of a non-optional property whose type has its own storage.
+    @inlinable
+    public static func columnValue<Value: DatabaseValueConvertible & Encodable>(_ value: Value) throws -> DatabaseValue {
+        value.databaseValue
+    }
+
+    /// The stored value of a non-optional property of any other `Encodable` type.
+    public static func columnValue<Value: Encodable>(_ value: Value) throws -> DatabaseValue {
+        try DatabaseValueEncoder.encode(value)
+    }
+
+    /// The stored value of an optional property whose type has its own storage (NULL for nil).
+    @inlinable
+    public static func optionalColumnValue<Value: DatabaseValueConvertible & Encodable>(_ value: Value?) throws
+        -> DatabaseValue
+    {
+        value?.databaseValue ?? .null
+    }
+
+    /// The stored value of an optional property of any other `Encodable` type (NULL for nil).
+    public static func optionalColumnValue<Value: Encodable>(_ value: Value?) throws -> DatabaseValue {
+        guard let value else { return .null }
+        return try DatabaseValueEncoder.encode(value)
+    }
+}

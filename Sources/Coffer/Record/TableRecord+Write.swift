@@ -42,7 +42,7 @@ extension TableRecord {
     /// try player.insert(db, onConflict: .ignore)
     /// ```
     public mutating func insert(_ db: Connection, onConflict resolution: ConflictResolution = .abort) throws {
-        try db.execute(sql: Self.insertSQL(resolution), arguments: StatementArguments(RecordEncoder<Self>().values(of: self)))
+        try db.execute(sql: Self.insertSQL(resolution), arguments: StatementArguments(columnValues()))
         if db.changesCount > 0 { didInsert(rowID: db.lastInsertedRowID) }
     }
 
@@ -53,7 +53,6 @@ extension TableRecord {
         _ records: some Sequence<Self>, _ db: Connection, onConflict resolution: ConflictResolution = .abort
     ) throws -> [Int64] {
         let sql = try insertSQL(resolution)
-        let encoder = RecordEncoder<Self>()
         return try db.savepoint {
             let statement = try db.cachedStatement(sql: sql)
             statement.isInUse = true
@@ -63,7 +62,7 @@ extension TableRecord {
             }
             var rowIDs: [Int64] = []
             for record in records {
-                try statement.execute(StatementArguments(encoder.values(of: record)))
+                try statement.execute(StatementArguments(record.columnValues()))
                 rowIDs.append(db.changesCount > 0 ? db.lastInsertedRowID : 0)
             }
             return rowIDs
@@ -92,7 +91,7 @@ extension TableRecord {
                 code: .apiMisuse,
                 message: "upsert on \(Self.tableName) needs a primary key or UNIQUE columns as its conflict target")
         }
-        let values = try RecordEncoder<Self>().values(of: self)
+        let values = try columnValues()
         let names = Self.columnDefinitions.map(\.name)
         var record = self
         try db.savepoint {
@@ -136,7 +135,7 @@ extension TableRecord {
         let key = Self.primaryKeyColumnNames
         guard !key.isEmpty else { throw CofferError(code: .apiMisuse, message: "\(Self.tableName) has no primary key") }
         let names = Self.columnDefinitions.map(\.name)
-        let values = try RecordEncoder<Self>().values(of: self)
+        let values = try columnValues()
         let updated = names.filter { !key.contains($0) }
         guard !updated.isEmpty else { return false }
         try db.execute(
@@ -150,7 +149,7 @@ extension TableRecord {
     public func delete(_ db: Connection) throws -> Bool {
         let key = Self.primaryKeyColumnNames
         guard !key.isEmpty else { throw CofferError(code: .apiMisuse, message: "\(Self.tableName) has no primary key") }
-        let values = try RecordEncoder<Self>().values(of: self)
+        let values = try columnValues()
         let sql = "DELETE FROM " + (try SQLIdentifier.validated(Self.tableName)) + " WHERE " + (try Self.matchSQL(key))
         try db.execute(sql: sql, arguments: StatementArguments(Self.values(values, Self.columnDefinitions.map(\.name), key)))
         return db.changesCount > 0

@@ -44,6 +44,12 @@ public protocol TableRecord: Codable {
     /// ``StatementRow``) for a struct that leaves `init(from:)` to Codable; the default decodes through
     /// `init(from:)`.
     init(statementRow row: StatementRow) throws
+    /// The record's column values, in ``columnDefinitions`` order: what inserts and updates bind.
+    ///
+    /// `@Table` generates a writer that converts each property in place (see
+    /// `DatabaseValue.columnValue(_:)`) for a struct that leaves `encode(to:)` to Codable and
+    /// whose stored properties are plain; the default encodes through `encode(to:)`.
+    func columnValues() throws -> [DatabaseValue]
 }
 
 extension TableRecord {
@@ -57,6 +63,8 @@ extension TableRecord {
     public mutating func didInsert(rowID: Int64) {}
     /// Decodes through the type's Codable `init(from:)` by default.
     public init(statementRow row: StatementRow) throws { self = try row.decoder.decode(Self.self) }
+    /// Encodes through the type's Codable `encode(to:)` by default.
+    public func columnValues() throws -> [DatabaseValue] { try RecordEncoder<Self>().values(of: self) }
 }
 
 /// Makes a Codable struct a table: generates its typed columns (`Columns`, `columns`), its column
@@ -73,11 +81,12 @@ extension TableRecord {
 /// (a property its `CodingKeys` leave out is no column). Non-optional properties are `NOT NULL`.
 ///
 /// For a struct with plain stored properties and no `init(from:)` in its body, the macro also generates
-/// ``TableRecord/init(statementRow:)``, which fetches use instead of Codable's keyed containers. Write a
-/// custom `init(from:)` in the type's body, not in an extension, so that the macro sees it and leaves
-/// decoding to it.
+/// ``TableRecord/init(statementRow:)``, which fetches use instead of Codable's keyed containers; with no
+/// `encode(to:)` in its body, it generates ``TableRecord/columnValues()``, which inserts and updates bind
+/// instead of running Codable's encoder. Write a custom `init(from:)` or `encode(to:)` in the type's body,
+/// not in an extension, so that the macro sees it and leaves decoding or encoding to it.
 @attached(member, names: named(Columns), named(columns), named(tableName), named(columnDefinitions), named(didInsert))
-@attached(extension, conformances: TableRecord, names: named(init))
+@attached(extension, conformances: TableRecord, names: named(init), named(columnValues))
 public macro Table(_ name: String? = nil) = #externalMacro(module: "CofferMacros", type: "TableMacro")
 
 /// Declares column constraints on a stored property of a `@Table` type.
