@@ -104,4 +104,32 @@ final class AssociationThroughTests: XCTestCase {
         }
         try database.close()
     }
+
+    func testMoreKeysThanOneStatementBindsSplitBothLookupsInChunks() throws {
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        var configuration = Configuration(encryption: .passphrase("pw"))
+        configuration.recordTypes = [Author.self, Book.self, Review.self]
+        let database = try Database(path: directory.path("many.db"), configuration: configuration)
+        // 1,200 authors, each with one book with one review: 1,200 keys in each lookup, two chunks each.
+        try database.write { db in
+            for sql in [
+                "INSERT INTO author(id, name) SELECT i, 'a' || i FROM n",
+                "INSERT INTO book(id, authorID, title, year) SELECT i, i, 'b' || i, 2000 FROM n",
+                "INSERT INTO review(id, bookID, stars) SELECT i, i, i % 5 + 1 FROM n",
+            ] {
+                try db.execute(
+                    sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1200) " + sql)
+            }
+        }
+        let (loaded, statements) = try database.read { db in
+            try db.countingStatements { try Author.order { [$0.id.asc] }.including(all: Author.reviews).fetchAll(db) }
+        }
+        XCTAssertEqual(statements, 5, "origins, then two chunks of books and two of reviews")
+        XCTAssertEqual(loaded.count, 1200)
+        for (author, reviews) in loaded {
+            XCTAssertEqual(reviews.map(\.id), [author.id], author.name)
+        }
+        try database.close()
+    }
 }

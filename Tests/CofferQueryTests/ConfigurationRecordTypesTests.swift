@@ -86,4 +86,15 @@ final class ConfigurationRecordTypesTests: XCTestCase {
         XCTAssertEqual(try columns("book", database), ["id", "authorID", "title"])
         try database.close()
     }
+
+    func testAReadOnlyOpenLeavesTheSchemaAlone() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("readonly.db")
+        try Shell.sqlcipher(path, "CREATE TABLE author(id INTEGER PRIMARY KEY, name TEXT NOT NULL);")
+        var configuration = configuration()
+        configuration.readOnly = true
+        let database = try Database(path: path, configuration: configuration)
+        XCTAssertEqual(try names("SELECT name FROM sqlite_master WHERE type = 'table'", database), ["author"])
+        try database.close()
+    }
 }
