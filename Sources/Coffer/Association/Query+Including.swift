@@ -12,7 +12,7 @@
 public struct IncludingAllQuery<Origin: TableRecord, Destination: TableRecord, Key: Hashable & Sendable>: Sendable {
     /// SQLite's default limit on bound variables per statement (`SQLITE_MAX_VARIABLE_NUMBER`, 999 in
     /// 3.15.2), the most keys plus other arguments one statement of associated records binds.
-    public static var maximumVariables: Int { 999 }
+    public static var maximumVariables: Int { EagerLoad.maximumVariables }
 
     var origins: Query<Origin>
     var link: AssociationLink<Origin, Destination>
@@ -20,46 +20,70 @@ public struct IncludingAllQuery<Origin: TableRecord, Destination: TableRecord, K
     /// Every origin the query matches, in its order, with its associated records in the association's
     /// order (an origin with no match, or a NULL key, gets none).
     public func fetchAll(_ db: Connection) throws -> [(Origin, [Destination])] {
-        let originKeyIndex = try Self.columnIndex(of: link.originColumn, in: Origin.self)
-        let destinationKeyIndex = try Self.columnIndex(of: link.destinationColumn, in: Destination.self)
+        let rows = try EagerLoad.origins(of: origins, keyedBy: link.originColumn, db)
 
-        let (sql, arguments) = try origins.selectFragment.render()
-        let rows = try db.withStatement(sql: sql, arguments: arguments) { statement in
-            let decoder = StatementDecoder.forRecord(Origin.self, on: statement)
-            var rows: [(record: Origin, key: DatabaseValue)] = []
+        var destinations: [DatabaseValue: [Destination]] = [:]
+        try EagerLoad.forEachMatch(of: link.destinationQuery, column: link.destinationColumn, in: rows.map(\.key), db) {
+            key, record, _ in
+            destinations[key, default: []].append(record)
+        }
+        return rows.map { ($0.record, destinations[$0.key] ?? []) }
+    }
+}
+
+/// The statements behind eager loads: associated rows fetched by chunks of keys.
+enum EagerLoad {
+    /// SQLite's default limit on bound variables per statement (`SQLITE_MAX_VARIABLE_NUMBER`, 999 in 3.15.2).
+    static let maximumVariables = 999
+
+    /// The records `query` fetches, in its order, each with its value of `column` (the eager load's key).
+    static func origins<Record: TableRecord>(
+        of query: Query<Record>, keyedBy column: String, _ db: Connection
+    ) throws -> [(record: Record, key: DatabaseValue)] {
+        let keyIndex = try columnIndex(of: column, in: Record.self)
+        let (sql, arguments) = try query.selectFragment.render()
+        return try db.withStatement(sql: sql, arguments: arguments) { statement in
+            let decoder = StatementDecoder.forRecord(Record.self, on: statement)
+            var rows: [(record: Record, key: DatabaseValue)] = []
             while try statement.step() {
-                rows.append((try decoder.record(Origin.self), statement.value(at: originKeyIndex)))
+                rows.append((try decoder.record(Record.self), statement.value(at: keyIndex)))
             }
             return rows
         }
+    }
 
+    /// Runs `query` restricted to the rows whose `column` is among `keys` (NULLs and repeats dropped), in
+    /// chunks of at most ``maximumVariables`` bound values, calling `body` with each row's `column` value,
+    /// record and statement (to read other columns), in the query's order within each chunk.
+    static func forEachMatch<Record: TableRecord>(
+        of query: Query<Record>, column: String, in keys: [DatabaseValue], _ db: Connection,
+        _ body: (DatabaseValue, Record, Statement) throws -> Void
+    ) throws {
+        let keyIndex = try columnIndex(of: column, in: Record.self)
         var seen = Set<DatabaseValue>()
-        let keys = rows.map(\.key).filter { $0 != .null && seen.insert($0).inserted }
-        let otherArguments = try link.destinationQuery.selectFragment.renderTemplate().values.count
-        let chunkSize = max(1, Self.maximumVariables - otherArguments)
-        var destinations: [DatabaseValue: [Destination]] = [:]
+        let keys = keys.filter { $0 != .null && seen.insert($0).inserted }
+        let otherArguments = try query.selectFragment.renderTemplate().values.count
+        let chunkSize = max(1, maximumVariables - otherArguments)
         var start = 0
         while start < keys.count {
             var chunk = Array(keys[start..<min(start + chunkSize, keys.count)])
             start += chunk.count
             // Padded to a power of two (repeating a key changes nothing in an IN list), so that the
             // connection's statement cache keeps a dozen shapes of this query, not one per key count.
-            chunk += repeatElement(chunk[chunk.count - 1], count: Self.paddedCount(chunk.count, limit: chunkSize) - chunk.count)
-            var query = link.destinationQuery
-            query.filters.append(
-                SQLFragment([.column(table: Destination.tableName, name: link.destinationColumn)])
+            chunk += repeatElement(chunk[chunk.count - 1], count: paddedCount(chunk.count, limit: chunkSize) - chunk.count)
+            var restricted = query
+            restricted.filters.append(
+                SQLFragment([.column(table: Record.tableName, name: column)])
                     + SQLFragment(raw: " IN ")
                     + SQLFragment.join(chunk.map { SQLFragment(value: $0) }, separator: ", ").parenthesized)
-            let (sql, arguments) = try query.selectFragment.render()
+            let (sql, arguments) = try restricted.selectFragment.render()
             try db.withStatement(sql: sql, arguments: arguments) { statement in
-                let decoder = StatementDecoder.forRecord(Destination.self, on: statement)
+                let decoder = StatementDecoder.forRecord(Record.self, on: statement)
                 while try statement.step() {
-                    destinations[statement.value(at: destinationKeyIndex), default: []].append(
-                        try decoder.record(Destination.self))
+                    try body(statement.value(at: keyIndex), try decoder.record(Record.self), statement)
                 }
             }
         }
-        return rows.map { ($0.record, destinations[$0.key] ?? []) }
     }
 
     /// The smallest power of two at least `count`, or `limit` when that is smaller.

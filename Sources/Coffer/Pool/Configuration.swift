@@ -43,6 +43,8 @@ public struct Configuration: Sendable {
     /// Called once, on an arbitrary thread, the first time a statement meets SQLITE_CORRUPT or
     /// SQLITE_NOTADB on this database after it opened fine.
     public var onCorruption: (@Sendable (CorruptionEvent) -> Void)?
+    /// Run on the writer at open, before any other access (``Configuration/recordTypes`` sets it).
+    var openPreparation: OpenPreparation?
 
     /// Creates a configuration.
     public init(encryption: Encryption = .none, cipher: CipherOptions = CipherOptions()) {
@@ -59,6 +61,7 @@ public struct Configuration: Sendable {
         self.readOnly = false
         self.logger = Logger(label: "coffer")
         self.onCorruption = nil
+        self.openPreparation = nil
     }
 }
 

@@ -70,6 +70,10 @@ public final class Database: Sendable {
         let corruption = CorruptionReporter(path: path, handler: configuration.onCorruption)
         let factory = ConnectionFactory(path: path, configuration: configuration, key: key, corruption: corruption)
         let writerConnection = try factory.open(.writer)
+        // Before any reader opens or any caller runs: the first write and first read see the schema.
+        if let preparation = configuration.openPreparation, !configuration.readOnly {
+            try preparation.apply(on: writerConnection, path: path)
+        }
         let writer = SerializedConnection(connection: writerConnection, label: "coffer.writer")
         self.path = path
         self.configuration = configuration
