@@ -43,6 +43,9 @@ public struct Configuration: Sendable {
     /// Called once, on an arbitrary thread, the first time a statement meets SQLITE_CORRUPT or
     /// SQLITE_NOTADB on this database after it opened fine.
     public var onCorruption: (@Sendable (CorruptionEvent) -> Void)?
+    /// While something observes the database (``Database/observe(options:_:)``), how often, in seconds,
+    /// Coffer looks for commits made by other processes; 0 turns that off.
+    public var externalChangeLatency: TimeInterval
 
     /// Creates a configuration.
     public init(encryption: Encryption = .none, cipher: CipherOptions = CipherOptions()) {
@@ -59,6 +62,7 @@ public struct Configuration: Sendable {
         self.readOnly = false
         self.logger = Logger(label: "coffer")
         self.onCorruption = nil
+        self.externalChangeLatency = 0.1
     }
 }
 

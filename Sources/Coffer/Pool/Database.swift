@@ -34,6 +34,8 @@ public final class Database: Sendable {
     let checkpointer: Checkpointer?
     /// Pages committed since the last backup generation, and the gate backups hold against checkpoints.
     let changeTracker: ChangedPageTracker
+    /// Change observation: commit hooks on the writer, subscribers, the other-process poller.
+    let observation: ObservationCenter
     /// This database's place among those whose sizes cap the decrypted-page cache (encrypted files only).
     private let cacheSizeToken: UUID?
     private let state: CloseState
@@ -74,6 +76,8 @@ public final class Database: Sendable {
         self.factory = factory
         self.writer = writer
         self.state = CloseState(removingOnClose: directory)
+        self.observation = ObservationCenter(
+            writer: writer, externalLatency: isMemory ? 0 : configuration.externalChangeLatency)
         let tracker = ChangedPageTracker(databasePath: path)
         self.changeTracker = tracker
         let pooled = !isMemory && configuration.readerCount > 0
@@ -213,6 +217,7 @@ public final class Database: Sendable {
     /// Further calls throw ``CofferError/apiMisuse``. Closing twice is harmless.
     public func close() throws {
         guard state.markClosed() else { return }
+        observation.close()
         readers?.close()
         checkpointer?.suspend()
         let readOnly = configuration.readOnly

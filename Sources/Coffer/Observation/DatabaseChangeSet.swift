@@ -1,0 +1,43 @@
+/// What one committed transaction changed: the tables it wrote and, row by row, what it did to them.
+///
+/// ``Database/changes(in:)`` yields one per commit, in commit order. Rows come from SQLite's update hook,
+/// so they cover rowid tables; a change SQLite does not report row by row (a schema change, `DELETE FROM t`
+/// without `WHERE`, a `WITHOUT ROWID` table, a commit by another process) sets ``isWholeDatabase`` instead.
+public struct DatabaseChangeSet: Sendable, Equatable {
+    /// The commit's place among this database's commits, counted from 1 since the database was opened.
+    public var sequence: UInt64
+    /// The rows changed, in the order the transaction changed them.
+    public var rows: [RowChange]
+    /// True when the commit may have changed anything: every observation re-fetches.
+    public var isWholeDatabase: Bool
+    /// True when the commit was made by another process (or another `Database` on the same file).
+    public var isExternal: Bool
+
+    /// The names of the tables whose rows changed.
+    public var tables: Set<String> { Set(rows.map(\.table)) }
+
+    /// True when this commit may have changed one of `tables` (compared ignoring ASCII case, as SQLite does).
+    public func touches(_ tables: Set<String>) -> Bool {
+        isWholeDatabase || rows.contains { tables.contains($0.table.lowercased()) }
+    }
+}
+
+/// One row a transaction inserted, updated or deleted.
+public struct RowChange: Sendable, Hashable {
+    /// What happened to a row.
+    public enum Kind: Sendable, Hashable {
+        /// The row was inserted.
+        case insert
+        /// The row was updated.
+        case update
+        /// The row was deleted.
+        case delete
+    }
+
+    /// The table's name, as the schema spells it.
+    public var table: String
+    /// The row's rowid (its `INTEGER PRIMARY KEY`, if it has one).
+    public var rowID: Int64
+    /// What happened to it.
+    public var kind: Kind
+}
