@@ -16,7 +16,8 @@ import Foundation
 final class ChangeCollector {
     /// Called on the writer's queue with each committed transaction's changes, in commit order.
     private let publish: (DatabaseChangeSet) -> Void
-    private(set) var installedHandle: OpaquePointer?
+    /// The writer connection (by ``SerializedConnection/generation``) the hooks are on.
+    private(set) var installedGeneration: Int?
     private var rows: [RowChange] = []
     private var wholeDatabase = false
     private var committing = false
@@ -32,10 +33,10 @@ final class ChangeCollector {
     // MARK: Installing
 
     /// Installs the hooks on `connection` (the writer), replacing any this collector had on another one.
-    func install(on connection: Connection) {
+    func install(on connection: Connection, generation: Int) {
         reset()
         let handle = connection.handle
-        installedHandle = handle
+        installedGeneration = generation
         let context = Unmanaged.passUnretained(self).toOpaque()
         sqlite3_update_hook(
             handle,
@@ -73,13 +74,13 @@ final class ChangeCollector {
     }
 
     /// Removes the hooks (the writer is idle: outside any transaction).
-    func uninstall(from connection: Connection) {
-        guard installedHandle == connection.handle else { return }
+    func uninstall(from connection: Connection, generation: Int) {
+        guard installedGeneration == generation else { return }
         sqlite3_update_hook(connection.handle, nil, nil)
         sqlite3_commit_hook(connection.handle, nil, nil)
         sqlite3_rollback_hook(connection.handle, nil, nil)
         sqlite3_trace_v2(connection.handle, 0, nil, nil)
-        installedHandle = nil
+        installedGeneration = nil
         reset()
     }
 
@@ -132,8 +133,14 @@ final class ChangeCollector {
         guard sqlite3_stmt_readonly(statement) == 0, rowsReported == start else { return }
         // A writing statement that reported no row: no change at all, or one SQLite does not report
         // row by row.
-        let first = sqlite3_sql(statement).map { SavepointStatement.words(String(cString: $0)).first ?? "" } ?? ""
+        let words = sqlite3_sql(statement).map { SavepointStatement.words(String(cString: $0)) } ?? []
+        let first = words.first ?? ""
         if Self.transactionControl.contains(first) { return }
+        // Of the pragmas, only the header fields a fetch can read are data (not journal_mode, wal_checkpoint).
+        if first == "PRAGMA" && !words.dropFirst().contains(where: { word in Self.headerPragmas.contains { word.contains($0) } })
+        {
+            return
+        }
         if Self.dataStatements.contains(first) && sqlite3_changes(sqlite3_db_handle(statement)) == 0 { return }
         wholeDatabase = true
     }
@@ -141,6 +148,8 @@ final class ChangeCollector {
     private static let dataStatements: Set<String> = ["INSERT", "UPDATE", "DELETE", "REPLACE", "WITH"]
     /// Statements that write nothing themselves (`BEGIN IMMEDIATE` is not read-only for SQLite).
     private static let transactionControl: Set<String> = ["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"]
+
+    private static let headerPragmas = ["USER_VERSION", "APPLICATION_ID", "SCHEMA_VERSION"]
 
     // MARK: Commit
 

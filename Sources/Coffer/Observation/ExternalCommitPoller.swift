@@ -13,7 +13,7 @@ final class ExternalCommitPoller: @unchecked Sendable {
     private let publish: @Sendable (DatabaseChangeSet) -> Void
     private let timer: DispatchSourceTimer
     // Touched only on the writer's queue.
-    private var lastVersion: (handle: OpaquePointer, version: Int)?
+    private var lastVersion: (generation: Int, version: Int)?
 
     init(writer: SerializedConnection, latency: TimeInterval, publish: @escaping @Sendable (DatabaseChangeSet) -> Void) {
         self.writer = writer
@@ -33,7 +33,7 @@ final class ExternalCommitPoller: @unchecked Sendable {
     /// Reads the current count (on the writer's queue) without publishing.
     func noteVersion(_ connection: Connection) {
         if let version = try? connection.fetchValue(Int.self, sql: "PRAGMA data_version") {
-            lastVersion = (connection.handle, version)
+            lastVersion = (writer.generation, version)
         }
     }
 
@@ -42,9 +42,10 @@ final class ExternalCommitPoller: @unchecked Sendable {
             guard let connection, !connection.isInsideTransaction,
                 let version = try? connection.fetchValue(Int.self, sql: "PRAGMA data_version")
             else { return }
-            defer { self.lastVersion = (connection.handle, version) }
+            let generation = self.writer.generation
+            defer { self.lastVersion = (generation, version) }
             // A new writer (after a rekey) starts its own count.
-            guard let last = self.lastVersion, last.handle == connection.handle, last.version != version else { return }
+            guard let last = self.lastVersion, last.generation == generation, last.version != version else { return }
             self.publish(DatabaseChangeSet(sequence: 0, rows: [], isWholeDatabase: true, isExternal: true))
         }
     }

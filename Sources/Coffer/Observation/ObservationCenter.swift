@@ -85,12 +85,13 @@ final class ObservationCenter: @unchecked Sendable {
 extension ObservationCenter: WriterUseObserver {
     func willUse(_ connection: Connection) {
         let observed = isObserved
-        if observed, collector?.installedHandle != connection.handle {
+        let generation = writer.generation
+        if observed, collector?.installedGeneration != generation {
             let collector = self.collector ?? ChangeCollector { [weak self] in self?.publish($0) }
-            collector.install(on: connection)
+            collector.install(on: connection, generation: generation)
             self.collector = collector
         } else if !observed, let collector, !connection.isInsideTransaction {
-            collector.uninstall(from: connection)
+            collector.uninstall(from: connection, generation: generation)
         }
     }
 

@@ -14,6 +14,9 @@ final class SerializedConnection: @unchecked Sendable {
     private let key = DispatchSpecificKey<Void>()
     /// Told before and after each use of the connection (change observation); only touched on `queue`.
     var useObserver: (any WriterUseObserver)?
+    /// Counts connection replacements (rekey), so per-connection state can tell a new connection from the
+    /// old one even when SQLite reuses its address; only touched on `queue`.
+    private(set) var generation = 0
 
     init(connection: Connection, label: String) {
         self.connection = connection
@@ -57,6 +60,7 @@ final class SerializedConnection: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         connection?.close()
         connection = new
+        generation += 1
     }
 
     static let closedError = CofferError(code: .apiMisuse, message: "the database is closed")
