@@ -27,6 +27,8 @@ final class ChangeCollector {
     /// Rows reported since each running statement started (statements nest: triggers, virtual tables).
     private var rowsAtStatementStart: [OpaquePointer: Int] = [:]
     private var rowsReported = 0
+    /// Tags of the transaction being collected (see ``ObservationCenter/tagCurrentTransaction(_:)``).
+    var tags: Set<ObjectIdentifier> = []
 
     init(publish: @escaping (DatabaseChangeSet) -> Void) { self.publish = publish }
 
@@ -156,10 +158,11 @@ final class ChangeCollector {
     private func confirmCommit() {
         let changes = rows
         let whole = wholeDatabase
+        let tags = self.tags
         reset()
         guard whole || !changes.isEmpty else { return }
         sequence += 1
-        publish(DatabaseChangeSet(sequence: sequence, rows: changes, isWholeDatabase: whole, isExternal: false))
+        publish(DatabaseChangeSet(sequence: sequence, rows: changes, isWholeDatabase: whole, isExternal: false, tags: tags))
     }
 
     private func reset() {
@@ -167,6 +170,7 @@ final class ChangeCollector {
         wholeDatabase = false
         committing = false
         savepoints.removeAll()
+        tags.removeAll()
     }
 }
 

@@ -12,6 +12,9 @@ public struct DatabaseChangeSet: Sendable, Equatable {
     public var isWholeDatabase: Bool
     /// True when the commit was made by another process (or another `Database` on the same file).
     public var isExternal: Bool
+    /// Who tagged the transaction as theirs (``ObservationCenter/tagCurrentTransaction(_:)``): a key-value
+    /// store's cache skips its own commits, which it has already accounted for.
+    var tags: Set<ObjectIdentifier> = []
 
     /// The names of the tables whose rows changed.
     public var tables: Set<String> { Set(rows.map(\.table)) }

@@ -12,7 +12,8 @@ final class ObservationCenter: @unchecked Sendable {
     private let writer: SerializedConnection
     private let lock = NSLock()
     // Guarded by `lock`.
-    private var subscribers: [Int: Subscriber] = [:]
+    /// In subscription order, which is the order they are told in.
+    private var subscribers: [(id: Int, subscriber: Subscriber)] = []
     private var nextID = 0
     private var closed = false
     private var poller: ExternalCommitPoller?
@@ -32,7 +33,7 @@ final class ObservationCenter: @unchecked Sendable {
         let (id, newPoller) = lock.withLock { () -> (Int?, ExternalCommitPoller?) in
             guard !closed else { return (nil, nil) }
             nextID += 1
-            subscribers[nextID] = subscriber
+            subscribers.append((nextID, subscriber))
             guard poller == nil, externalLatency > 0 else { return (nextID, nil) }
             let poller = ExternalCommitPoller(writer: writer, latency: externalLatency) { [weak self] in self?.publish($0) }
             self.poller = poller
@@ -54,7 +55,7 @@ final class ObservationCenter: @unchecked Sendable {
     /// Stops telling subscriber `id`; the last one out stops the poller (the hooks go at the next write).
     func unsubscribe(_ id: Int) {
         let stopped = lock.withLock { () -> ExternalCommitPoller? in
-            subscribers[id] = nil
+            subscribers.removeAll { $0.id == id }
             guard subscribers.isEmpty else { return nil }
             defer { poller = nil }
             return poller
@@ -73,12 +74,19 @@ final class ObservationCenter: @unchecked Sendable {
         stopped?.stop()
     }
 
+    /// Marks the writer's open transaction as `tag`'s: its change set carries the tag. Call on the
+    /// writer's queue, inside the transaction.
+    func tagCurrentTransaction(_ tag: ObjectIdentifier) {
+        collector?.tags.insert(tag)
+    }
+
     private var isObserved: Bool { lock.withLock { !subscribers.isEmpty } }
 
-    /// Tells every subscriber about `changes` (on the writer's queue).
+    /// Tells every subscriber about `changes` (on the writer's queue), in subscription order: a key-value
+    /// store's cache is emptied before observations registered after the store re-fetch.
     private func publish(_ changes: DatabaseChangeSet) {
-        let current = lock.withLock { Array(subscribers.values) }
-        for subscriber in current { subscriber(changes) }
+        let current = lock.withLock { subscribers }
+        for entry in current { entry.subscriber(changes) }
     }
 }
 
