@@ -61,7 +61,7 @@ final class KeyValueCacheFollower: Sendable {
         let lowered = table.lowercased()
         center = database.observation
         subscription = database.observation.subscribe { [weak cache] changes in
-            guard let cache, !changes.tags.contains(tag), changes.touches([lowered]) else { return }
+            guard let cache, !changes.tags.contains(tag), changes.touches(lowercased: [lowered]) else { return }
             cache.invalidate(.everything)
         }
     }

@@ -105,7 +105,7 @@ extension Database {
                 continuation.yield(changes)
                 return
             }
-            guard changes.touches(wanted) else { return }
+            guard changes.touches(lowercased: wanted) else { return }
             var filtered = changes
             filtered.rows = changes.rows.filter { wanted.contains($0.table.lowercased()) }
             continuation.yield(filtered)

@@ -7,7 +7,9 @@ public struct DatabaseChangeSet: Sendable, Equatable {
     /// The commit's place among this database's commits, counted from 1 since the database was opened.
     public var sequence: UInt64
     /// The rows changed, in the order the transaction changed them.
-    public var rows: [RowChange]
+    public var rows: [RowChange] {
+        didSet { lowercasedTables = Self.lowercasedTables(of: rows) }
+    }
     /// True when the commit may have changed anything: every observation re-fetches.
     public var isWholeDatabase: Bool
     /// True when the commit was made by another process (or another `Database` on the same file).
@@ -16,12 +18,39 @@ public struct DatabaseChangeSet: Sendable, Equatable {
     /// store's cache skips its own commits, which it has already accounted for.
     var tags: Set<ObjectIdentifier> = []
 
+    /// The changed tables' names, lower-cased, worked out once for the many observations that compare.
+    private(set) var lowercasedTables: Set<String>
+
+    init(sequence: UInt64, rows: [RowChange], isWholeDatabase: Bool, isExternal: Bool, tags: Set<ObjectIdentifier> = []) {
+        self.sequence = sequence
+        self.rows = rows
+        self.isWholeDatabase = isWholeDatabase
+        self.isExternal = isExternal
+        self.tags = tags
+        self.lowercasedTables = Self.lowercasedTables(of: rows)
+    }
+
+    private static func lowercasedTables(of rows: [RowChange]) -> Set<String> {
+        var tables: Set<String> = []
+        var last: String?
+        for row in rows where row.table != last {
+            last = row.table
+            tables.insert(row.table.lowercased())
+        }
+        return tables
+    }
+
     /// The names of the tables whose rows changed.
     public var tables: Set<String> { Set(rows.map(\.table)) }
 
     /// True when this commit may have changed one of `tables` (compared ignoring ASCII case, as SQLite does).
     public func touches(_ tables: Set<String>) -> Bool {
-        isWholeDatabase || rows.contains { tables.contains($0.table.lowercased()) }
+        touches(lowercased: Set(tables.map { $0.lowercased() }))
+    }
+
+    /// ``touches(_:)`` for names already lower-cased: what each observation asks at each commit.
+    func touches(lowercased tables: Set<String>) -> Bool {
+        isWholeDatabase || !lowercasedTables.isDisjoint(with: tables)
     }
 }
 

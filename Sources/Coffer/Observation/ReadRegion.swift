@@ -18,7 +18,7 @@ struct ReadRegion: Sendable, Equatable {
 
     func isTouched(by changes: DatabaseChangeSet) -> Bool {
         guard let tables else { return true }
-        return changes.touches(tables)
+        return changes.touches(lowercased: tables)
     }
 
     mutating func formUnion(_ other: ReadRegion) {
