@@ -135,4 +135,22 @@ final class ObservationValueTests: XCTestCase {
         XCTAssertEqual(values, values.sorted(), "values went back in time: \(values)")
         withExtendedLifetime(handle) {}
     }
+
+    func testInMemoryDatabasesObserveOnTheirOneConnection() throws {
+        let database = try Database.inMemory()
+        try database.write { try $0.execute(sql: "CREATE TABLE a(id INTEGER PRIMARY KEY)") }
+        let changes = CollectedChanges(database.changes(in: ["a"]))
+        let (handle, observed) = observeCount(database, "SELECT count(*) FROM a")
+        XCTAssertTrue(observed.wait { values, _ in values == [0] })
+        try database.write { db in
+            try db.execute(sql: "INSERT INTO a(id) VALUES (1)")
+            try? db.savepoint {
+                try db.execute(sql: "INSERT INTO a(id) VALUES (2)")
+                throw CancellationError()
+            }
+        }
+        XCTAssertTrue(observed.wait { values, _ in values == [0, 1] })
+        XCTAssertEqual(changes.wait(for: 1).first?.rows.map(\.rowID), [1], "the savepoint's row was rolled back")
+        withExtendedLifetime(handle) {}
+    }
 }

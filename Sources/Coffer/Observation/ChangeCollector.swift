@@ -83,6 +83,7 @@ final class ChangeCollector {
         sqlite3_rollback_hook(connection.handle, nil, nil)
         sqlite3_trace_v2(connection.handle, 0, nil, nil)
         installedGeneration = nil
+        rowsAtStatementStart.removeAll()
         reset()
     }
 

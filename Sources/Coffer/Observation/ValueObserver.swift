@@ -113,7 +113,14 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
         if forget { recorder.forgetCachedRegions() }
         let recorder = self.recorder
         let fetch = self.fetch
-        let result = Result { try database.read { db in try recorder.record(on: db) { try fetch(db) } } }
+        // Without readers (in-memory databases) the fetch runs on the writer, whose statement trace is the
+        // change collector's: no region is recorded there, and every commit re-fetches.
+        let recordsRegion = database.readers != nil
+        let result = Result {
+            try database.read { db in
+                recordsRegion ? try recorder.record(on: db) { try fetch(db) } : (try fetch(db), ReadRegion.everything)
+            }
+        }
         var delivery: Result<Value, any Error>?
         switch result {
         case .success(let (value, newRegion)):
