@@ -114,7 +114,8 @@ final class ChangeCollector {
     private func statementWillRun(_ statement: OpaquePointer) {
         if committing { confirmCommit() }
         rowsAtStatementStart[statement] = rowsReported
-        guard let sql = sqlite3_sql(statement) else { return }
+        // Only SAVEPOINT, RELEASE and ROLLBACK matter here: look at the first letter before building a String.
+        guard let sql = sqlite3_sql(statement), Self.startsWithSavepointLetter(sql) else { return }
         let words = SavepointStatement.words(String(cString: sql))
         switch SavepointStatement(words: words) {
         case .begin(let name):
@@ -146,6 +147,20 @@ final class ChangeCollector {
         }
         if Self.dataStatements.contains(first) && sqlite3_changes(sqlite3_db_handle(statement)) == 0 { return }
         wholeDatabase = true
+    }
+
+    /// True when the statement's first non-blank character is an S, R (either case), or it starts otherwise
+    /// oddly (a comment, a parenthesis): only those can be savepoint statements.
+    private static func startsWithSavepointLetter(_ sql: UnsafePointer<CChar>) -> Bool {
+        var pointer = sql
+        while pointer.pointee == 0x20 || pointer.pointee == 0x0A || pointer.pointee == 0x09 || pointer.pointee == 0x0D {
+            pointer += 1
+        }
+        switch UInt8(bitPattern: pointer.pointee) | 0x20 {
+        case UInt8(ascii: "s"), UInt8(ascii: "r"): return true
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): return false
+        default: return true
+        }
     }
 
     private static let dataStatements: Set<String> = ["INSERT", "UPDATE", "DELETE", "REPLACE", "WITH"]
