@@ -1,18 +1,25 @@
 import Foundation
 import XCTest
 
-@testable import Coffer
+@_spi(CofferInternal) @testable import Coffer
 
 final class KeyValueCacheTests: XCTestCase {
-    /// Changes a stored value behind the store's back, so a read shows whether it came from the cache.
+    /// Changes a stored value behind the store's back — through a second `Database` on the file, whose
+    /// commits the store's database does not look for (its `externalChangeLatency` is 0) — so a read
+    /// shows whether it came from the cache.
     private func overwriteBehindTheStore(_ store: KeyValueStore, key: String, with user: User) throws {
         let sql = "UPDATE \(SQLIdentifier.quote("kv:" + store.name)) SET value = ? WHERE key = ?"
         let bytes = try JSONEncoder().encode(user)
-        try store.database.write { db in try db.execute(sql: sql, arguments: [bytes, key]) }
+        let other = try Database(
+            path: store.database.path, configuration: Configuration(encryption: store.database.secretEncryption))
+        try other.write { db in try db.execute(sql: sql, arguments: [bytes, key]) }
+        try other.close()
     }
 
     func testRepeatedReadsAreServedFromMemory() throws {
-        let store = try KeyValueStore(database: try Database.temporary(), name: "cached")
+        var configuration = Configuration()
+        configuration.externalChangeLatency = 0
+        let store = try KeyValueStore(database: try Database.temporary(configuration: configuration), name: "cached")
         try store.put(User(id: 1, name: "original"), for: "u")
         XCTAssertEqual(try store.value(User.self, for: "u")?.name, "original")
         try overwriteBehindTheStore(store, key: "u", with: User(id: 1, name: "changed"))

@@ -54,6 +54,8 @@ extension KeyValueStore {
         let context = WriteContext(now: configuration.now())
         let value = try body(db, context)
         try performUpkeep(in: db, context: context)
+        // This commit's keys are invalidated by `endWrite`: the cache's change follower skips it.
+        database.observation.tagCurrentTransaction(ObjectIdentifier(cache))
         return (value, context.invalidation)
     }
 

@@ -18,8 +18,9 @@ import Foundation
 /// - Every write is one transaction on the database's writer; ``batch(_:)`` groups many. Reads run on
 ///   reader connections and never block writes. Every call has an `async` twin.
 /// - Instances of the same named store on the same database share one decoded-object cache, so a write
-///   through any of them invalidates it; after writing the tables by other means (raw SQL, another
-///   process), call ``invalidateCache()``.
+///   through any of them invalidates it; commits to the store's table by other means (raw SQL, another
+///   process) empty it through change observation (another process's within
+///   ``Coffer/Configuration/externalChangeLatency``).
 public final class KeyValueStore: Sendable {
     /// The bucket used when a call names none.
     public static let defaultBucket = "default"
@@ -50,6 +51,7 @@ public final class KeyValueStore: Sendable {
         self.schema = KeyValueSchema(storeName: name)
         (self.cache, self.state) = KeyValueStoreRegistry.shared.resources(
             database: database, name: name, costLimit: configuration.cacheCostLimit)
+        state.followChanges(of: database, invalidating: cache, table: "kv:" + name)
         let names = configuration.indexes.map(\.name)
         if let duplicate = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
             throw CofferError(
@@ -63,7 +65,8 @@ public final class KeyValueStore: Sendable {
         }
     }
 
-    /// Drops every cached decoded value (for example after changing the store's tables with raw SQL).
+    /// Drops every cached decoded value. Commits by raw SQL and other processes already do (see the type's
+    /// discussion); this is for changes no commit announces.
     public func invalidateCache() {
         cache.invalidate(.everything)
     }
@@ -243,6 +246,18 @@ final class KeyValueStoreState: @unchecked Sendable {
     private let lock = NSLock()
     private var accesses: [DecodedObjectCache.Key: Date] = [:]
     private var lastPurge: Date?
+    /// Invalidates the shared cache after commits made by others (see `KeyValueCacheFollower`).
+    private var follower: KeyValueCacheFollower?
+
+    /// Starts invalidating `cache` after other writers' commits to `table`, once per shared cache.
+    func followChanges(of database: Database, invalidating cache: DecodedObjectCache, table: String) {
+        guard cache.costLimit > 0, lock.withLock({ follower == nil }) else { return }
+        // Made outside the lock: subscribing waits for the writer, whose upkeep takes this lock.
+        let made = KeyValueCacheFollower(database: database, cache: cache, table: table)
+        lock.withLock {
+            if follower == nil { follower = made }
+        }
+    }
 
     func noteAccess(_ key: DecodedObjectCache.Key, at date: Date) {
         lock.withLock { accesses[key] = date }

@@ -45,6 +45,9 @@ public struct Configuration: Sendable {
     public var onCorruption: (@Sendable (CorruptionEvent) -> Void)?
     /// Run on the writer at open, before any other access (``Configuration/recordTypes`` sets it).
     var openPreparation: OpenPreparation?
+    /// While something observes the database (``Database/observe(options:_:)``), how often, in seconds,
+    /// Coffer looks for commits made by other processes; 0 turns that off.
+    public var externalChangeLatency: TimeInterval
 
     /// Creates a configuration.
     public init(encryption: Encryption = .none, cipher: CipherOptions = CipherOptions()) {
@@ -62,6 +65,7 @@ public struct Configuration: Sendable {
         self.logger = Logger(label: "coffer")
         self.onCorruption = nil
         self.openPreparation = nil
+        self.externalChangeLatency = 0.1
     }
 }
 

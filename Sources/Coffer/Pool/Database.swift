@@ -36,6 +36,8 @@ public final class Database: Sendable {
     /// Pages committed since the last backup generation, and the gate backups hold against checkpoints.
     /// Where the writer's WAL commits are reported, and the gate every checkpoint takes (see Backup).
     let commitHook = WALCommitHook()
+    /// Change observation: commit hooks on the writer, subscribers, the other-process poller.
+    let observation: ObservationCenter
     /// This database's place among those whose sizes cap the decrypted-page cache (encrypted files only).
     private let cacheSizeToken: UUID?
     private let state: CloseState
@@ -80,6 +82,8 @@ public final class Database: Sendable {
         self.factory = factory
         self.writer = writer
         self.state = CloseState(removingOnClose: directory)
+        self.observation = ObservationCenter(
+            writer: writer, externalLatency: isMemory ? 0 : configuration.externalChangeLatency)
         let pooled = !isMemory && configuration.readerCount > 0
         self.readers = pooled ? ReaderPool(capacity: configuration.readerCount) { try factory.open(.reader) } : nil
         if isMemory || configuration.readOnly {
@@ -217,6 +221,7 @@ public final class Database: Sendable {
     /// Further calls throw ``CofferError/apiMisuse``. Closing twice is harmless.
     public func close() throws {
         guard state.markClosed() else { return }
+        observation.close()
         readers?.close()
         checkpointer?.suspend()
         let readOnly = configuration.readOnly

@@ -12,6 +12,11 @@ final class SerializedConnection: @unchecked Sendable {
     private var connection: Connection?
     let queue: DispatchQueue
     private let key = DispatchSpecificKey<Void>()
+    /// Told before and after each use of the connection (change observation); only touched on `queue`.
+    var useObserver: (any WriterUseObserver)?
+    /// Counts connection replacements (rekey), so per-connection state can tell a new connection from the
+    /// old one even when SQLite reuses its address; only touched on `queue`.
+    private(set) var generation = 0
 
     init(connection: Connection, label: String) {
         self.connection = connection
@@ -29,13 +34,25 @@ final class SerializedConnection: @unchecked Sendable {
         }
         return try queue.sync {
             guard let connection else { throw Self.closedError }
+            useObserver?.willUse(connection)
+            defer { useObserver?.didUse(connection) }
             return try body(connection)
         }
     }
 
     /// Runs `body` on the queue without waiting; for work that must not block its caller.
     func async(_ body: @escaping @Sendable (Connection?) -> Void) {
-        queue.async { [self] in body(connection) }
+        queue.async { [self] in
+            guard let connection else { return body(nil) }
+            useObserver?.willUse(connection)
+            defer { useObserver?.didUse(connection) }
+            body(connection)
+        }
+    }
+
+    /// Runs `body` on the queue and waits: at once when already on it (inside a use), else queued.
+    func onQueue(_ body: (Connection?) -> Void) {
+        if isOnQueue { body(connection) } else { queue.sync { body(connection) } }
     }
 
     /// Replaces the connection (after a rekey). Must run on the queue.
@@ -43,7 +60,16 @@ final class SerializedConnection: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         connection?.close()
         connection = new
+        generation += 1
     }
 
     static let closedError = CofferError(code: .apiMisuse, message: "the database is closed")
+}
+
+/// Told before and after each use of the writer's connection, on its queue (see `ObservationCenter`).
+protocol WriterUseObserver: AnyObject {
+    /// Before a use: the connection may be new (after a rekey).
+    func willUse(_ connection: Connection)
+    /// After a use: a transaction it committed can be announced.
+    func didUse(_ connection: Connection)
 }

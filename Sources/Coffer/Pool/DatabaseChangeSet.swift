@@ -1,0 +1,75 @@
+/// What one committed transaction changed: the tables it wrote and, row by row, what it did to them.
+///
+/// ``Database/changes(in:)`` yields one per commit, in commit order. Rows come from SQLite's update hook,
+/// so they cover rowid tables; a change SQLite does not report row by row (a schema change, `DELETE FROM t`
+/// without `WHERE`, a `WITHOUT ROWID` table, a commit by another process) sets ``isWholeDatabase`` instead.
+public struct DatabaseChangeSet: Sendable, Equatable {
+    /// The commit's place among this database's commits, counted from 1 since the database was opened.
+    public var sequence: UInt64
+    /// The rows changed, in the order the transaction changed them.
+    public var rows: [RowChange] {
+        didSet { lowercasedTables = Self.lowercasedTables(of: rows) }
+    }
+    /// True when the commit may have changed anything: every observation re-fetches.
+    public var isWholeDatabase: Bool
+    /// True when the commit was made by another process (or another `Database` on the same file).
+    public var isExternal: Bool
+    /// Who tagged the transaction as theirs (``ObservationCenter/tagCurrentTransaction(_:)``): a key-value
+    /// store's cache skips its own commits, which it has already accounted for.
+    var tags: Set<ObjectIdentifier> = []
+
+    /// The changed tables' names, lower-cased, worked out once for the many observations that compare.
+    private(set) var lowercasedTables: Set<String>
+
+    init(sequence: UInt64, rows: [RowChange], isWholeDatabase: Bool, isExternal: Bool, tags: Set<ObjectIdentifier> = []) {
+        self.sequence = sequence
+        self.rows = rows
+        self.isWholeDatabase = isWholeDatabase
+        self.isExternal = isExternal
+        self.tags = tags
+        self.lowercasedTables = Self.lowercasedTables(of: rows)
+    }
+
+    private static func lowercasedTables(of rows: [RowChange]) -> Set<String> {
+        var tables: Set<String> = []
+        var last: String?
+        for row in rows where row.table != last {
+            last = row.table
+            tables.insert(row.table.lowercased())
+        }
+        return tables
+    }
+
+    /// The names of the tables whose rows changed.
+    public var tables: Set<String> { Set(rows.map(\.table)) }
+
+    /// True when this commit may have changed one of `tables` (compared ignoring ASCII case, as SQLite does).
+    public func touches(_ tables: Set<String>) -> Bool {
+        touches(lowercased: Set(tables.map { $0.lowercased() }))
+    }
+
+    /// ``touches(_:)`` for names already lower-cased: what each observation asks at each commit.
+    func touches(lowercased tables: Set<String>) -> Bool {
+        isWholeDatabase || !lowercasedTables.isDisjoint(with: tables)
+    }
+}
+
+/// One row a transaction inserted, updated or deleted.
+public struct RowChange: Sendable, Hashable {
+    /// What happened to a row.
+    public enum Kind: Sendable, Hashable {
+        /// The row was inserted.
+        case insert
+        /// The row was updated.
+        case update
+        /// The row was deleted.
+        case delete
+    }
+
+    /// The table's name, as the schema spells it.
+    public var table: String
+    /// The row's rowid (its `INTEGER PRIMARY KEY`, if it has one).
+    public var rowID: Int64
+    /// What happened to it.
+    public var kind: Kind
+}
