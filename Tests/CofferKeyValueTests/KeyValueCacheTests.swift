@@ -11,7 +11,7 @@ final class KeyValueCacheTests: XCTestCase {
         let sql = "UPDATE \(SQLIdentifier.quote("kv:" + store.name)) SET value = ? WHERE key = ?"
         let bytes = try JSONEncoder().encode(user)
         let other = try Database(
-            path: store.database.path, configuration: Configuration(encryption: store.database.secretEncryption))
+            path: store.database.path, configuration: Configuration(encryption: store.database.unredactedEncryption))
         try other.write { db in try db.execute(sql: sql, arguments: [bytes, key]) }
         try other.close()
     }
