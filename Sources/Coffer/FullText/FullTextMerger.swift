@@ -4,7 +4,7 @@ import Foundation
 /// Merges a full-text index's segments in the background, between the app's transactions (WCDB's
 /// auto-merge), so that neither commits nor queries pay for it.
 ///
-/// Every `interval` seconds a reader checks whether some level of the index holds `minimumSegments`
+/// Every `interval` seconds (the first time `interval` seconds after it starts) a reader checks whether some level of the index holds `minimumSegments`
 /// segments (a read, no lock on writers); only then does it queue short write transactions on the
 /// writer, one merge step of `pagesPerStep` pages each, until no work is left. Each step is its own
 /// transaction, so the app's writes interleave with them and no commit waits for a whole merge.
@@ -28,7 +28,7 @@ public final class FullTextMerger: Sendable {
         self.interval = interval
         self.step = { try database.write { try index.merge($0, pages: pagesPerStep, minimumSegments: minimumSegments) } }
         self.needsWork = { try database.read { try index.needsMerge($0, minimumSegments: minimumSegments) } }
-        schedule(after: 0)
+        schedule(after: interval)
     }
 
     /// Stops merging; a step under way finishes first. Safe to call twice.

@@ -82,7 +82,7 @@ public struct FullTextPattern: Sendable, Equatable {
     }
 
     /// Rows matching `self` but not `other`. `other` must be a term, phrase, prefix, NEAR group or an OR
-    /// of those (NOT (a OR b) is written -a -b).
+    /// of those.
     public func excluding(_ other: FullTextPattern) -> FullTextPattern {
         if other.matchesNothing { return self }
         guard other.clauses.count == 1, other.excluded.isEmpty, other.invalidReason == nil else {
@@ -91,17 +91,22 @@ public struct FullTextPattern: Sendable, Equatable {
         return FullTextPattern(clauses: clauses, excluded: excluded + other.clauses[0], invalidReason: invalidReason)
     }
 
-    /// The pattern in FTS's standard query syntax, for `MATCH` in hand-written SQL. Throws
-    /// `CofferError.apiMisuse` for a combination the syntax cannot express (an exclusion inside an OR,
-    /// or only exclusions).
+    /// The pattern's positive part in FTS's standard query syntax, for `MATCH` in hand-written SQL (its
+    /// exclusions are ``excludedMatchExpression()``: FTS's `-` applies to single words only, so Coffer
+    /// leaves excluded rows out with a second MATCH, `rowid NOT IN (…)`). Throws `CofferError.apiMisuse`
+    /// for a combination that cannot be expressed (an exclusion inside an OR, or only exclusions).
     public func matchExpression() throws -> String {
         if let invalidReason { throw CofferError(code: .apiMisuse, message: "full-text pattern: \(invalidReason)") }
         guard !clauses.isEmpty || excluded.isEmpty else {
             throw CofferError(
                 code: .apiMisuse, message: "full-text pattern: a pattern of exclusions alone matches nothing FTS can list")
         }
-        let groups = clauses.map { $0.map(\.text).joined(separator: " OR ") }
-        return (groups + excluded.map { "-" + $0.text }).joined(separator: " ")
+        return clauses.map { $0.map(\.text).joined(separator: " OR ") }.joined(separator: " ")
+    }
+
+    /// The excluded part as one OR-group in FTS's syntax, or nil when nothing is excluded.
+    public func excludedMatchExpression() -> String? {
+        excluded.isEmpty ? nil : excluded.map(\.text).joined(separator: " OR ")
     }
 
     /// `text` as a quoted FTS phrase. A phrase whose last word is CJK ends in `*`: the tokenizer indexes

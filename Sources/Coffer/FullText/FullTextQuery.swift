@@ -31,14 +31,21 @@ extension FullTextIndex {
     /// that matches nothing; a pattern FTS cannot express fails when the query renders).
     func matchFilter(_ pattern: FullTextPattern) -> SQLFragment {
         if pattern.matchesNothing { return SQLFragment(raw: "0") }
-        let expression: String
         do {
-            expression = try pattern.matchExpression()
+            var filter = hits(try pattern.matchExpression(), negated: false)
+            if let excluded = pattern.excludedMatchExpression() {
+                filter = filter.parenthesized + SQLFragment(raw: " AND ") + hits(excluded, negated: true).parenthesized
+            }
+            return filter
         } catch {
             return SQLFragment([.invalid(error as? CofferError ?? CofferError(code: .apiMisuse, message: "\(error)"))])
         }
-        return SQLFragment([.column(table: Root.tableName, name: "rowid"), .raw(" IN (SELECT docid FROM ")])
-            + SQLFragment([.identifier(name), .raw(" WHERE "), .identifier(name), .raw(" MATCH ")])
-            + SQLFragment(value: .text(expression)) + SQLFragment(raw: ")")
+    }
+
+    /// `rowid [NOT] IN (SELECT docid FROM <index> WHERE <index> MATCH expression)`.
+    private func hits(_ expression: String, negated: Bool) -> SQLFragment {
+        SQLFragment([.column(table: Root.tableName, name: "rowid"), .raw(negated ? " NOT IN" : " IN")])
+            + SQLFragment([.raw(" (SELECT docid FROM "), .identifier(name), .raw(" WHERE "), .identifier(name)])
+            + SQLFragment(raw: " MATCH ") + SQLFragment(value: .text(expression)) + SQLFragment(raw: ")")
     }
 }
