@@ -210,3 +210,22 @@ static int coffer_next(sqlite3_tokenizer_cursor *base, const char **token, int *
 const sqlite3_tokenizer_module coffer_tokenizer_module = {
     0, coffer_create, coffer_destroy, coffer_open, coffer_close, coffer_next, NULL,
 };
+
+int coffer_fts_count_tokens(const char *text, int bytes) {
+    sqlite3_tokenizer *tokenizer = NULL;
+    sqlite3_tokenizer_cursor *cursor = NULL;
+    if (coffer_create(0, NULL, &tokenizer) != SQLITE_OK) return -1;
+    tokenizer->pModule = &coffer_tokenizer_module;
+    int count = -1;
+    if (coffer_open(tokenizer, text, bytes, &cursor) == SQLITE_OK) {
+        cursor->pTokenizer = tokenizer;
+        const char *token;
+        int length, start, end, position, rc;
+        count = 0;
+        while ((rc = coffer_next(cursor, &token, &length, &start, &end, &position)) == SQLITE_OK) count++;
+        if (rc != SQLITE_DONE) count = -1;
+        coffer_close(cursor);
+    }
+    coffer_destroy(tokenizer);
+    return count;
+}

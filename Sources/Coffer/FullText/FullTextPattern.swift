@@ -13,9 +13,20 @@ internal import CofferTokenizer
 /// let typed = try Message.matching(.searchBox(textField.text)).fetchAll(db)
 /// ```
 public struct FullTextPattern: Sendable, Equatable {
-    /// A quoted phrase, or NEAR group of them, as FTS query text.
+    /// A quoted phrase, or a NEAR group of them, as FTS query text.
     struct Atom: Sendable, Equatable {
-        var text: String
+        var phrases: [Phrase]
+        var distance = 0
+        var text: String { phrases.map(\.quoted).joined(separator: " NEAR/\(distance) ") }
+    }
+
+    /// One quoted phrase: its words, and whether it ends in `*` (asked for, or because it ends in CJK).
+    struct Phrase: Sendable, Equatable {
+        var words: String
+        var isPrefix: Bool
+        /// The `*` only stands for the CJK character that may follow (see ``quoted(_:prefix:)``).
+        var endsInCJK: Bool
+        var quoted: String { "\"" + words + (isPrefix || endsInCJK ? "*" : "") + "\"" }
     }
 
     /// Rows match every clause; a clause matches when one of its atoms does.
@@ -43,14 +54,14 @@ public struct FullTextPattern: Sendable, Equatable {
     /// Words in this order, next to each other. Quotes and `*` in `text` are separators.
     /// Text without a letter or digit (punctuation, emoji alone) matches nothing.
     public static func phrase(_ text: String) -> FullTextPattern {
-        guard let atom = quoted(text, prefix: false) else { return .nothing }
-        return FullTextPattern(clauses: [[Atom(text: atom)]])
+        guard let phrase = quoted(text, prefix: false) else { return .nothing }
+        return FullTextPattern(clauses: [[Atom(phrases: [phrase])]])
     }
 
     /// Words starting with `text` (its last word a prefix: `.prefix("wor")` finds "world").
     public static func prefix(_ text: String) -> FullTextPattern {
-        guard let atom = quoted(text, prefix: true) else { return .nothing }
-        return FullTextPattern(clauses: [[Atom(text: atom)]])
+        guard let phrase = quoted(text, prefix: true) else { return .nothing }
+        return FullTextPattern(clauses: [[Atom(phrases: [phrase])]])
     }
 
     /// Phrases each within `distance` tokens of the next (FTS's `NEAR/distance`). A CJK bigram is a token.
@@ -58,7 +69,7 @@ public struct FullTextPattern: Sendable, Equatable {
         let parts = phrases.compactMap { quoted($0, prefix: false) }
         guard parts.count == phrases.count else { return .nothing }
         guard parts.count > 1 else { return phrases.first.map(phrase) ?? .nothing }
-        return FullTextPattern(clauses: [[Atom(text: parts.joined(separator: " NEAR/\(max(distance, 0)) "))]])
+        return FullTextPattern(clauses: [[Atom(phrases: parts, distance: max(distance, 0))]])
     }
 
     /// Rows matching both patterns.
@@ -109,10 +120,25 @@ public struct FullTextPattern: Sendable, Equatable {
         excluded.isEmpty ? nil : excluded.map(\.text).joined(separator: " OR ")
     }
 
+    /// The numbers FTS gives (in `offsets()`) to the query tokens that are a CJK phrase's last character
+    /// searched as a prefix only to reach past a run's end: a hit on one of them covers one character
+    /// more than was asked for. Empty when the tokenizer cannot count.
+    var trailingCJKTerms: Set<Int> {
+        var marks = Set<Int>()
+        var next = 0
+        for phrase in clauses.joined().flatMap(\.phrases) {
+            let count = coffer_fts_count_tokens(phrase.words, Int32(phrase.words.utf8.count))
+            guard count >= 0 else { return [] }
+            if phrase.endsInCJK && !phrase.isPrefix && count > 0 { marks.insert(next + Int(count) - 1) }
+            next += Int(count)
+        }
+        return marks
+    }
+
     /// `text` as a quoted FTS phrase. A phrase whose last word is CJK ends in `*`: the tokenizer indexes
     /// the character after a CJK run's end as the start of a pair, which the prefix matches. Nil when
     /// `text` holds no letter or digit.
-    static func quoted(_ text: String, prefix: Bool) -> String? {
+    static func quoted(_ text: String, prefix: Bool) -> Phrase? {
         var scalars = String.UnicodeScalarView()
         var lastWordEnd = 0
         var lastWordIsCJK = false
@@ -126,7 +152,7 @@ public struct FullTextPattern: Sendable, Equatable {
         }
         guard lastWordEnd > 0 else { return nil }
         let kept = String(String.UnicodeScalarView(scalars.prefix(lastWordEnd)))
-        return "\"" + kept + (prefix || lastWordIsCJK ? "*" : "") + "\""
+        return Phrase(words: kept, isPrefix: prefix, endsInCJK: lastWordIsCJK)
     }
 
     /// Letters, digits and marks: what unicode61 keeps in tokens.

@@ -43,7 +43,7 @@ extension FullTextIndex {
     }
 
     /// `rowid [NOT] IN (SELECT docid FROM <index> WHERE <index> MATCH expression)`.
-    private func hits(_ expression: String, negated: Bool) -> SQLFragment {
+    func hits(_ expression: String, negated: Bool) -> SQLFragment {
         SQLFragment([.column(table: Root.tableName, name: "rowid"), .raw(negated ? " NOT IN" : " IN")])
             + SQLFragment([.raw(" (SELECT docid FROM "), .identifier(name), .raw(" WHERE "), .identifier(name)])
             + SQLFragment(raw: " MATCH ") + SQLFragment(value: .text(expression)) + SQLFragment(raw: ")")

@@ -21,4 +21,8 @@ int coffer_fts_register(struct sqlite3 *db);
 /// Hangul), else 0.
 int coffer_is_cjk(unsigned c);
 
+/// The number of tokens the `coffer` tokenizer (default options) makes of `text` (`bytes` bytes of UTF-8),
+/// or -1 when it cannot run (no connection registered it yet, or out of memory).
+int coffer_fts_count_tokens(const char *text, int bytes);
+
 #endif
