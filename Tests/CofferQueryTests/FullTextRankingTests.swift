@@ -32,6 +32,9 @@ final class FullTextRankingTests: XCTestCase {
             try ChatMessage.search(.term("火锅")).filter { $0.conversationID == 0 }.limit(1).fetchAll(db)
         }
         XCTAssertEqual(filtered.map(\.record.id), [1])
+        let unranked = try database.read { try ChatMessage.search(.term("火锅")).unranked().limit(2).fetchAll($0) }
+        XCTAssertEqual(unranked.map(\.record.id), [1, 2], "index order, stopping at the limit")
+        XCTAssertTrue(unranked.allSatisfy { $0.rank > 0 && !$0.highlights.isEmpty })
         // The same function from hand-written SQL.
         let raw = try database.read { db in
             try db.fetchAll(

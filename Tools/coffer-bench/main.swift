@@ -15,7 +15,7 @@ struct CofferBench: ParsableCommand {
     @Flag(help: "Smaller counts: the whole run takes under a minute.")
     var quick = false
 
-    @Option(parsing: .upToNextOption, help: "Run only these workloads (W0 W1 W2 W3 W4 W4b W5 W6 W7 F1).")
+    @Option(parsing: .upToNextOption, help: "Run only these workloads (W0 W1 W2 W3 W4 W4b W5 W6 W7 W8 F1).")
     var only: [String] = []
 
     @Option(parsing: .upToNextOption, help: "Run only these implementations (raw-c coffer coffer-plain).")
@@ -53,6 +53,7 @@ struct CofferBench: ParsableCommand {
             perCallLookupCount: quick ? 5_000 : 20_000, rangeQueryCount: quick ? 100 : 1_000)
         let concurrent = ConcurrentWorkloads(reads: reads, writerRows: quick ? 5_000 : 20_000)
         let keyValue = KeyValueWorkloads(harness: harness, count: quick ? 10_000 : 100_000)
+        let fullText = FullTextWorkloads(harness: harness, count: quick ? 20_000 : 200_000, queries: quick ? 200 : 1_000)
         let footprint = FootprintWorkload(reads: reads, lookupsPerReader: quick ? 2_500 : 25_000)
         let checksums = ChecksumLog()
         var results: [Measurement] = []
@@ -76,6 +77,7 @@ struct CofferBench: ParsableCommand {
             if wants("W5") { try record([reads.rangeQueries(impl, checksums: checksums)]) }
             if wants("W6") { try record(concurrent.run(impl)) }
             if wants("W7") { try record(keyValue.run(impl)) }
+            if wants("W8") { try record(fullText.run(impl)) }
             if wants("F1") { try record(footprint.run(impl)) }
         }
         if !json { print(Report.table(results)) }

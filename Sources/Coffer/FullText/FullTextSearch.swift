@@ -19,6 +19,7 @@ public struct FullTextSearch<Root: FullTextSearchable>: Sendable {
     let pattern: FullTextPattern
     var query: Query<Root>
     var weights: [Double] = []
+    var isRanked = true
 
     /// Keeps results where `predicate` is true (any filter of the query builder).
     public func filter<E: TypedExpression>(_ predicate: (Root.Columns) -> E) -> FullTextSearch
@@ -32,6 +33,15 @@ public struct FullTextSearch<Root: FullTextSearchable>: Sendable {
     public func limit(_ limit: Int, offset: Int? = nil) -> FullTextSearch {
         var search = self
         search.query = query.limit(limit, offset: offset)
+        return search
+    }
+
+    /// Returns results in the index's order (ascending rowid) instead of best first: SQLite stops reading
+    /// the index at the limit instead of ranking every match, so a page of a common word's results comes
+    /// at once. Each result still has its rank and highlights.
+    public func unranked() -> FullTextSearch {
+        var search = self
+        search.isRanked = false
         return search
     }
 
@@ -72,7 +82,7 @@ public struct FullTextSearch<Root: FullTextSearchable>: Sendable {
             filters.append(index.hits(excluded, negated: true))
         }
         for filter in filters { sql += SQLFragment(raw: " AND ") + filter.parenthesized }
-        sql += SQLFragment(raw: " ORDER BY coffer_rank DESC")
+        if isRanked { sql += SQLFragment(raw: " ORDER BY coffer_rank DESC") }
         if let limit = query.limitValue {
             sql += SQLFragment(raw: " LIMIT ") + SQLFragment(value: .integer(Int64(limit)))
             if let offset = query.offsetValue {
