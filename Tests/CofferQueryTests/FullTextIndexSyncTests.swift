@@ -128,4 +128,28 @@ final class FullTextIndexSyncTests: XCTestCase {
         XCTAssertEqual(try ids(.term("消息"), database).count, 40)
         try checkIntegrity(database)
     }
+
+    func testTheMergerMergesInTheBackgroundBetweenTheAppsTransactions() throws {
+        let dir = try TemporaryDirectory()
+        let database = try Database(path: dir.path("background.db"))
+        _ = try database.write { try $0.upgradeSchema(for: [ChatMessage.self]) }
+        let index = ChatMessage.fullTextIndex
+        let merged = expectation(description: "a background pass merged segments")
+        merged.assertForOverFulfill = false
+        let merger = FullTextMerger(database: database, index: index, interval: 0.01) { result in
+            if case .success(let steps) = result, steps > 0 { merged.fulfill() }
+        }
+        // The app keeps writing, one transaction per row, while the merger runs.
+        for number in 0..<40 {
+            try database.write { db in
+                var message = ChatMessage(id: nil, conversationID: 1, sender: "s", body: "note \(number) 笔记")
+                try message.insert(db)
+            }
+        }
+        wait(for: [merged], timeout: 30)
+        merger.stop()
+        XCTAssertNil(merger.lastError)
+        XCTAssertEqual(try ids(.term("笔记"), database).count, 40)
+        try checkIntegrity(database)
+    }
 }

@@ -19,13 +19,22 @@ public final class FullTextMerger: Sendable {
     private let step: @Sendable () throws -> Bool
     private let needsWork: @Sendable () throws -> Bool
     private let interval: TimeInterval
+    private let onPass: (@Sendable (Result<Int, any Error>) -> Void)?
 
     /// Starts merging `index` of `database` in the background.
+    ///
+    /// - Parameters:
+    ///   - pagesPerStep: pages written by one merge step (one write transaction).
+    ///   - minimumSegments: a level is merged once it holds this many segments.
+    ///   - interval: seconds between two background passes.
+    ///   - onPass: called on the merger's queue after each background pass, with the number of steps
+    ///     that merged something, or the error that stopped the pass (for logs and tests).
     public init<Root: TableRecord>(
         database: Database, index: FullTextIndex<Root>, pagesPerStep: Int = 200, minimumSegments: Int = 8,
-        interval: TimeInterval = 1
+        interval: TimeInterval = 1, onPass: (@Sendable (Result<Int, any Error>) -> Void)? = nil
     ) {
         self.interval = interval
+        self.onPass = onPass
         self.step = { try database.write { try index.merge($0, pages: pagesPerStep, minimumSegments: minimumSegments) } }
         self.needsWork = { try database.read { try index.needsMerge($0, minimumSegments: minimumSegments) } }
         schedule(after: interval)
@@ -53,10 +62,12 @@ public final class FullTextMerger: Sendable {
         queue.asyncAfter(deadline: .now() + delay) { [weak self] in
             guard let self, !self.state.withLock({ $0.stopped }) else { return }
             do {
-                try self.mergeUntilDone()
+                let steps = try self.mergeUntilDone()
                 self.state.withLock { $0.lastError = nil }
+                self.onPass?(.success(steps))
             } catch {
                 self.state.withLock { $0.lastError = error }
+                self.onPass?(.failure(error))
             }
             self.schedule(after: self.interval)
         }
