@@ -44,7 +44,7 @@ public struct FullTextIndex<Root: TableRecord>: Sendable {
 
 /// A `@Table` type with a full-text index over some of its columns.
 ///
-/// `upgradeSchema(for:)` creates the index; ``TableRecord/matching(_:)`` and ``FullTextSearch`` query it.
+/// `upgradeSchema(for:)` creates the index; ``FullTextSearchable/matching(_:)`` and ``FullTextSearch`` query it.
 public protocol FullTextSearchable: TableRecord {
     /// The index's declaration.
     static var fullTextIndex: FullTextIndex<Self> { get }

@@ -11,7 +11,7 @@ extension KeyValueStore {
     var fullTextTable: String { SQLIdentifier.quote("kv-fts:" + name) }
 
     /// Creates (once) a full-text index over `field`, a text field declared in the store's
-    /// ``Configuration/indexes``, and fills it from the items already stored.
+    /// ``KeyValueStore/Configuration/indexes``, and fills it from the items already stored.
     ///
     /// ```swift
     /// let store = try KeyValueStore(database: database, name: "notes", configuration: .init(indexes: [Note.text]))
