@@ -49,6 +49,7 @@ let package = Package(
                 "CofferMacros",
                 "CofferTempVFS",
                 "CofferPageCache",
+                "CofferTokenizer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -84,6 +85,7 @@ let package = Package(
                 "Coffer",
                 "CofferTestSupport",
                 "CSQLCipher",
+                "CofferTokenizer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -112,6 +114,11 @@ let package = Package(
         // The decrypted-page cache shared by encrypted connections (`DecryptedPageCache`): C, against
         // SQLCipher's header and library only.
         .target(name: "CofferPageCache", dependencies: ["CSQLCipher"], linkerSettings: [.linkedLibrary("sqlcipher")]),
+        // Full-text search (`FullTextIndex`): the CJK-aware FTS3/4 tokenizer `coffer` and `coffer_bm25`, C
+        // against SQLCipher's header and library only.
+        .target(
+            name: "CofferTokenizer", dependencies: ["CSQLCipher"],
+            linkerSettings: [.linkedLibrary("sqlcipher"), .linkedLibrary("m")]),
         .target(
             name: "CofferTestSupport",
             dependencies: [

@@ -10,12 +10,17 @@ struct Measurement: Encodable {
     /// The peak resident memory the workload added over the process's RSS before it, in KiB (nil where
     /// `/proc` cannot tell); see ``ResidentMemory``.
     var peakRSSKiB: Int? = nil
+    /// Median and 99th-percentile latency of one operation, for workloads that time each (W8).
+    var p50Seconds: Double? = nil
+    var p99Seconds: Double? = nil
 
     enum CodingKeys: String, CodingKey {
         case workload, impl
         case opsPerSecond = "ops_per_s"
         case seconds
         case peakRSSKiB = "peak_rss_kib"
+        case p50Seconds = "p50_s"
+        case p99Seconds = "p99_s"
     }
 }
 

@@ -42,6 +42,7 @@ struct ConnectionFactory: Sendable {
         do {
             try applyKey(to: connection, role: role)
             try configure(connection, role: role)
+            try connection.registerFullTextSearch()
         } catch {
             connection.close()
             throw error

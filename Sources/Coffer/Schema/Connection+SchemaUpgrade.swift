@@ -56,6 +56,7 @@ extension Connection {
             report.undeclaredColumns += existing.filter { !declared.contains($0.lowercased()) }.map { "\(name).\($0)" }
         }
         try upgradeIndexes(of: Table.self, &report)
+        try upgradeFullTextIndex(of: Table.self, &report)
     }
 
     private func upgradeIndexes<Table: TableRecord>(of table: Table.Type, _ report: inout SchemaUpgradeReport) throws {

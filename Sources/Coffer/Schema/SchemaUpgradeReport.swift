@@ -10,4 +10,6 @@ public struct SchemaUpgradeReport: Sendable, Equatable {
     public var droppedIndexes: [String] = []
     /// Columns in the file that no type declares, as `table.column` (left in place, and logged).
     public var undeclaredColumns: [String] = []
+    /// Full-text indexes created (or recreated after their declaration changed) and filled.
+    public var createdFullTextIndexes: [String] = []
 }

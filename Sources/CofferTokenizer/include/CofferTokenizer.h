@@ -1,0 +1,28 @@
+// Coffer's full-text search support in C: the CJK-aware FTS3/FTS4 tokenizer `coffer` and the `coffer_bm25`
+// ranking function, registered on a connection by one call.
+#ifndef COFFER_TOKENIZER_H
+#define COFFER_TOKENIZER_H
+
+struct sqlite3;
+
+/// The tokenizer's name in `CREATE VIRTUAL TABLE … USING fts4(…, tokenize=coffer)`.
+#define COFFER_TOKENIZER_NAME "coffer"
+
+/// The BM25 function's name: `coffer_bm25(matchinfo(t, 'pcnalx') [, weight per column…])`.
+#define COFFER_BM25_FUNCTION_NAME "coffer_bm25"
+
+/// Registers the `coffer` tokenizer and the `coffer_bm25` function on `db` (an open SQLCipher
+/// connection). `fts3_tokenizer()`'s two-argument form is enabled only around this function's own
+/// statement, which binds the module pointer, and is disabled again before it returns, whatever happened.
+/// Returns an SQLite result code.
+int coffer_fts_register(struct sqlite3 *db);
+
+/// 1 when the code point `c` is one the tokenizer indexes as character pairs (Han, Hiragana, Katakana,
+/// Hangul), else 0.
+int coffer_is_cjk(unsigned c);
+
+/// The number of tokens the `coffer` tokenizer (default options) makes of `text` (`bytes` bytes of UTF-8),
+/// or -1 when it cannot run (no connection registered it yet, or out of memory).
+int coffer_fts_count_tokens(const char *text, int bytes);
+
+#endif

@@ -1,0 +1,194 @@
+import CSQLCipher
+import Coffer
+import CofferTokenizer
+import Foundation
+
+@Table("chat") struct BenchChat: Codable {
+    @Column(primaryKey: true) var id: Int64?
+    var conversationID: Int64
+    var sender: String
+    var body: String
+}
+
+extension BenchChat: FullTextSearchable {
+    static let fullTextIndex = FullTextIndex<BenchChat>(columns.body, columns.sender)
+}
+
+/// W8: full-text search. `W8-index`: `count` generated chat messages (Chinese, English, emoji, 5–200
+/// characters) written in transactions of 1,000, content table and FTS4 index (`tokenize=coffer`)
+/// together. Then `queries` searches of each kind, each its own read and timed alone (p50/p99 in the
+/// JSON): `W8-term` an English word, `W8-cjk` two Chinese characters, `W8-phrase` two adjacent English
+/// words, `W8-prefix` three letters and `*` — each fetching the first 50 matching rows in index order with
+/// their rank and matched ranges (`unranked()`; raw C reads `coffer_bm25` and `offsets()`) — and
+/// `W8-ranked` a word's top 20 by BM25 with a snippet (Coffer's from the matched ranges, raw C's
+/// `snippet()`).
+///
+/// Raw C registers the same tokenizer through `coffer_fts_register` on its own connection, inserts into
+/// the content table and the index with two prepared statements (no triggers: the fastest way), and
+/// runs the same MATCH text Coffer renders, through a join of the index and the content table.
+struct FullTextWorkloads {
+    let harness: Harness
+    let count: Int
+    let queries: Int
+
+    func run(_ impl: Implementation) throws -> [Measurement] {
+        guard impl != .cofferPlain else { return [] }
+        var generator = ChatGenerator(seed: 0x5EED_0008)
+        let messages = (0..<count).map { _ in generator.message() }
+        let kinds = QueryKinds(messages: messages, count: queries, generator: &generator)
+        let path = harness.freshPath("w8")
+        switch impl {
+        case .rawC:
+            let connection = try RawConnection(path: path, key: WriteWorkloads.passphrase, cacheKiB: harness.cacheKiB)
+            guard coffer_fts_register(connection.handle) == SQLITE_OK else { throw BenchError("W8: register") }
+            let index = try time { try Self.rawIndex(messages, connection) }
+            Self.reportSize(connection.handle, impl)
+            return [measurement("W8-index", impl, [index], operations: count)]
+                + (try kinds.all.map { name, patterns in
+                    let sql = name == "W8-ranked" ? Self.rawRankedSQL : Self.rawPageSQL
+                    let texts = try patterns.map { try $0.matchExpression() }
+                    return measurement(name, impl, try Self.rawQueries(texts, sql: sql, connection), operations: 1)
+                })
+        case .coffer, .cofferPlain:
+            let database = try Database(path: path, configuration: harness.configuration(impl))
+            defer { try? database.close() }
+            _ = try database.write { try $0.upgradeSchema(for: [BenchChat.self]) }
+            let index = try time {
+                for start in stride(from: 0, to: messages.count, by: 1_000) {
+                    try database.write { db in
+                        for message in messages[start..<min(start + 1_000, messages.count)] {
+                            var row = BenchChat(
+                                id: nil, conversationID: message.conversation, sender: message.sender, body: message.body)
+                            try row.insert(db)
+                        }
+                    }
+                }
+            }
+            try database.read { Self.reportSize($0.handle, impl) }
+            var results = [measurement("W8-index", impl, [index], operations: count)]
+            for (name, patterns) in kinds.all {
+                var times: [Double] = []
+                for fullText in patterns {
+                    if name == "W8-ranked" {
+                        times.append(
+                            try time {
+                                let found = try database.read { try BenchChat.search(fullText).limit(20).fetchAll($0) }
+                                for result in found { _ = result.snippet(maximumCharacters: 40) }
+                            })
+                    } else {
+                        times.append(
+                            try time { _ = try database.read { try BenchChat.matching(fullText).limit(50).fetchAll($0) } })
+                    }
+                }
+                results.append(measurement(name, impl, times, operations: 1))
+            }
+            return results
+        }
+    }
+
+    /// ops/s from the total time; p50 and p99 of the single timings (per-query latency).
+    private func measurement(_ name: String, _ impl: Implementation, _ times: [Double], operations: Int) -> Measurement {
+        let total = times.reduce(0, +)
+        let sorted = times.sorted()
+        var measurement = Measurement(
+            workload: name, impl: impl.rawValue, opsPerSecond: Double(operations * times.count) / total, seconds: total)
+        if times.count > 1 {
+            measurement.p50Seconds = sorted[sorted.count / 2]
+            measurement.p99Seconds = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
+        }
+        return measurement
+    }
+
+    private func time(_ body: () throws -> Void) throws -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    static let rawPageSQL = """
+        SELECT chat.id, chat.conversationID, chat.sender, chat.body, coffer_bm25(matchinfo(chat_fts, 'pcnalx')),
+        offsets(chat_fts) FROM chat_fts JOIN chat ON chat.rowid = chat_fts.docid WHERE chat_fts MATCH ? LIMIT 50
+        """
+    static let rawRankedSQL = """
+        SELECT chat.id, chat.conversationID, chat.sender, chat.body,
+        coffer_bm25(matchinfo(chat_fts, 'pcnalx')) AS r, snippet(chat_fts, '[', ']', '…', -1, 10)
+        FROM chat_fts JOIN chat ON chat.rowid = chat_fts.docid WHERE chat_fts MATCH ? ORDER BY r DESC LIMIT 20
+        """
+
+    private static func rawIndex(_ messages: [ChatGenerator.Message], _ connection: RawConnection) throws {
+        connection.exec(
+            "CREATE TABLE chat(id INTEGER PRIMARY KEY, conversationID INTEGER NOT NULL, sender TEXT NOT NULL, body TEXT NOT NULL)"
+        )
+        connection.exec("CREATE VIRTUAL TABLE chat_fts USING fts4(content=\"chat\", body, sender, tokenize=coffer)")
+        let insert = try connection.prepare("INSERT INTO chat(conversationID, sender, body) VALUES (?, ?, ?)")
+        let index = try connection.prepare("INSERT INTO chat_fts(docid, body, sender) VALUES (?, ?, ?)")
+        defer {
+            sqlite3_finalize(insert)
+            sqlite3_finalize(index)
+        }
+        for start in stride(from: 0, to: messages.count, by: 1_000) {
+            connection.exec("BEGIN IMMEDIATE")
+            for message in messages[start..<min(start + 1_000, messages.count)] {
+                sqlite3_bind_int64(insert, 1, message.conversation)
+                sqlite3_bind_text(insert, 2, message.sender, -1, rawTransient)
+                sqlite3_bind_text(insert, 3, message.body, -1, rawTransient)
+                try connection.step(insert, expecting: SQLITE_DONE)
+                sqlite3_reset(insert)
+                sqlite3_bind_int64(index, 1, sqlite3_last_insert_rowid(connection.handle))
+                sqlite3_bind_text(index, 2, message.body, -1, rawTransient)
+                sqlite3_bind_text(index, 3, message.sender, -1, rawTransient)
+                try connection.step(index, expecting: SQLITE_DONE)
+                sqlite3_reset(index)
+            }
+            connection.exec("COMMIT")
+        }
+    }
+
+    /// Each query timed alone: bind, step through the rows reading every column, reset.
+    private static func rawQueries(_ patterns: [String], sql: String, _ connection: RawConnection) throws -> [Double] {
+        let statement = try connection.prepare(sql)
+        defer { sqlite3_finalize(statement) }
+        let columns = sqlite3_column_count(statement)
+        var times: [Double] = []
+        var checksum = 0
+        for pattern in patterns {
+            let start = DispatchTime.now().uptimeNanoseconds
+            sqlite3_bind_text(statement, 1, pattern, -1, rawTransient)
+            var code = sqlite3_step(statement)
+            while code == SQLITE_ROW {
+                checksum &+= Int(sqlite3_column_int64(statement, 0))
+                for column in 2..<columns {
+                    if let text = sqlite3_column_text(statement, column) { checksum &+= Int(text.pointee) }
+                }
+                code = sqlite3_step(statement)
+            }
+            sqlite3_reset(statement)
+            guard code == SQLITE_DONE else {
+                throw BenchError("W8 raw query: \(String(cString: sqlite3_errmsg(connection.handle)))")
+            }
+            times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        }
+        if checksum == 42 { print("") }  // keeps the reads
+        return times
+    }
+
+    /// The index's size (its segments) against the text it indexes, on standard error.
+    private static func reportSize(_ handle: OpaquePointer, _ impl: Implementation) {
+        func value(_ sql: String) -> Double {
+            var statement: OpaquePointer?
+            sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+            defer { sqlite3_finalize(statement) }
+            return sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_double(statement, 0) : 0
+        }
+        let content = value("SELECT total(length(CAST(body AS BLOB)) + length(CAST(sender AS BLOB))) FROM chat")
+        let index =
+            value("SELECT total(length(block)) FROM chat_fts_segments")
+            + value("SELECT total(length(root)) FROM chat_fts_segdir")
+        FileHandle.standardError.write(
+            Data(
+                String(
+                    format: "W8 %@: index %.1f MB for %.1f MB of text (%.2f×)\n", impl.rawValue, index / 1e6, content / 1e6,
+                    index / max(content, 1)
+                ).utf8))
+    }
+}
