@@ -64,6 +64,24 @@ final class RawConnection {
     }
 }
 
+extension RawConnection {
+    /// Binds `texts` to parameters 1, 2, … of `statement` `SQLITE_STATIC` with their byte counts, straight
+    /// from the strings' own UTF-8 storage, and runs `body` while the bytes are alive (it steps the
+    /// statement). The caller rebinds every text parameter before the next step.
+    static func withStaticText<T>(
+        _ texts: [String], from first: Int32, on statement: OpaquePointer, _ body: () throws -> T
+    ) rethrows -> T {
+        guard let head = texts.first else { return try body() }
+        var text = head
+        return try text.withUTF8 { bytes in
+            _ = bytes.withMemoryRebound(to: CChar.self) {
+                sqlite3_bind_text(statement, first, $0.baseAddress, Int32($0.count), nil)
+            }
+            return try withStaticText(Array(texts.dropFirst()), from: first + 1, on: statement, body)
+        }
+    }
+}
+
 extension BenchRow {
     /// Binds this row to a raw INSERT statement, steps it and resets it.
     ///
