@@ -151,6 +151,7 @@ final class CompileFailTests: XCTestCase {
             "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CSQLCipher/module.modulemap").path,
             "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CofferTempVFS/include/module.modulemap").path,
             "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CofferPageCache/include/module.modulemap").path,
+            "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CofferTokenizer/include/module.modulemap").path,
             "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/COpenSSL/module.modulemap").path,
             "-load-plugin-executable", products.appendingPathComponent("CofferMacros-tool").path + "#CofferMacros",
         ]
