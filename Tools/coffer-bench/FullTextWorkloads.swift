@@ -16,7 +16,10 @@ extension BenchChat: FullTextSearchable {
 
 /// W8: full-text search. `W8-index`: `count` generated chat messages (Chinese, English, emoji, 5–200
 /// characters) written in transactions of 1,000, content table and FTS4 index (`tokenize=coffer`)
-/// together. Then `queries` searches of each kind, each its own read and timed alone (p50/p99 in the
+/// together. `W8-optimize`: both sides merge their index into one segment (FTS4 `optimize`), so the
+/// queries read the same index shape: Coffer's triggers leave one segment per row (each statement's
+/// savepoint flushes FTS4's pending terms) where raw C's direct inserts leave one per transaction.
+/// Then `queries` searches of each kind, each its own read and timed alone (p50/p99 in the
 /// JSON): `W8-term` an English word, `W8-cjk` two Chinese characters, `W8-phrase` two adjacent English
 /// words, `W8-prefix` three letters and `*` — each fetching the first 50 matching rows in index order with
 /// their rank and matched ranges (`unranked()`; raw C reads `coffer_bm25` and `offsets()`) — and
@@ -44,7 +47,9 @@ struct FullTextWorkloads {
             guard coffer_fts_register(connection.handle) == SQLITE_OK else { throw BenchError("W8: register") }
             let index = try time { try Self.rawIndex(messages, connection) }
             Self.reportSize(connection.handle, impl)
+            let optimize = try time { connection.exec("INSERT INTO chat_fts(chat_fts) VALUES ('optimize')") }
             return [measurement("W8-index", impl, [index], operations: count)]
+                + [measurement("W8-optimize", impl, [optimize], operations: 1)]
                 + (try kinds.all.map { name, patterns in
                     let sql = name == "W8-ranked" ? Self.rawRankedSQL : Self.rawPageSQL
                     let texts = try patterns.map { try $0.matchExpression() }
@@ -66,7 +71,11 @@ struct FullTextWorkloads {
                 }
             }
             try database.read { Self.reportSize($0.handle, impl) }
-            var results = [measurement("W8-index", impl, [index], operations: count)]
+            let optimize = try time { try database.write { try BenchChat.fullTextIndex.optimize($0) } }
+            var results = [
+                measurement("W8-index", impl, [index], operations: count),
+                measurement("W8-optimize", impl, [optimize], operations: 1),
+            ]
             for (name, patterns) in kinds.all {
                 var times: [Double] = []
                 for fullText in patterns {
@@ -175,7 +184,7 @@ struct FullTextWorkloads {
         return times
     }
 
-    /// The index's size (its segments) against the text it indexes, on standard error.
+    /// The index's size (its segments) against the text it indexes, and how many segments, on standard error.
     private static func reportSize(_ handle: OpaquePointer, _ impl: Implementation) {
         func value(_ sql: String) -> Double {
             var statement: OpaquePointer?
@@ -187,11 +196,13 @@ struct FullTextWorkloads {
         let index =
             value("SELECT total(length(block)) FROM chat_fts_segments")
             + value("SELECT total(length(root)) FROM chat_fts_segdir")
+        let segments = value("SELECT count(*) FROM chat_fts_segdir")
+        let levels = value("SELECT count(DISTINCT level) FROM chat_fts_segdir")
         FileHandle.standardError.write(
             Data(
                 String(
-                    format: "W8 %@: index %.1f MB for %.1f MB of text (%.2f×)\n", impl.rawValue, index / 1e6, content / 1e6,
-                    index / max(content, 1)
+                    format: "W8 %@: index %.1f MB for %.1f MB of text (%.2f×), %.0f segments on %.0f levels\n",
+                    impl.rawValue, index / 1e6, content / 1e6, index / max(content, 1), segments, levels
                 ).utf8))
     }
 }
