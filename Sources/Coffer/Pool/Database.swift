@@ -33,7 +33,6 @@ public final class Database: Sendable {
     let writer: SerializedConnection
     let readers: ReaderPool?
     let checkpointer: Checkpointer?
-    /// Pages committed since the last backup generation, and the gate backups hold against checkpoints.
     /// Where the writer's WAL commits are reported, and the gate every checkpoint takes (see Backup).
     let commitHook = WALCommitHook()
     /// Change observation: commit hooks on the writer, subscribers, the other-process poller.
