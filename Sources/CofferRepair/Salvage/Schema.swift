@@ -9,41 +9,6 @@
 // marked with it (``TableDescription/virtualTable``) so the writer fills the shadow tables the recreated
 // virtual table owns; otherwise they stay ordinary tables. Anything else is ignored rather than guessed.
 
-/// The kind of a schema entry.
-public enum SchemaEntryKind: String, Sendable, Codable {
-    /// A table.
-    case table
-    /// An index.
-    case index
-    /// A view.
-    case view
-    /// A trigger.
-    case trigger
-}
-
-/// One row of sqlite_master that passed validation.
-public struct SchemaEntry: Sendable, Codable, Equatable {
-    /// Its kind.
-    public var kind: SchemaEntryKind
-    /// Its name.
-    public var name: String
-    /// The table it belongs to.
-    public var tableName: String
-    /// Its root page (0 for views and triggers).
-    public var rootPage: UInt32
-    /// Its SQL (nil for automatic indexes).
-    public var sql: String?
-
-    /// Creates an entry (as read from sqlite_master, or from backup repair material).
-    public init(kind: SchemaEntryKind, name: String, tableName: String, rootPage: UInt32, sql: String?) {
-        self.kind = kind
-        self.name = name
-        self.tableName = tableName
-        self.rootPage = rootPage
-        self.sql = sql
-    }
-}
-
 /// A table to salvage into.
 public struct TableDescription: Sendable, Codable, Equatable {
     /// Table name.
