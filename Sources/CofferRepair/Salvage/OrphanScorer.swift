@@ -1,4 +1,4 @@
-// OrphanAdoption — deciding which table an orphan page belongs to.
+// OrphanScorer — deciding which table an orphan page belongs to (the adoption rules).
 //
 // An orphan is an authenticated, well-formed leaf page that no B-tree walk reached (its parent was
 // destroyed) — or a stale page: a free page of a plaintext file keeps its deleted rows, and when the

@@ -11,7 +11,7 @@
 // - Leaves: an orphan leaf whose stored bytes still match the checksum recorded for table T is T's page,
 //   byte for byte as when the material was taken (SQLCipher writes a fresh IV with every write, so any
 //   rewrite changes the checksum). It is attributed to T without scoring — but only where T's walk left a
-//   hole (OrphanAdoption rule 1 still applies: a page freed since the material was taken keeps its bytes
+//   hole (OrphanScorer rule 1 still applies: a page freed since the material was taken keeps its bytes
 //   on a plaintext file). Leaves whose checksum no longer matches go through ordinary orphan scoring.
 
 import Coffer
