@@ -12,20 +12,6 @@
 // Conversion: a whole number stored as an integer in a REAL column is returned as REAL (as SQLite reads it);
 // the INTEGER PRIMARY KEY column gets the rowid.
 
-/// A row ready for the sink: values in declaration order (possibly fewer than the table's columns).
-public struct SalvagedRow: Sendable, Equatable {
-    /// The rowid (nil for WITHOUT ROWID tables).
-    public var rowid: Int64?
-    /// Values for the table's first `values.count` columns, in declaration order.
-    public var values: [SalvagedValue]
-
-    /// Creates a row.
-    public init(rowid: Int64?, values: [SalvagedValue]) {
-        self.rowid = rowid
-        self.values = values
-    }
-}
-
 /// Record-versus-schema checks.
 public enum RowFit {
     /// Whether `value` could be stored in a column of `affinity`. `checkText` is false for non-UTF-8
