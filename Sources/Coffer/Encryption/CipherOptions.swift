@@ -61,11 +61,9 @@ public struct CipherOptions: Sendable, Hashable, CustomStringConvertible {
         guard settings.isEncrypted, settings.hmacAlgorithm != .sha512,
             settings.reserveBytes == CipherSettings.defaultReserve(for: settings.hmacAlgorithm)
         else { return nil }
-        let derivation =
-            settings.kdfRounds == 0
-            ? KeyDerivation.coffer
-            : KeyDerivation(algorithm: settings.kdfAlgorithm == .sha1 ? .pbkdf2SHA1 : .pbkdf2SHA512, rounds: settings.kdfRounds)
-        self.init(pageSize: settings.pageSize ?? 4096, keyDerivation: derivation, usesHMAC: settings.hmacAlgorithm == .sha1)
+        self.init(
+            pageSize: settings.pageSize ?? 4096, keyDerivation: KeyDerivation(settings: settings) ?? .coffer,
+            usesHMAC: settings.hmacAlgorithm == .sha1)
     }
 
     /// The page cipher these options write, as CofferFormat's `CipherSettings` named after its profile
