@@ -33,20 +33,9 @@ extension RepairMaterial {
             }
         }
 
-        func settings(pageSize: Int, reservedBytes: Int) -> CipherSettings {
-            var settings = CipherSettings.sqlcipher3.with(pageSize: pageSize)
-            settings.kdfRounds = kdfIterations
-            if kdfAlgorithm == "pbkdf2-hmac-sha512" {
-                settings.kdfAlgorithm = .sha512
-                settings.hmacKeyAlgorithm = .sha1
-            }
-            switch hmacAlgorithm {
-            case "none": settings.hmacAlgorithm = .none
-            case "hmac-sha512": settings.hmacAlgorithm = .sha512
-            default: settings.hmacAlgorithm = .sha1
-            }
-            settings.reserveBytes = reservedBytes
-            return settings.named()
+        func settings(pageSize: Int) -> CipherSettings {
+            CipherOptions.settings(
+                kdfName: kdfAlgorithm, rounds: kdfIterations, usesHMAC: hmacAlgorithm != "none", pageSize: pageSize)
         }
     }
 
@@ -63,7 +52,7 @@ extension RepairMaterial {
         userVersion = try container.decode(Int.self, forKey: .userVersion)
         databaseSalt = try container.decodeIfPresent(Data.self, forKey: .databaseSalt)
         cipher = try container.decodeIfPresent(StoredCipher.self, forKey: .cipher)?
-            .settings(pageSize: pageSize, reservedBytes: reservedBytes)
+            .settings(pageSize: pageSize)
         schema = try container.decode([SchemaEntry].self, forKey: .schema)
         trees = try container.decode([Tree].self, forKey: .trees)
         unreadablePages = try container.decode([Int].self, forKey: .unreadablePages)

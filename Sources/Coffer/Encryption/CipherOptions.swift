@@ -83,6 +83,13 @@ public struct CipherOptions: Sendable, Hashable, CustomStringConvertible {
         return settings.named()
     }
 
+    /// Settings spelled out in a report or in repair material (`kdfName` as `CipherSettings.kdfName` writes
+    /// it: a raw key's is not a derivation), read back.
+    static func settings(kdfName: String, rounds: Int, usesHMAC: Bool, pageSize: Int) -> CipherSettings {
+        let derivation = KeyDerivation.Algorithm(rawValue: kdfName).map { KeyDerivation(algorithm: $0, rounds: rounds) }
+        return CipherOptions(pageSize: pageSize, usesHMAC: usesHMAC).settings(derivation: derivation)
+    }
+
     /// Throws when a value is out of range.
     func validate() throws {
         guard (512...65536).contains(pageSize), pageSize & (pageSize - 1) == 0 else {

@@ -91,11 +91,9 @@ extension DatabaseInfo {
         tables = try container.decode([Table].self, forKey: .tables)
         let stored = try container.decodeIfPresent(StoredCipher.self, forKey: .cipher)
         sqlcipherVersion = stored?.version
-        cipher = stored.map { stored in
-            let derivation = KeyDerivation.Algorithm(rawValue: stored.kdfAlgorithm).map {
-                KeyDerivation(algorithm: $0, rounds: stored.kdfIterations)
-            }
-            return CipherOptions(pageSize: stored.pageSize, usesHMAC: stored.usesHMAC).settings(derivation: derivation)
+        cipher = stored.map {
+            CipherOptions.settings(
+                kdfName: $0.kdfAlgorithm, rounds: $0.kdfIterations, usesHMAC: $0.usesHMAC, pageSize: $0.pageSize)
         }
     }
 
