@@ -6,11 +6,13 @@ Two checks, both from the tables below (keep them in step with README's "Archite
 1. Modules: every `import` in a target's Swift sources names a module that target may import
    (`MAY_IMPORT`), and `MAY_IMPORT` agrees with the target's dependencies in Package.swift. A target
    missing from the table is an error: a new module says what it may import.
-2. Folders inside a module (`FOLDER_ORDER`): every type is defined in one folder; a file that names a
-   type defined in a folder of a later (higher) rank, or of another folder of the same rank, depends
-   upward and is a violation, unless it is listed in `KNOWN_EXCEPTIONS`.
+2. Folders inside a module (`FOLDER_ORDER`: Coffer's and CofferRepair's): every type is defined in one
+   folder; a file that names a type defined in a folder of a later (higher) rank, or of another folder of
+   the same rank, depends upward and is a violation, unless it is listed in `KNOWN_EXCEPTIONS`. A file at
+   a module's root may only import.
 
-3. README's "Architecture" tables say the same: each module's "may import" cell and Coffer's folder order.
+3. README's "Architecture" tables say the same: each module's "may import" cell and each module's folder
+   order (the second table Coffer's, the third CofferRepair's).
 
 Type references are found by name, outside comments and string literals, for the types declared at file
 scope (`struct`, `class`, `enum`, `protocol`, `actor`, `typealias`); a nested type is reached through the
@@ -86,6 +88,13 @@ FOLDER_ORDER = {
         {"FullText"},
         {"Documents"},
         {"Settings"},
+        {"Inspection"},
+    ],
+    "CofferRepair": [
+        {"SchemaText"},
+        {"BTree"},
+        {"Salvage"},
+        {"FileMigration"},
         {"Inspection"},
     ],
 }
@@ -222,7 +231,9 @@ def check_folders(root, problems, notes):
         for path in swift_files(base):
             folder = os.path.relpath(path, base).split(os.sep)[0]
             if folder.endswith(".swift"):
-                problems.append(f"{os.path.relpath(path, root)}: outside every folder of {module}")
+                # A file at the module's root may only import (CofferRepair's re-export of CofferFormat).
+                if any(DECLARATION.match(line) or EXTENSION.match(line) for line in read(path).splitlines()):
+                    problems.append(f"{os.path.relpath(path, root)}: outside every folder of {module}")
                 continue
             if folder not in rank_of:
                 problems.append(f"Sources/{module}/{folder}: not in FOLDER_ORDER (Tools/check-layers.py)")
@@ -284,7 +295,7 @@ def check_readme(root, problems, notes):
     if len(tables) < 2:
         notes.append("note: README.md has no Architecture section with the module and folder tables to compare")
         return
-    modules, folders = tables[0], tables[1]
+    modules = tables[0]
     for row in modules:
         names = re.findall(r"`([^`]+)`", row[0])
         if not names or names[0] not in MAY_IMPORT:
@@ -294,10 +305,13 @@ def check_readme(root, problems, notes):
             problems.append(
                 f"README.md: {names[0]} may import {sorted(said)}, Tools/check-layers.py says "
                 f"{sorted(MAY_IMPORT[names[0]])}")
-    said_order = [set(re.findall(r"`([^`]+)`", row[0])) for row in folders]
-    if said_order != FOLDER_ORDER["Coffer"]:
-        problems.append(
-            f"README.md: Coffer's folder order {said_order} is not Tools/check-layers.py's {FOLDER_ORDER['Coffer']}")
+    for module, table in zip(["Coffer", "CofferRepair"], tables[1:]):
+        said_order = [set(re.findall(r"`([^`]+)`", row[0])) for row in table]
+        if said_order != FOLDER_ORDER[module]:
+            problems.append(
+                f"README.md: {module}'s folder order {said_order} is not Tools/check-layers.py's {FOLDER_ORDER[module]}")
+    if len(tables) < 3:
+        problems.append("README.md: no CofferRepair folder table (the third in Architecture)")
 
 
 def main():

@@ -186,10 +186,8 @@ extension CipherCompatOptions {
     func outputCipher(for file: DatabaseFile, key: KeyOptions) -> CipherOptions {
         let settings = file.settings
         switch settings.name {
-        case CipherSettings.coffer.name:
-            return CipherOptions(pageSize: file.pageSize, keyDerivation: .pbkdf2SHA512(rounds: settings.kdfRounds))
-        case CipherSettings.sqlcipher3.name:
-            return CipherOptions(pageSize: file.pageSize, keyDerivation: .pbkdf2SHA1(rounds: settings.kdfRounds))
+        case CipherSettings.coffer.name, CipherSettings.sqlcipher3.name:
+            return CipherOptions(settings: settings.with(pageSize: file.pageSize)) ?? CipherOptions()
         case CipherSettings.plaintext.name:
             var options = key.cipher
             options.pageSize = file.pageSize

@@ -48,7 +48,7 @@ struct InfoCommand: ParsableCommand {
         ]
         if let cipher = info.cipher {
             lines.append(
-                "cipher:        SQLCipher \(cipher.version), \(cipher.algorithm), \(cipher.kdfAlgorithm) \(cipher.kdfIterations) iterations, HMAC \(cipher.usesHMAC ? "SHA1" : "off")"
+                "cipher:        SQLCipher \(info.sqlcipherVersion ?? "?"), aes-256-cbc, \(cipher.kdfName) \(cipher.kdfRounds) iterations, HMAC \(cipher.hmacAlgorithm == .none ? "off" : "SHA1")"
             )
         } else {
             lines.append("cipher:        none (plaintext)")

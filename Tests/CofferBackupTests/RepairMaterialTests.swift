@@ -27,7 +27,7 @@ final class RepairMaterialTests: XCTestCase {
         let item = try XCTUnwrap(material.trees.first { $0.name == "item" })
         XCTAssertGreaterThan(item.leafPages.count, 100)
         XCTAssertEqual(Set(item.leafPages.map(\.pageNumber)).count, item.leafPages.count)
-        XCTAssertNotNil(material.schema.first { $0.name == "item_n" && $0.type == "index" && $0.rootPage > 1 })
+        XCTAssertNotNil(material.schema.first { $0.name == "item_n" && $0.kind == .index && $0.rootPage > 1 })
         // Every page of the database belongs to exactly one tree (no freelist in a fresh file).
         let pages = material.trees.flatMap { $0.leafPages.map(\.pageNumber) + $0.interiorPages }
         XCTAssertEqual(Set(pages).count, pages.count)

@@ -60,7 +60,7 @@ final class KeyDerivationDefaultTests: XCTestCase {
         XCTAssertEqual(found.keyDerivation, .coffer)
         XCTAssertEqual(found.configuration.cipher.pageSize, 4096)
         XCTAssertEqual(try labels(found), ["a", "b"])
-        XCTAssertEqual(try found.info().cipher?.kdfAlgorithm, "pbkdf2-hmac-sha512")
+        XCTAssertEqual(try found.info().cipher?.kdfName, "pbkdf2-hmac-sha512")
     }
 
     func testSQLCipher3ShellDefaultFileOpensWithDefaultConfiguration() throws {

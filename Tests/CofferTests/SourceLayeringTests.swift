@@ -44,4 +44,34 @@ final class SourceLayeringTests: XCTestCase {
         XCTAssertFalse(result.stdout.contains("Link.swift"), result.stdout)
         XCTAssertTrue(result.stdout.contains("CofferNew: not in MAY_IMPORT"), result.stdout)
     }
+
+    /// CofferRepair's folders are checked too, and a file at its root may only import (the re-export of
+    /// CofferFormat): one that declares a type is reported.
+    func testCofferRepairFoldersAndRootFilesAreChecked() throws {
+        let directory = try TemporaryDirectory("coffer-layers-repair")
+        let sources = directory.url.appendingPathComponent("Sources/CofferRepair")
+        for folder in ["SchemaText", "Salvage"] {
+            try FileManager.default.createDirectory(
+                at: sources.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        try #"""
+        // swift-tools-version: 6.0
+        import PackageDescription
+        let package = Package(name: "Coffer", targets: [.target(name: "CofferRepair")])
+        """#.write(toFile: directory.path("Package.swift"), atomically: true, encoding: .utf8)
+        try "@_exported import CofferFormat\n"
+            .write(to: sources.appendingPathComponent("FormatExports.swift"), atomically: true, encoding: .utf8)
+        try "struct Loose {}\n".write(to: sources.appendingPathComponent("Loose.swift"), atomically: true, encoding: .utf8)
+        try "struct Schema { let sink: Sink }\n"
+            .write(to: sources.appendingPathComponent("SchemaText/Schema.swift"), atomically: true, encoding: .utf8)
+        try "struct Sink { let schema: Schema }\n"
+            .write(to: sources.appendingPathComponent("Salvage/Sink.swift"), atomically: true, encoding: .utf8)
+
+        let result = try checkLayers(directory.url.path)
+        XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("Sources/CofferRepair/Loose.swift: outside every folder"), result.stdout)
+        XCTAssertFalse(result.stdout.contains("FormatExports.swift"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("SchemaText/Schema.swift:1: SchemaText uses Sink from Salvage"), result.stdout)
+        XCTAssertFalse(result.stdout.contains("Salvage/Sink.swift"), result.stdout)
+    }
 }

@@ -317,17 +317,19 @@ struct SchemaSnapshot: Sendable {
     let pageCount: Int
     let schemaVersion: Int
     let userVersion: Int
-    let entries: [RepairMaterial.SchemaEntry]
+    let entries: [SchemaEntry]
 
     init(connection: Connection) throws {
         pageSize = try connection.fetchValue(Int.self, sql: "PRAGMA page_size") ?? 0
         pageCount = try connection.fetchValue(Int.self, sql: "PRAGMA page_count") ?? 0
         schemaVersion = try connection.fetchValue(Int.self, sql: "PRAGMA schema_version") ?? 0
         userVersion = try connection.fetchValue(Int.self, sql: "PRAGMA user_version") ?? 0
-        entries = try connection.fetchAll(sql: "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master").map { row in
-            RepairMaterial.SchemaEntry(
-                type: row["type"] ?? "", name: row["name"] ?? "", tableName: row["tbl_name"] ?? "",
-                rootPage: row["rootpage"] ?? 0, sql: row["sql"])
+        let rows = try connection.fetchAll(sql: "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master")
+        entries = rows.compactMap { row in
+            guard let kind = SchemaEntryKind(rawValue: row["type"] ?? ""), let root = UInt32(exactly: row["rootpage"] ?? Int(0))
+            else { return nil }
+            return SchemaEntry(
+                kind: kind, name: row["name"] ?? "", tableName: row["tbl_name"] ?? "", rootPage: root, sql: row["sql"])
         }
     }
 }

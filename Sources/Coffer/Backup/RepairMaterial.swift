@@ -23,39 +23,6 @@ import Foundation
 /// `schema` (the `sqlite_master` rows), `trees` (one per root page, `sqlite_master` included, with
 /// `leafPages` and `interiorPages`), `unreadablePages` (pages the walk could not decrypt or parse).
 public struct RepairMaterial: Codable, Sendable, Hashable {
-    /// One `sqlite_master` row.
-    public struct SchemaEntry: Codable, Sendable, Hashable {
-        /// `table`, `index`, `view` or `trigger`.
-        public var type: String
-        /// The object's name.
-        public var name: String
-        /// The table it belongs to.
-        public var tableName: String
-        /// Its root page (0 for views and triggers).
-        public var rootPage: Int
-        /// Its `CREATE` statement (nil for automatic indexes).
-        public var sql: String?
-    }
-
-    /// The cipher settings, spelled out so a reader needs no defaults of its own: SQLCipher 3's page
-    /// format, with the key derivation the database uses.
-    public struct Cipher: Codable, Sendable, Hashable {
-        /// `aes-256-cbc`.
-        public var algorithm: String
-        /// `pbkdf2-hmac-sha512` (Coffer's default) or `pbkdf2-hmac-sha1` for passphrases; `none (raw key)`.
-        public var kdfAlgorithm: String
-        /// PBKDF2 iterations for the page key (0 for a raw key).
-        public var kdfIterations: Int
-        /// `hmac-sha1`, or `none`.
-        public var hmacAlgorithm: String
-        /// Rounds of PBKDF2-HMAC-SHA1 that derive the HMAC key from the page key and the salt XOR 0x3a.
-        public var hmacKeyIterations: Int
-        /// Byte XORed into the salt for the HMAC key (0x3a).
-        public var hmacSaltMask: Int
-        /// How the page number enters the HMAC: `le` (4 bytes little-endian after ciphertext ‖ IV).
-        public var hmacPageNumber: String
-    }
-
     /// A leaf page and the checksum of its image in the database file.
     public struct LeafPage: Codable, Sendable, Hashable {
         /// The page number.
@@ -99,8 +66,10 @@ public struct RepairMaterial: Codable, Sendable, Hashable {
     public var userVersion: Int
     /// The database file's 16-byte salt (nil for plaintext).
     public var databaseSalt: Data?
-    /// Cipher settings (nil for plaintext).
-    public var cipher: Cipher?
+    /// The page cipher (nil for plaintext): CofferFormat's ``CipherSettings``, named after its profile,
+    /// with the page size and reserve above; `kdfRounds` is 0 for a raw key. Stored spelled out (see
+    /// ``RepairMaterial`` for the JSON), so a reader needs no defaults of its own.
+    public var cipher: CipherSettings?
     /// `sqlite_master`.
     public var schema: [SchemaEntry]
     /// Every B-tree's pages.
@@ -148,7 +117,7 @@ extension Database {
             } ?? PageDecoder(settings: .plaintext, keys: nil, pageSize: snapshot.pageSize)
         let pageFile = try PageFile(path: file, writable: false)
         var roots = [(name: "sqlite_master", type: "table", root: 1)]
-        roots += snapshot.entries.filter { $0.rootPage > 0 }.map { ($0.name, $0.type, $0.rootPage) }
+        roots += snapshot.entries.filter { $0.rootPage > 0 }.map { ($0.name, $0.kind.rawValue, Int($0.rootPage)) }
         let pageSize = snapshot.pageSize
         let walk = TreePageList(decoder: decoder, pageCount: snapshot.pageCount) { page in
             try? pageFile.read(count: pageSize, at: (page - 1) * pageSize)
@@ -163,11 +132,7 @@ extension Database {
                 interiorPages: pages.interior)
         }
         let cipher = factory.key.map { key in
-            RepairMaterial.Cipher(
-                algorithm: "aes-256-cbc", kdfAlgorithm: key.derivation?.algorithm.rawValue ?? "none (raw key)",
-                kdfIterations: key.derivation?.rounds ?? 0,
-                hmacAlgorithm: configuration.cipher.usesHMAC ? "hmac-sha1" : "none", hmacKeyIterations: 2, hmacSaltMask: 0x3a,
-                hmacPageNumber: "le")
+            configuration.cipher.settings(derivation: key.derivation).with(pageSize: snapshot.pageSize)
         }
         let reserved = factory.key == nil ? 0 : decoder.settings.reserveBytes
         return RepairMaterial(

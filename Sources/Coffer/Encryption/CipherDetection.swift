@@ -5,7 +5,7 @@ import Foundation
 /// alone, before SQLite is asked to read it.
 ///
 /// Only the salt (bytes 0–15) is in clear, so each candidate is tried against page 1's HMAC (CofferFormat's
-/// `PageDecoder`): derivations in order (the configured one, then SQLCipher 3's PBKDF2-HMAC-SHA1 64,000,
+/// `PageDecoder`, in the loop `coffer info` and repair use too: `ProfileDetection.firstMatch`): derivations in order (the configured one, then SQLCipher 3's PBKDF2-HMAC-SHA1 64,000,
 /// then Coffer's default PBKDF2-HMAC-SHA512 256,000),
 /// and for each derived key the page sizes (the configured one, then CofferFormat's
 /// `DatabaseFile.candidatePageSizes`: the powers of two from 512 to 65536 that fit, those dividing the file
@@ -33,10 +33,16 @@ enum CipherDetection {
         }
         var tried: [String] = []
         var fallback: (key: SecureBytes, derivation: KeyDerivation?)?
-        for derivation in derivations {
-            let key = try derivation.map { try $0.derive(passphrase: encryptionBytes, salt: salt) } ?? encryptionBytes
-            if fallback == nil { fallback = (key, derivation) }
-            guard options.usesHMAC else { break }
+        // One candidate per derivation, through CofferFormat's one detection loop.
+        let candidates = derivations.map { options.settings(derivation: $0) }
+        let found = try ProfileDetection.firstMatch(candidates: candidates) {
+            candidate throws(any Error) -> (key: SecureBytes, derivation: KeyDerivation?) in
+            let derivation = isRawKey ? nil : KeyDerivation(settings: candidate)
+            return (try derivation.map { try $0.derive(passphrase: encryptionBytes, salt: salt) } ?? encryptionBytes, derivation)
+        } attempt: { _, derived throws(any Error) -> DatabaseKey? in
+            let (key, derivation) = derived
+            if fallback == nil { fallback = derived }
+            guard options.usesHMAC else { return nil }
             if let pageSize = try authenticatingPageSize(head: head.bytes, key: key, salt: salt, candidates: pageSizes) {
                 return DatabaseKey(
                     keySpec: SecureBytes.rawKeySpec(key: key, salt: nil), key: key, salt: salt,
@@ -51,7 +57,9 @@ enum CipherDetection {
                         "\(path) is a SQLCipher 4 file (its page 1 authenticates with HMAC-SHA512 and reserve 80), which the linked SQLCipher 3.4.1 cannot read: copy it into Coffer's format with `coffer migrate`"
                 )
             }
+            return nil
         }
+        if let found { return found }
         guard let fallback else {
             throw CofferError(code: .invalidConfiguration, message: "no key derivation to try")
         }

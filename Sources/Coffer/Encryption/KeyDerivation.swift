@@ -1,4 +1,5 @@
 internal import COpenSSL
+import CofferFormat
 import Crypto
 import Foundation
 import _CryptoExtras
@@ -64,5 +65,13 @@ public struct KeyDerivation: Sendable, Hashable, CustomStringConvertible {
         }
         guard status == 1 else { throw CofferError(code: .invalidConfiguration, message: "PBKDF2-HMAC-SHA512 failed") }
         return SecureBytes(output)
+    }
+}
+
+extension KeyDerivation {
+    /// The derivation `settings` stretch a passphrase with; nil when they stretch none (`kdfRounds` 0).
+    public init?(settings: CipherSettings) {
+        guard settings.kdfRounds > 0 else { return nil }
+        self.init(algorithm: settings.kdfAlgorithm == .sha1 ? .pbkdf2SHA1 : .pbkdf2SHA512, rounds: settings.kdfRounds)
     }
 }

@@ -1,7 +1,12 @@
 import CofferFormat
 import Foundation
 
-/// A summary of a database file: its layout, journal mode, cipher settings and tables.
+/// A summary of a database file as SQLite reads it through an open ``Database``: its layout, journal mode,
+/// cipher settings and tables (what `coffer info` prints).
+///
+/// A file the linked SQLCipher 3.4.1 cannot open (SQLCipher 1, 2 or 4, a damaged file) is summarised by
+/// CofferRepair's `DecodedFileInfo` instead, read page by page: the same cipher type (`CipherSettings`), but
+/// no journal mode, and row counts as the salvage engine finds them.
 ///
 /// ```swift
 /// let info = try database.info()
@@ -16,23 +21,6 @@ public struct DatabaseInfo: Codable, Sendable {
         public let rows: Int
     }
 
-    /// The cipher in use, if any.
-    public struct Cipher: Codable, Sendable {
-        /// SQLCipher's version string.
-        public let version: String
-        /// The cipher page size.
-        public let pageSize: Int
-        /// How the passphrase became the key: `pbkdf2-hmac-sha512` or `pbkdf2-hmac-sha1`, as found in the
-        /// file (see ``Database/keyDerivation``); `none (raw key)` for a raw key.
-        public let kdfAlgorithm: String
-        /// PBKDF2 iterations of that derivation (0 for a raw key).
-        public let kdfIterations: Int
-        /// Whether pages carry an HMAC.
-        public let usesHMAC: Bool
-        /// The cipher name.
-        public let algorithm: String
-    }
-
     /// The database path.
     public let path: String
     /// Page size in bytes.
@@ -45,13 +33,21 @@ public struct DatabaseInfo: Codable, Sendable {
     public let journalMode: String
     /// Whether the file is encrypted.
     public let encrypted: Bool
-    /// Cipher settings when encrypted.
-    public let cipher: Cipher?
+    /// The page cipher when encrypted: CofferFormat's `CipherSettings` named after its profile ("coffer",
+    /// "sqlcipher3" or "custom"), its `kdfRounds` 0 for a raw key.
+    public let cipher: CipherSettings?
+    /// `PRAGMA cipher_version` when encrypted.
+    public let sqlcipherVersion: String?
     /// `PRAGMA user_version`.
     public let userVersion: Int
     /// Every table except SQLite's internal ones, by name.
     public let tables: [Table]
 
+}
+
+// The JSON form `coffer info --json` prints: snake_case keys, the cipher spelled out as
+// `{"version", "page_size", "kdf_algorithm", "kdf_iter", "hmac", "algorithm"}`.
+extension DatabaseInfo {
     enum CodingKeys: String, CodingKey {
         case path
         case pageSize = "page_size"
@@ -62,16 +58,63 @@ public struct DatabaseInfo: Codable, Sendable {
         case userVersion = "user_version"
         case tables
     }
-}
 
-extension DatabaseInfo.Cipher {
-    enum CodingKeys: String, CodingKey {
-        case version
-        case pageSize = "page_size"
-        case kdfAlgorithm = "kdf_algorithm"
-        case kdfIterations = "kdf_iter"
-        case usesHMAC = "hmac"
-        case algorithm
+    /// The stored form of ``cipher`` and ``sqlcipherVersion``.
+    private struct StoredCipher: Codable {
+        var version: String
+        var pageSize: Int
+        var kdfAlgorithm: String
+        var kdfIterations: Int
+        var usesHMAC: Bool
+        var algorithm = "aes-256-cbc"
+
+        enum CodingKeys: String, CodingKey {
+            case version
+            case pageSize = "page_size"
+            case kdfAlgorithm = "kdf_algorithm"
+            case kdfIterations = "kdf_iter"
+            case usesHMAC = "hmac"
+            case algorithm
+        }
+    }
+
+    /// Reads the JSON form.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        path = try container.decode(String.self, forKey: .path)
+        pageSize = try container.decode(Int.self, forKey: .pageSize)
+        pageCount = try container.decode(Int.self, forKey: .pageCount)
+        fileSize = try container.decode(Int.self, forKey: .fileSize)
+        journalMode = try container.decode(String.self, forKey: .journalMode)
+        encrypted = try container.decode(Bool.self, forKey: .encrypted)
+        userVersion = try container.decode(Int.self, forKey: .userVersion)
+        tables = try container.decode([Table].self, forKey: .tables)
+        let stored = try container.decodeIfPresent(StoredCipher.self, forKey: .cipher)
+        sqlcipherVersion = stored?.version
+        cipher = stored.map {
+            CipherOptions.settings(
+                kdfName: $0.kdfAlgorithm, rounds: $0.kdfIterations, usesHMAC: $0.usesHMAC, pageSize: $0.pageSize)
+        }
+    }
+
+    /// Writes the JSON form.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(path, forKey: .path)
+        try container.encode(pageSize, forKey: .pageSize)
+        try container.encode(pageCount, forKey: .pageCount)
+        try container.encode(fileSize, forKey: .fileSize)
+        try container.encode(journalMode, forKey: .journalMode)
+        try container.encode(encrypted, forKey: .encrypted)
+        let stored = cipher.map { cipher in
+            StoredCipher(
+                version: sqlcipherVersion ?? "?", pageSize: cipher.pageSize ?? pageSize,
+                kdfAlgorithm: cipher.kdfName,
+                kdfIterations: cipher.kdfRounds, usesHMAC: cipher.hmacAlgorithm != .none)
+        }
+        try container.encodeIfPresent(stored, forKey: .cipher)
+        try container.encode(userVersion, forKey: .userVersion)
+        try container.encode(tables, forKey: .tables)
     }
 }
 
@@ -91,15 +134,11 @@ extension Database {
                     name: name,
                     rows: try db.fetchValue(Int.self, sql: "SELECT count(*) FROM \(SQLIdentifier.quote(name))") ?? 0)
             }
-            var cipher: DatabaseInfo.Cipher?
+            var cipher: CipherSettings?
+            var version: String?
             if configuration.encryption.isEncrypted {
-                cipher = DatabaseInfo.Cipher(
-                    version: try db.fetchValue(String.self, sql: "PRAGMA cipher_version") ?? "?",
-                    pageSize: configuration.cipher.pageSize,
-                    kdfAlgorithm: derivation?.algorithm.rawValue ?? "none (raw key)",
-                    kdfIterations: derivation?.rounds ?? 0,
-                    usesHMAC: configuration.cipher.usesHMAC,
-                    algorithm: "aes-256-cbc")
+                cipher = configuration.cipher.settings(derivation: derivation)
+                version = try db.fetchValue(String.self, sql: "PRAGMA cipher_version") ?? "?"
             }
             let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)??.intValue ?? 0
             return DatabaseInfo(
@@ -110,6 +149,7 @@ extension Database {
                 journalMode: try db.fetchValue(String.self, sql: "PRAGMA journal_mode") ?? "?",
                 encrypted: cipher != nil,
                 cipher: cipher,
+                sqlcipherVersion: version,
                 userVersion: try db.fetchValue(Int.self, sql: "PRAGMA user_version") ?? 0,
                 tables: tables)
         }
@@ -147,6 +187,7 @@ extension Database {
         return DatabaseInfo(
             path: path, pageSize: copied.pageSize, pageCount: copied.pageCount, fileSize: BackupFiles.size(of: path),
             journalMode: copied.journalMode, encrypted: copied.encrypted, cipher: copied.cipher,
+            sqlcipherVersion: copied.sqlcipherVersion,
             userVersion: copied.userVersion, tables: copied.tables)
     }
 }

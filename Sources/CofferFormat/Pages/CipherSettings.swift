@@ -49,14 +49,15 @@ public enum HMACAlgorithm: String, Sendable, Codable {
 /// var settings = CipherSettings.sqlcipher3
 /// settings.pageSize = 4096
 /// ```
-public struct CipherSettings: Sendable, Codable, Equatable {
+public struct CipherSettings: Sendable, Codable, Hashable {
     /// A short name of the profile, used in reports ("sqlcipher3", "plaintext", …).
     public var name: String
     /// Whether pages are encrypted at all.
     public var isEncrypted: Bool
     /// PBKDF2 hash for the encryption key and the HMAC key.
     public var kdfAlgorithm: KDFAlgorithm
-    /// PBKDF2 rounds for the encryption key (the HMAC key always uses 2).
+    /// PBKDF2 rounds for the encryption key (the HMAC key always uses 2); 0 where no passphrase is stretched
+    /// (plaintext, or settings that describe a file opened with a raw key).
     public var kdfRounds: Int
     /// The per-page HMAC.
     public var hmacAlgorithm: HMACAlgorithm
@@ -114,6 +115,29 @@ public struct CipherSettings: Sendable, Codable, Equatable {
     public func with(pageSize: Int?) -> CipherSettings {
         var copy = self
         copy.pageSize = pageSize
+        return copy
+    }
+
+    /// The key derivation as reports and stored material spell it: `pbkdf2-hmac-sha512`, `pbkdf2-hmac-sha1`,
+    /// or `none (raw key)` when ``kdfRounds`` is 0.
+    public var kdfName: String {
+        kdfRounds == 0 ? "none (raw key)" : kdfAlgorithm == .sha1 ? "pbkdf2-hmac-sha1" : "pbkdf2-hmac-sha512"
+    }
+
+    /// The built-in profiles, for ``named()``.
+    static let profiles: [CipherSettings] = [.coffer, .sqlcipher4, .sqlcipher3, .sqlcipher2, .sqlcipher1, .plaintext]
+
+    /// A copy named after the built-in profile whose parameters these are (the page size and, for a raw
+    /// key, the rounds aside), or "custom".
+    public func named() -> CipherSettings {
+        var copy = self
+        let match = Self.profiles.first { profile in
+            profile.isEncrypted == isEncrypted && profile.kdfAlgorithm == kdfAlgorithm
+                && (profile.kdfRounds == kdfRounds || kdfRounds == 0 || !isEncrypted)
+                && profile.hmacAlgorithm == hmacAlgorithm && profile.reserveBytes == reserveBytes
+                && (profile.hmacKeyAlgorithm ?? profile.kdfAlgorithm) == (hmacKeyAlgorithm ?? kdfAlgorithm)
+        }
+        copy.name = match?.name ?? "custom"
         return copy
     }
 }

@@ -46,38 +46,52 @@ public enum ProfileDetection {
             guard let read = try FileSalt.read(path: path) else { throw .tooSmall }
             fileSalt = read
         }
-        var derived: [DerivationKey: [UInt8]] = [:]
         var firstError: DatabaseFileError?
-        for profile in candidates where profile.isEncrypted {
-            let material: KeyMaterial
-            switch key {
-            case .rawKey:
-                material = key
-            case .passphrase:
-                let slot = DerivationKey(algorithm: profile.kdfAlgorithm, rounds: profile.kdfRounds)
-                if let bytes = derived[slot] {
-                    material = .rawKey(bytes)
-                } else {
-                    let keys: DerivedKeys
-                    do { keys = try DerivedKeys(key: key, salt: fileSalt, settings: profile) } catch {
-                        throw .keyDerivationFailed
-                    }
-                    derived[slot] = keys.encryptionKeyBytes
-                    material = .rawKey(keys.encryptionKeyBytes)
-                }
+        let found = try firstMatch(candidates: candidates.filter(\.isEncrypted)) {
+            profile throws(DatabaseFileError) -> KeyMaterial in
+            guard case .passphrase = key else { return key }
+            do { return .rawKey(try DerivedKeys(key: key, salt: fileSalt, settings: profile).encryptionKeyBytes) } catch {
+                throw DatabaseFileError.keyDerivationFailed
             }
-            do {
+        } attempt: { profile, material throws(DatabaseFileError) -> DatabaseFile? in
+            do throws(DatabaseFileError) {
                 return try DatabaseFile(path: path, key: material, settings: profile, salt: fileSalt)
             } catch {
                 switch error {
                 case .wrongKey, .saltDamagedOrWrongKey:
                     if firstError == nil { firstError = error }
+                    return nil
                 default:
                     throw error
                 }
             }
         }
+        if let found { return found }
         throw firstError ?? .wrongKey
+    }
+
+    /// The one loop behind every "which settings wrote this file" question — ``open(path:key:candidates:salt:)``
+    /// here, and Coffer's detection of an existing file's derivation and page size when it opens one: tries
+    /// `candidates` in order, stretching the key once per distinct (KDF, rounds) pair. `derive` stretches it
+    /// for a candidate; `attempt` tries the candidate with that key and returns a match to stop, or nil to go
+    /// on. Returns nil when no candidate matched.
+    public static func firstMatch<Key, Match, Failure: Error>(
+        candidates: [CipherSettings], derive: (CipherSettings) throws(Failure) -> Key,
+        attempt: (CipherSettings, Key) throws(Failure) -> Match?
+    ) throws(Failure) -> Match? {
+        var derived: [DerivationKey: Key] = [:]
+        for candidate in candidates {
+            let slot = DerivationKey(algorithm: candidate.kdfAlgorithm, rounds: candidate.kdfRounds)
+            let key: Key
+            if let known = derived[slot] {
+                key = known
+            } else {
+                key = try derive(candidate)
+                derived[slot] = key
+            }
+            if let match = try attempt(candidate, key) { return match }
+        }
+        return nil
     }
 
     /// A one-line description of what was found, for reports: "sqlcipher4 (PBKDF2-HMAC-SHA512 256000

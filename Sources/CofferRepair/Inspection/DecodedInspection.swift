@@ -13,7 +13,12 @@
 @_spi(CofferInternal) import Coffer
 import Foundation
 
-/// What `coffer info` shows for a file read through the page decoder.
+/// What `coffer info` shows for a file read through the page decoder: one the linked SQLCipher 3.4.1
+/// cannot open (SQLCipher 1, 2 or 4, custom settings, damage).
+///
+/// Coffer's `DatabaseInfo` is the summary of a file SQLite opens (journal mode, SQLite's row counts); this
+/// one holds what only the decoder knows (the profile found, committed WAL frames) and counts rows as the
+/// salvage engine reads them.
 public struct DecodedFileInfo: Sendable, Codable, Equatable {
     /// The database file.
     public var path: String

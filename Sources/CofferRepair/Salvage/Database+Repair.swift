@@ -40,19 +40,8 @@ extension Database {
         }
         let encryption = unredactedEncryption
         let key = KeyMaterial(encryption)
-        var settings = key == nil ? CipherSettings.plaintext : .sqlcipher3
-        if key != nil {
-            if let derivation = keyDerivation {
-                settings.kdfAlgorithm = derivation.algorithm == .pbkdf2SHA1 ? .sha1 : .sha512
-                settings.hmacKeyAlgorithm = .sha1
-                settings.kdfRounds = derivation.rounds
-            }
-            settings.pageSize = configuration.cipher.pageSize
-            if !configuration.cipher.usesHMAC {
-                settings.hmacAlgorithm = .none
-                settings.reserveBytes = 16
-            }
-        }
+        let settings =
+            key == nil ? CipherSettings.plaintext : configuration.cipher.settings(derivation: keyDerivation ?? .sqlcipher3)
         let path = self.path
         let material = try backup.map { try RepairMaterial.load(directory: $0, encryption: encryption) }
         let file: DatabaseFile

@@ -8,7 +8,7 @@
 // with 0, and trunks plus leaves add up to the header's count. Otherwise (trunk damaged, header lost) the
 // free pages are unknown, and:
 // - trunk pages that survive are found by scanning (see `scanTrunks`) and their leaves claimed;
-// - the Salvager treats every orphan leaf as possibly free (OrphanAdoption's hole rule decides).
+// - the Salvager treats every orphan leaf as possibly free (OrphanScorer's hole rule decides).
 
 struct FreePages {
     /// Free pages found (trunks and leaves).

@@ -12,25 +12,11 @@
 // Conversion: a whole number stored as an integer in a REAL column is returned as REAL (as SQLite reads it);
 // the INTEGER PRIMARY KEY column gets the rowid.
 
-/// A row ready for the sink: values in declaration order (possibly fewer than the table's columns).
-public struct SalvagedRow: Sendable, Equatable {
-    /// The rowid (nil for WITHOUT ROWID tables).
-    public var rowid: Int64?
-    /// Values for the table's first `values.count` columns, in declaration order.
-    public var values: [SalvagedValue]
-
-    /// Creates a row.
-    public init(rowid: Int64?, values: [SalvagedValue]) {
-        self.rowid = rowid
-        self.values = values
-    }
-}
-
 /// Record-versus-schema checks.
-public enum RowFit {
+enum RowFit {
     /// Whether `value` could be stored in a column of `affinity`. `checkText` is false for non-UTF-8
     /// databases, where numeric-looking text is not detected.
-    public static func fits(_ value: SalvagedValue, _ affinity: Affinity, checkText: Bool = true) -> Bool {
+    static func fits(_ value: SalvagedValue, _ affinity: Affinity, checkText: Bool = true) -> Bool {
         switch (value, affinity) {
         case (.null, _), (.blob, _), (_, .blob), (.text, .text): return true
         case (.integer, .text), (.real, .text): return false
@@ -44,7 +30,7 @@ public enum RowFit {
 
     /// Whether text would be converted to a number by INTEGER/REAL/NUMERIC affinity: optional blanks,
     /// optional sign, digits with at most one point (at least one digit), optional exponent, blanks.
-    public static func looksNumeric(_ bytes: [UInt8]) -> Bool {
+    static func looksNumeric(_ bytes: [UInt8]) -> Bool {
         var index = 0
         func skipSpaces() { while index < bytes.count, [0x20, 0x09, 0x0a, 0x0d, 0x0c].contains(bytes[index]) { index += 1 } }
         func digits() -> Int {
@@ -70,7 +56,7 @@ public enum RowFit {
     }
 
     /// The row a record of `table` represents, or `nil` if the record cannot be a row of it.
-    public static func row(
+    static func row(
         fields: [SalvagedValue], rowid: Int64?, table: TableDescription, checkText: Bool = true
     ) -> SalvagedRow? {
         let columns = table.columns

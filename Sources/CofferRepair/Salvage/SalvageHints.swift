@@ -11,7 +11,7 @@
 // - Leaves: an orphan leaf whose stored bytes still match the checksum recorded for table T is T's page,
 //   byte for byte as when the material was taken (SQLCipher writes a fresh IV with every write, so any
 //   rewrite changes the checksum). It is attributed to T without scoring — but only where T's walk left a
-//   hole (OrphanAdoption rule 1 still applies: a page freed since the material was taken keeps its bytes
+//   hole (OrphanScorer rule 1 still applies: a page freed since the material was taken keeps its bytes
 //   on a plaintext file). Leaves whose checksum no longer matches go through ordinary orphan scoring.
 
 import Coffer
@@ -35,13 +35,6 @@ public struct SalvageHints: Sendable {
 
     /// The hints a backup's repair material gives: its schema and every tree's leaf checksums.
     public init(material: RepairMaterial) {
-        let entries = material.schema.compactMap { entry -> SchemaEntry? in
-            guard let kind = SchemaEntryKind(rawValue: entry.type), entry.rootPage >= 0,
-                entry.rootPage <= Int(UInt32.max)
-            else { return nil }
-            return SchemaEntry(
-                kind: kind, name: entry.name, tableName: entry.tableName, rootPage: UInt32(entry.rootPage), sql: entry.sql)
-        }
         var leaves: [String: [(page: UInt32, checksum: String)]] = [:]
         for tree in material.trees where tree.name != "sqlite_master" {
             leaves[tree.name, default: []] += tree.leafPages.compactMap { leaf in
@@ -49,7 +42,7 @@ public struct SalvageHints: Sendable {
                 return (UInt32(leaf.pageNumber), leaf.checksum)
             }
         }
-        self.init(schemaEntries: entries, leaves: leaves)
+        self.init(schemaEntries: material.schema, leaves: leaves)
     }
 
     /// The schema the entries describe (validated like sqlite_master rows read from a file).

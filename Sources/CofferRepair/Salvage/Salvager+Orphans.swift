@@ -13,7 +13,7 @@ extension Salvager {
     /// Scans every unclaimed page, adopts orphan leaves into their tables, groups the rest into inferred
     /// tables (appended to `schema`) and emits their rows. Unreadable pages are added to `badPages`.
     /// `everyTreeKnown`: the freelist and sqlite_master were read completely, so every unclaimed leaf is a
-    /// live page of a table the schema names (see OrphanAdoption, rule 1). `entriesLost`: sqlite_master lost
+    /// live page of a table the schema names (see OrphanScorer, rule 1). `entriesLost`: sqlite_master lost
     /// entries, so a leaf that cannot be free (`mayInfer`) and fits no table with room for it is a page of a
     /// table or index whose entry is gone, inferred rather than ignored.
     func salvageOrphans<Sink: SalvageSink>(

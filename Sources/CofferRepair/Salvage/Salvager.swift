@@ -12,7 +12,7 @@
 //    freelist cannot be walked completely (FreePages), surviving trunks are found by scanning, and every
 //    orphan is treated as possibly free.
 // 5. Scan every unclaimed page. An authenticated, well-formed leaf is an orphan: summarise it, score it
-//    against the tables (OrphanAdoption: only tables whose walk left a hole its keys fit in), then emit its
+//    against the tables (OrphanScorer: only tables whose walk left a hole its keys fit in), then emit its
 //    rows into the winner or, when it fits no table and cannot be a free page, an inferred table.
 //    Duplicates resolve deterministically: a rowid (or WITHOUT ROWID key) already salvaged from a tree wins
 //    over an orphan's copy; between orphans the lower page number wins.
@@ -77,7 +77,7 @@ public final class Salvager {
         var keys = Set<[SalvagedValue]>()
         var reached = ReachedRanges()
         /// Key ranges of the table's own tree that the walk could not reach: only there can an orphan leaf
-        /// of the table be live (see OrphanAdoption, rule 1).
+        /// of the table be live (see OrphanScorer, rule 1).
         var holes: [KeyRange] = []
         /// Whether the tree held a record shorter than the table (ALTER TABLE ADD COLUMN happened).
         var sawShortRecord = false

@@ -45,15 +45,15 @@ public struct ColumnDescription: Sendable, Codable, Equatable {
 }
 
 /// What a CREATE TABLE statement declares (see ``CreateStatementReader``).
-public struct ParsedCreateTable: Sendable, Equatable {
+struct ParsedCreateTable: Sendable, Equatable {
     /// Table name, unquoted.
-    public var name: String
+    var name: String
     /// Columns in declaration order.
-    public var columns: [ColumnDescription]
+    var columns: [ColumnDescription]
     /// Index of the INTEGER PRIMARY KEY column (rowid alias), if any.
-    public var rowidAliasColumn: Int?
+    var rowidAliasColumn: Int?
     /// Whether the table is WITHOUT ROWID.
-    public var withoutRowid: Bool
+    var withoutRowid: Bool
     /// Column indexes of the PRIMARY KEY, in key order.
-    public var primaryKeyColumns: [Int]
+    var primaryKeyColumns: [Int]
 }

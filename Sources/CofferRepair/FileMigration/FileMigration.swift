@@ -15,7 +15,6 @@
 // schema (``MigrationObjectChecks``); a table OUTPUT lacks is a failed check, not a failed migration.
 
 import Coffer
-import Crypto
 import Foundation
 
 /// The per-table check of a migration.
@@ -155,103 +154,5 @@ public enum FileMigration {
             hash.add(rowid: withRowid ? statement.int64(at: 0) : nil, values: values)
         }
         return hash
-    }
-}
-
-/// Column `column` of the current row as the salvage engine represents it: TEXT and BLOB as their bytes.
-func salvagedValue(_ statement: Statement, at column: Int) -> SalvagedValue {
-    switch statement.value(at: column) {
-    case .null: return .null
-    case .integer(let number): return .integer(number)
-    case .real(let number): return .real(number)
-    case .text: return .text(statement.bytes(at: column))
-    case .blob: return .blob(statement.bytes(at: column))
-    }
-}
-
-/// An order-independent hash of a table's rows.
-struct TableHash: Sendable {
-    private(set) var rows = 0
-    private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-
-    mutating func add(rowid: Int64?, values: [SalvagedValue]) {
-        var hasher = SHA256()
-        var buffer: [UInt8] = []
-        func append(_ number: UInt64) {
-            for shift in stride(from: 56, through: 0, by: -8) {
-                buffer.append(UInt8(truncatingIfNeeded: number >> UInt64(shift)))
-            }
-        }
-        if let rowid {
-            buffer.append(0x52)
-            append(UInt64(bitPattern: rowid))
-        }
-        for value in values {
-            switch value {
-            case .null: buffer.append(0)
-            case .integer(let number):
-                buffer.append(1)
-                append(UInt64(bitPattern: number))
-            case .real(let number):
-                buffer.append(2)
-                append(number.bitPattern)
-            case .text(let bytes):
-                buffer.append(3)
-                append(UInt64(bytes.count))
-                buffer += bytes
-            case .blob(let bytes):
-                buffer.append(4)
-                append(UInt64(bytes.count))
-                buffer += bytes
-            }
-        }
-        hasher.update(data: buffer)
-        let digest = Array(hasher.finalize())
-        func word(_ index: Int) -> UInt64 {
-            digest[(index * 8)..<(index * 8 + 8)].reduce(0) { $0 << 8 | UInt64($1) }
-        }
-        words = (words.0 &+ word(0), words.1 &+ word(1), words.2 &+ word(2), words.3 &+ word(3))
-        rows += 1
-    }
-
-    var hex: String {
-        [words.0, words.1, words.2, words.3].map { String(format: "%016llx", $0) }.joined()
-    }
-}
-
-/// Forwards rows to the repair writer, hashing each table's rows on the way.
-struct HashingSink: SalvageSink {
-    let writer: RepairWriter
-    private let defaults = ColumnDefaults()
-    private(set) var tables: [TableDescription] = []
-    private(set) var hashes: [String: TableHash] = [:]
-    /// INPUT's AUTOINCREMENT counters (its sqlite_sequence rows).
-    private(set) var sequences: [String: Int64] = [:]
-    /// INPUT's schema, once the salvage has finished.
-    private(set) var schema: Schema?
-
-    init(writer: RepairWriter) { self.writer = writer }
-
-    mutating func begin(table: TableDescription) throws {
-        tables.append(table)
-        try writer.begin(table: table)
-    }
-
-    mutating func insert(_ row: SalvagedRow, into table: TableDescription) throws {
-        let rowid: Int64? = table.withoutRowid ? nil : row.rowid
-        // A record shorter than its table (a column added later) reads back with the missing columns
-        // filled with their DEFAULT, on the output as on the input.
-        hashes[table.name, default: TableHash()].add(rowid: rowid, values: defaults.complete(row.values, of: table))
-        if table.name.lowercased() == "sqlite_sequence", row.values.count >= 2, case .text(let name) = row.values[0],
-            case .integer(let value) = row.values[1]
-        {
-            sequences[String(decoding: name, as: UTF8.self)] = value
-        }
-        try writer.insert(row, into: table)
-    }
-
-    mutating func finish(schema: Schema) throws {
-        self.schema = schema
-        try writer.finish(schema: schema)
     }
 }
