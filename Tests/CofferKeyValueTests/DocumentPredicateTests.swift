@@ -120,19 +120,6 @@ final class DocumentPredicateTests: XCTestCase {
         XCTAssertEqual(try store.count(matching: DocumentQuery(age > 30)), 2)
     }
 
-    /// The shape every leaf compiles to is a range scan of the covering `(path, kind, value)` index.
-    func testALeafSearchIsACoveringIndexRangeScan() throws {
-        let plan = try store.database.read { db in
-            try db.fetchAll(
-                sql: "EXPLAIN QUERY PLAN SELECT doc_id FROM \"doc-attr:people\" WHERE path = ? AND kind = ? AND value > ?",
-                arguments: ["age", 2, 30]
-            ).map { try $0.decode(String.self, at: 3) }
-        }
-        XCTAssertEqual(plan.count, 1)
-        XCTAssertTrue(
-            plan[0].contains("COVERING INDEX doc-attr-by-value:people (path=? AND kind=? AND value>?)"), plan[0])
-    }
-
     func testDeleteByPredicateIsOneTransaction() throws {
         XCTAssertEqual(try store.delete(matching: DocumentQuery(age < 40)), 2)
         XCTAssertEqual(try keys(.all), ["eve", "tom", "zed"])

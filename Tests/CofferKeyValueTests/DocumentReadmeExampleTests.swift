@@ -63,4 +63,40 @@ final class DocumentReadmeExampleTests: XCTestCase {
         XCTAssertEqual(try settings[.appearance], .light)
         XCTAssertEqual(all, ["fontSize": 13])
     }
+
+    /// The README's two code blocks are what the tests above run: each README line (trimmed) is a line of
+    /// this file, and the lines between each pair of markers are the README block's, in order.
+    func testTheReadmeBlocksAreTheseTests() throws {
+        let here = URL(fileURLWithPath: #filePath)
+        let readme = try String(
+            contentsOf: here.deletingLastPathComponent().appendingPathComponent("../../README.md"), encoding: .utf8)
+        let source = try String(contentsOf: here, encoding: .utf8)
+        let sourceLines = Set(source.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
+        for section in ["Documents", "Settings"] {
+            let block = try XCTUnwrap(Self.firstSwiftBlock(after: "### \(section)", in: readme), section)
+            for line in block where !sourceLines.contains(line) { XCTFail("README \(section) line not run: \(line)") }
+            let marked = try XCTUnwrap(Self.lines(of: source, between: "// README begin: \(section)", and: "// README end"))
+            XCTAssertEqual(marked, block.filter { marked.contains($0) }, section)
+            XCTAssertEqual(marked, Array(block.suffix(marked.count)), "\(section): the marked lines end the block")
+        }
+    }
+
+    private static func firstSwiftBlock(after heading: String, in text: String) -> [String]? {
+        guard let start = text.range(of: heading + "\n"),
+            let open = text.range(of: "```swift\n", range: start.upperBound..<text.endIndex),
+            let close = text.range(of: "```", range: open.upperBound..<text.endIndex)
+        else { return nil }
+        return trimmedLines(text[open.upperBound..<close.lowerBound])
+    }
+
+    private static func lines(of text: String, between begin: String, and end: String) -> [String]? {
+        guard let start = text.range(of: begin), let stop = text.range(of: end, range: start.upperBound..<text.endIndex) else {
+            return nil
+        }
+        return trimmedLines(text[start.upperBound..<stop.lowerBound])
+    }
+
+    private static func trimmedLines(_ text: Substring) -> [String] {
+        text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
 }

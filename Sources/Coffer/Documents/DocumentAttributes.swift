@@ -13,18 +13,24 @@ enum AttributeKind: Int64, Sendable {
     case data = 5
     case object = 6
     case array = 7
+    /// A double that is not a number: it equals nothing and compares with nothing.
+    case notANumber = 8
 }
 
 /// One row of the attribute index: a path, the kind of what is there, and its value.
 ///
 /// Scalars keep their natural SQLite storage class (TEXT, INTEGER, REAL, BLOB; a date as REAL seconds
-/// since 1970; a Boolean as 0/1), so the `(path, kind, value)` index orders them the way a comparison
-/// does. An object or array row holds its member count. `folded` is the lowercased string when it
-/// differs from the string, for case-insensitive matching.
+/// since 1970; a Boolean as 0/1), so the `(path, kind, value)` key orders them the way a comparison
+/// does. An object or array row holds its member count; a null (and a NaN) holds 0, since a `WITHOUT
+/// ROWID` key cannot hold NULL. `ordinal` tells apart the rows of one path (array elements): it counts
+/// the earlier rows of the same path in the document, which depends only on array order, so flattening
+/// the stored body again finds the same keys. `folded` is the lowercased string when it differs from the
+/// string, for case-insensitive matching.
 struct Attribute: Equatable {
     var path: String
     var kind: AttributeKind
     var value: DatabaseValue
+    var ordinal: Int64
     var folded: String?
 }
 
@@ -38,18 +44,20 @@ enum AttributeFlattener {
     ) throws -> [Attribute] {
         var flattener = Walk(
             rows: [], maximumDepth: maximumDepth, maximumCount: maximumCount, store: store, key: key)
-        try flattener.visit(document, path: "", depth: 0)
+        try flattener.visit(document, path: "", depth: 0, repeated: false)
         return flattener.rows
     }
 
     private struct Walk {
         var rows: [Attribute]
+        /// Rows so far per path, for paths under an array (the only ones that repeat).
+        var repeats: [String: Int64] = [:]
         let maximumDepth: Int
         let maximumCount: Int
         let store: String
         let key: String?
 
-        mutating func add(_ path: String, _ kind: AttributeKind, _ value: DatabaseValue) throws {
+        mutating func add(_ path: String, _ kind: AttributeKind, _ value: DatabaseValue, _ repeated: Bool) throws {
             guard rows.count < maximumCount else {
                 throw DocumentError(
                     reason: .tooManyAttributes, store: store, key: key,
@@ -60,7 +68,12 @@ enum AttributeFlattener {
                 let lowered = string.lowercased()
                 if lowered != string { folded = lowered }
             }
-            rows.append(Attribute(path: path, kind: kind, value: value, folded: folded))
+            var ordinal: Int64 = 0
+            if repeated {
+                ordinal = repeats[path, default: 0]
+                repeats[path] = ordinal + 1
+            }
+            rows.append(Attribute(path: path, kind: kind, value: value, ordinal: ordinal, folded: folded))
         }
 
         /// False when `string` is ASCII without capitals (most attribute values), so lowercasing it is
@@ -70,28 +83,33 @@ enum AttributeFlattener {
         }
 
         /// Recursion is bounded by `maximumDepth` (checked before descending). `path` is the rendered
-        /// ``DocumentPath`` of `value`, extended one component at a time.
-        mutating func visit(_ value: DocumentValue, path: String, depth: Int) throws {
+        /// ``DocumentPath`` of `value`, extended one component at a time; `repeated` is true under an array.
+        mutating func visit(_ value: DocumentValue, path: String, depth: Int, repeated: Bool) throws {
             switch value {
-            case .null: try add(path, .null, .null)
-            case .bool(let bool): try add(path, .bool, .integer(bool ? 1 : 0))
-            case .int(let int): try add(path, .number, .integer(int))
-            case .double(let double): try add(path, .number, double.isNaN ? .null : .real(double))
-            case .date(let date): try add(path, .date, .real(date.timeIntervalSince1970))
-            case .string(let string): try add(path, .string, .text(string))
-            case .data(let data): try add(path, .data, .blob(data))
+            case .null: try add(path, .null, .integer(0), repeated)
+            case .bool(let bool): try add(path, .bool, .integer(bool ? 1 : 0), repeated)
+            case .int(let int): try add(path, .number, .integer(int), repeated)
+            case .double(let double):
+                if double.isNaN {
+                    try add(path, .notANumber, .integer(0), repeated)
+                } else {
+                    try add(path, .number, .real(double), repeated)
+                }
+            case .date(let date): try add(path, .date, .real(date.timeIntervalSince1970), repeated)
+            case .string(let string): try add(path, .string, .text(string), repeated)
+            case .data(let data): try add(path, .data, .blob(data), repeated)
             case .object(let members):
                 try descend(depth)
-                if depth > 0 { try add(path, .object, .integer(Int64(members.count))) }
+                if depth > 0 { try add(path, .object, .integer(Int64(members.count)), repeated) }
                 for (name, member) in members {
                     let escaped = DocumentPath.escape(name)
-                    try visit(member, path: depth > 0 ? path + "." + escaped : escaped, depth: depth + 1)
+                    try visit(member, path: depth > 0 ? path + "." + escaped : escaped, depth: depth + 1, repeated: repeated)
                 }
             case .array(let elements):
                 try descend(depth)
-                try add(path, .array, .integer(Int64(elements.count)))
+                try add(path, .array, .integer(Int64(elements.count)), repeated)
                 let elementPath = path + "[]"
-                for element in elements { try visit(element, path: elementPath, depth: depth + 1) }
+                for element in elements { try visit(element, path: elementPath, depth: depth + 1, repeated: true) }
             }
         }
 

@@ -2,30 +2,37 @@
 ///
 /// Layout, for a store named `N` (names are quoted, so `N` may be any string without NUL):
 ///
-/// - `"doc:N"` — one row per document: a stable `id`, the unique `key`, the ``DocumentBinary`` `body`
-///   and REAL timestamps. A re-`put` updates the row in place, so bag memberships and `created_at` stay.
+/// - `"doc:N"` — one row per document: a stable `id` (`AUTOINCREMENT`: never reused, so attribute rows
+///   left behind by a raw SQL delete can never describe a later document), the unique `key`, the
+///   ``DocumentBinary`` `body` and REAL timestamps. A re-`put` updates the row in place, so bag
+///   memberships and `created_at` stay.
 /// - `"doc-attr:N"` — the attribute index (NanoStore's values table): one row per attribute path of
 ///   each document (`tags[]` once per element), with its ``AttributeKind``, its value in its natural
 ///   storage class (the column has no affinity, so nothing is converted) and its lowercased form when
-///   that differs. `WITHOUT ROWID`, keyed by `(doc_id, path, ordinal)` so one document's attributes are
-///   one range (for ordering and deletion).
-/// - `"doc-attr-by-value:N"` on `(path, kind, value)`: every comparison, range and prefix search is a
-///   range scan of this index, and it covers `doc_id` (part of the table's key), so a search never
-///   reads the table.
+///   that differs. `WITHOUT ROWID`, keyed by the search key `(path, kind, value, doc_id, ordinal)`: one
+///   B-tree, so an attribute costs one insert, and every comparison, range and prefix search is a range
+///   scan of the table itself. A document's own rows are found again from its body (the same
+///   flattening), not through a second index: see ``DocumentStore/deleteAttributes(id:body:in:)``.
 /// - `"doc-bag:N"` — bag memberships `(bag, doc_id)`, with an index by document.
-/// - An `AFTER DELETE` trigger removes a document's attributes and memberships whatever deleted it.
+/// - An `AFTER DELETE` trigger removes a document's bag memberships whatever deleted it.
+///
+/// Layout 1 (before the single B-tree) had a `(doc_id, path, ordinal)` key plus a
+/// `"doc-attr-by-value:N"` index; ``DocumentLayout`` rebuilds it at open.
 struct DocumentSchema: Sendable {
-    static let documentsPrefix = "doc:"
-    static let prefixes = ["doc:", "doc-attr:", "doc-attr-by-value:", "doc-bag:", "doc-bag-by-document:", "doc-cascade:"]
-
     let documents: String
     let attributes: String
     let bags: String
+    let cascade: String
+    /// The name of layout 1's value index, unquoted (its presence marks a store to migrate).
+    let legacyIndexName: String
     let createScript: String
     let selectID: String
+    let selectIDAndBody: String
     let insert: String
     let update: String
-    let deleteAttributes: String
+    let deleteDocument: String
+    let deleteAttribute: String
+    let deleteAttributesScanning: String
     let insertAttribute: String
     let selectBody: String
 
@@ -37,41 +44,45 @@ struct DocumentSchema: Sendable {
         self.documents = documents
         self.attributes = attributes
         self.bags = bags
+        cascade = q("doc-cascade:")
+        legacyIndexName = "doc-attr-by-value:" + storeName
         createScript = """
             CREATE TABLE IF NOT EXISTS \(documents) (
-                id INTEGER PRIMARY KEY,
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
                 key TEXT NOT NULL UNIQUE,
                 body BLOB NOT NULL,
                 created_at REAL NOT NULL,
                 updated_at REAL NOT NULL
             );
             CREATE TABLE IF NOT EXISTS \(attributes) (
-                doc_id INTEGER NOT NULL,
                 path TEXT NOT NULL,
-                ordinal INTEGER NOT NULL,
                 kind INTEGER NOT NULL,
-                value,
+                value NOT NULL,
+                doc_id INTEGER NOT NULL,
+                ordinal INTEGER NOT NULL,
                 folded TEXT,
-                PRIMARY KEY (doc_id, path, ordinal)
+                PRIMARY KEY (path, kind, value, doc_id, ordinal)
             ) WITHOUT ROWID;
-            CREATE INDEX IF NOT EXISTS \(q("doc-attr-by-value:")) ON \(attributes)(path, kind, value);
             CREATE TABLE IF NOT EXISTS \(bags) (
                 bag TEXT NOT NULL,
                 doc_id INTEGER NOT NULL,
                 PRIMARY KEY (bag, doc_id)
             ) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS \(q("doc-bag-by-document:")) ON \(bags)(doc_id);
-            CREATE TRIGGER IF NOT EXISTS \(q("doc-cascade:")) AFTER DELETE ON \(documents)
+            CREATE TRIGGER IF NOT EXISTS \(cascade) AFTER DELETE ON \(documents)
             BEGIN
-                DELETE FROM \(attributes) WHERE doc_id = old.id;
                 DELETE FROM \(bags) WHERE doc_id = old.id;
             END;
             """
         selectID = "SELECT id FROM \(documents) WHERE key = ?"
+        selectIDAndBody = "SELECT id, body FROM \(documents) WHERE key = ?"
         insert = "INSERT INTO \(documents)(key, body, created_at, updated_at) VALUES (?, ?, ?, ?)"
         update = "UPDATE \(documents) SET body = ?, updated_at = ? WHERE id = ?"
-        deleteAttributes = "DELETE FROM \(attributes) WHERE doc_id = ?"
-        insertAttribute = "INSERT INTO \(attributes)(doc_id, path, ordinal, kind, value, folded) VALUES (?, ?, ?, ?, ?, ?)"
+        deleteDocument = "DELETE FROM \(documents) WHERE id = ?"
+        deleteAttribute =
+            "DELETE FROM \(attributes) WHERE path = ? AND kind = ? AND value = ? AND doc_id = ? AND ordinal = ?"
+        deleteAttributesScanning = "DELETE FROM \(attributes) WHERE doc_id = ?"
+        insertAttribute = "INSERT INTO \(attributes)(path, kind, value, doc_id, ordinal, folded) VALUES (?, ?, ?, ?, ?, ?)"
         selectBody = "SELECT body FROM \(documents) WHERE key = ?"
     }
 }

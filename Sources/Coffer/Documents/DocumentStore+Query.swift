@@ -7,22 +7,25 @@ extension DocumentStore {
     /// let bostonians = try people.documents(matching: DocumentQuery(DocumentField("address.city") == "Boston"))
     /// ```
     public func documents(matching query: DocumentQuery) throws -> [DocumentMatch] {
-        let select = try compile(query, columns: "d.key, d.body")
-        let rows = try database.read { db in
-            var rows: [(String, Data)] = []
-            try db.forEachRow(sql: select.sql, arguments: select.arguments) { rows.append(($0.string(at: 0), $0.data(at: 1))) }
-            return rows
-        }
+        let rows = try fetch(query, columns: "d.key, d.body") { ($0.string(at: 0), $0.data(at: 1)) }
         return try rows.map { DocumentMatch(key: $0.0, value: try decode($0.1, key: $0.0)) }
     }
 
     /// The keys of the documents `query` selects.
     public func keys(matching query: DocumentQuery) throws -> [String] {
-        let select = try compile(query, columns: "d.key")
+        try fetch(query, columns: "d.key") { $0.string(at: 0) }
+    }
+
+    /// `columns` of the documents `query` selects, in its order, one page.
+    private func fetch<Row>(_ query: DocumentQuery, columns: String, _ read: @escaping (Statement) -> Row) throws -> [Row] {
+        if !query.ordering.isEmpty {
+            return try database.read { db in try rows(try orderedPage(query, in: db), columns: columns, in: db, read) }
+        }
+        let select = try compile(query, columns: columns)
         return try database.read { db in
-            var keys: [String] = []
-            try db.forEachRow(sql: select.sql, arguments: select.arguments) { keys.append($0.string(at: 0)) }
-            return keys
+            var rows: [Row] = []
+            try db.forEachRow(sql: select.sql, arguments: select.arguments) { rows.append(read($0)) }
+            return rows
         }
     }
 
@@ -43,7 +46,7 @@ extension DocumentStore {
         }
     }
 
-    /// The number of documents `query` selects (its limit and offset apply).
+    /// The number of documents `query` selects (its limit and offset apply; its order does not matter).
     public func count(matching query: DocumentQuery) throws -> Int {
         let select = try compile(query, columns: "1", ordered: false)
         let sql = "SELECT count(*) FROM (\(select.sql))"
@@ -60,7 +63,12 @@ extension DocumentStore {
         _ function: DocumentAggregate, of path: DocumentPath, matching query: DocumentQuery = DocumentQuery()
     ) throws -> Double? {
         var compiler = PredicateCompiler(schema: schema, store: name)
-        let ids = try compiler.idSet(restricted(query))
+        let predicate = restricted(query)
+        // Through the documents table, so attribute rows a raw SQL delete left behind never count.
+        let ids =
+            predicate == .all
+            ? "SELECT id FROM \(schema.documents)"
+            : "SELECT id FROM \(schema.documents) WHERE id IN (\(try compiler.idSet(predicate)))"
         let sql = """
             SELECT \(function.rawValue)(value) FROM \(schema.attributes)
             WHERE path = ? AND kind = ? AND doc_id IN (\(ids))
@@ -71,13 +79,23 @@ extension DocumentStore {
     }
 
     /// Deletes the documents `query` selects (from every bag too) in one transaction; returns how many.
+    /// With an order and a limit, the first page of that order goes.
     @discardableResult
     public func delete(matching query: DocumentQuery) throws -> Int {
-        let select = try compile(query, columns: "d.id", ordered: false)
-        let sql = "DELETE FROM \(schema.documents) WHERE id IN (\(select.sql))"
+        let select = try compile(query, columns: "d.id, d.body", ordered: false)
         return try database.write { db in
-            try db.execute(sql: sql, arguments: select.arguments)
-            return db.changesCount
+            var doomed: [(Int64, Data)] = []
+            if query.ordering.isEmpty || (query.limit == nil && query.offset == 0) {
+                try db.forEachRow(sql: select.sql, arguments: select.arguments) {
+                    doomed.append(($0.int64(at: 0), $0.data(at: 1)))
+                }
+            } else {
+                doomed = try rows(try orderedPage(query, in: db), columns: "d.id, d.body", in: db) {
+                    ($0.int64(at: 0), $0.data(at: 1))
+                }
+            }
+            for (id, body) in doomed { try deleteDocument(id: id, body: body, in: db) }
+            return doomed.count
         }
     }
 
@@ -87,9 +105,9 @@ extension DocumentStore {
         return .and([.inBag(bag), query.predicate])
     }
 
-    /// `SELECT columns FROM docs AS d WHERE d.id IN (…) ORDER BY … LIMIT … OFFSET …`.
-    /// Without an ordering, results come in key order; `ordered: false` drops that (counts, deletes)
-    /// unless the query pages.
+    /// `SELECT columns FROM docs AS d WHERE d.id IN (…) ORDER BY d.key LIMIT … OFFSET …`: a query
+    /// without attribute ordering (see ``orderedPage(_:in:)`` for those). Results come in key order;
+    /// `ordered: false` drops that (counts, deletes) unless the query pages.
     func compile(
         _ query: DocumentQuery, columns: String, ordered: Bool = true
     ) throws -> (sql: String, arguments: StatementArguments) {
@@ -98,21 +116,7 @@ extension DocumentStore {
         var sql = "SELECT \(columns) FROM \(schema.documents) AS d"
         if predicate != .all { sql += " WHERE d.id IN (\(try compiler.idSet(predicate)))" }
         var arguments = compiler.arguments
-        if !query.ordering.isEmpty {
-            var terms: [String] = []
-            for ordering in query.ordering {
-                let direction = ordering.descending ? "DESC" : "ASC"
-                for column in ["kind", "value"] {
-                    terms.append(
-                        "(SELECT \(column) FROM \(schema.attributes) WHERE doc_id = d.id AND path = ?"
-                            + " ORDER BY kind \(direction), value \(direction) LIMIT 1) \(direction)")
-                    arguments.append(.text(ordering.path.description))
-                }
-            }
-            sql += " ORDER BY " + terms.joined(separator: ", ") + ", d.key"
-        } else if ordered || query.limit != nil || query.offset > 0 {
-            sql += " ORDER BY d.key"
-        }
+        if ordered || query.limit != nil || query.offset > 0 { sql += " ORDER BY d.key" }
         if query.limit != nil || query.offset > 0 {
             sql += " LIMIT ? OFFSET ?"
             arguments += [.integer(Int64(query.limit ?? -1)), .integer(Int64(query.offset))]

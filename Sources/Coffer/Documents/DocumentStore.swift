@@ -49,8 +49,7 @@ public final class DocumentStore: Sendable {
         self.limits = limits
         self.schema = DocumentSchema(storeName: name)
         if !database.configuration.readOnly {
-            let script = schema.createScript
-            try database.write { db in try db.executeScript(script) }
+            try database.write { db in try DocumentLayout.prepare(self, in: db) }
         }
     }
 
@@ -108,9 +107,13 @@ public final class DocumentStore: Sendable {
     /// Deletes every document of the store; returns how many there were.
     @discardableResult
     public func removeAll() throws -> Int {
-        let sql = "DELETE FROM \(schema.documents)"
+        let attributes = "DELETE FROM \(schema.attributes)"
+        let bags = "DELETE FROM \(schema.bags)"
+        let documents = "DELETE FROM \(schema.documents)"
         return try database.write { db in
-            try db.execute(sql: sql)
+            try db.execute(sql: attributes)
+            try db.execute(sql: bags)
+            try db.execute(sql: documents)
             return db.changesCount
         }
     }
@@ -167,41 +170,85 @@ public final class DocumentStore: Sendable {
     }
 
     /// Inserts or updates one document and rewrites its attribute rows (no UPSERT in SQLite 3.15, and
-    /// `INSERT OR REPLACE` would give it a new id and drop its bag memberships).
+    /// `INSERT OR REPLACE` would give it a new id and drop its bag memberships). A replaced document's
+    /// old rows are found from its old body (``deleteAttributes(id:body:in:)``).
     func save(_ pending: Pending, in db: Connection) throws {
         let now = Date().databaseValue
         let id: Int64
-        if let existing = try db.fetchValue(Int64.self, sql: schema.selectID, arguments: [pending.key]) {
+        if let (existing, oldBody) = try idAndBody(for: pending.key, in: db) {
             try db.execute(sql: schema.update, arguments: StatementArguments([.blob(pending.body), now, .integer(existing)]))
-            try db.execute(sql: schema.deleteAttributes, arguments: [existing])
+            try deleteAttributes(id: existing, body: oldBody, in: db)
             id = existing
         } else {
             try db.execute(
                 sql: schema.insert, arguments: StatementArguments([.text(pending.key), .blob(pending.body), now, now]))
             id = db.lastInsertedRowID
         }
-        // One cached statement bound in place per row: no argument array per attribute.
+        try insertAttributes(pending.attributes, id: id, in: db)
+    }
+
+    /// One cached statement bound in place per row: no argument array per attribute.
+    func insertAttributes(_ attributes: [Attribute], id: Int64, in db: Connection) throws {
         let insert = try db.cachedStatement(sql: schema.insertAttribute)
-        for (ordinal, attribute) in pending.attributes.enumerated() {
-            try insert.bind(.integer(id), toParameter: 1)
-            try insert.bind(.text(attribute.path), toParameter: 2)
-            try insert.bind(.integer(Int64(ordinal)), toParameter: 3)
-            try insert.bind(.integer(attribute.kind.rawValue), toParameter: 4)
-            try insert.bind(attribute.value, toParameter: 5)
+        for attribute in attributes {
+            try insert.bind(.text(attribute.path), toParameter: 1)
+            try insert.bind(.integer(attribute.kind.rawValue), toParameter: 2)
+            try insert.bind(attribute.value, toParameter: 3)
+            try insert.bind(.integer(id), toParameter: 4)
+            try insert.bind(.integer(attribute.ordinal), toParameter: 5)
             try insert.bind(attribute.folded.map { .text($0) } ?? .null, toParameter: 6)
             try insert.step()
             insert.reset()
         }
     }
 
-    func delete(_ keys: [String], in db: Connection) throws -> Int {
-        let sql = "DELETE FROM \(schema.documents) WHERE key = ?"
+    /// Removes the attribute rows of document `id` whose stored body is `body`: flattening the body
+    /// again gives each row's full key, so each is one keyed delete. When the body is damaged, or a
+    /// row is not where its key says (a date whose seconds did not survive the round trip through
+    /// `Date` to the last bit), the rest go by a scan of the table.
+    func deleteAttributes(id: Int64, body: Data, in db: Connection) throws {
+        guard let value = DocumentBinary.decode(body),
+            let rows = try? AttributeFlattener.attributes(
+                of: value, maximumDepth: DocumentBinary.maximumDepth, maximumCount: .max, store: name, key: nil)
+        else {
+            return try db.execute(sql: schema.deleteAttributesScanning, arguments: [id])
+        }
+        let delete = try db.cachedStatement(sql: schema.deleteAttribute)
         var deleted = 0
-        for key in keys {
-            try db.execute(sql: sql, arguments: [key])
+        for row in rows {
+            try delete.bind(.text(row.path), toParameter: 1)
+            try delete.bind(.integer(row.kind.rawValue), toParameter: 2)
+            try delete.bind(row.value, toParameter: 3)
+            try delete.bind(.integer(id), toParameter: 4)
+            try delete.bind(.integer(row.ordinal), toParameter: 5)
+            try delete.step()
+            delete.reset()
             deleted += db.changesCount
         }
+        if deleted < rows.count { try db.execute(sql: schema.deleteAttributesScanning, arguments: [id]) }
+    }
+
+    /// The id and stored body of the document at `key`, or nil.
+    func idAndBody(for key: String, in db: Connection) throws -> (Int64, Data)? {
+        var found: (Int64, Data)?
+        try db.forEachRow(sql: schema.selectIDAndBody, arguments: [key]) { found = ($0.int64(at: 0), $0.data(at: 1)) }
+        return found
+    }
+
+    func delete(_ keys: [String], in db: Connection) throws -> Int {
+        var deleted = 0
+        for key in keys {
+            guard let (id, body) = try idAndBody(for: key, in: db) else { continue }
+            try deleteDocument(id: id, body: body, in: db)
+            deleted += 1
+        }
         return deleted
+    }
+
+    /// Deletes document `id` and its attribute rows (the trigger removes its bag memberships).
+    func deleteDocument(id: Int64, body: Data, in db: Connection) throws {
+        try deleteAttributes(id: id, body: body, in: db)
+        try db.execute(sql: schema.deleteDocument, arguments: [id])
     }
 
     func decode(_ body: Data, key: String) throws -> DocumentValue {

@@ -16,7 +16,9 @@ import Foundation
 ///   has a row only once it is set, and ``remove(_:)`` deletes the row so the default shows again.
 /// - Values are stored as documents (``DocumentValue``), so any `Codable` value fits and
 ///   ``dictionaryRepresentation()`` can show them all without knowing their types.
-/// - Each write is one transaction; observers are told after it commits, in write order.
+/// - Each write is one transaction; observers are told after it commits, in write order. While anything
+///   observes, changes made elsewhere — raw SQL on the same database, another `Database` on the file,
+///   another process — are told too (see ``changes()``).
 public final class SettingsStore: Sendable {
     /// The store's name (its table is `"settings:<name>"`).
     public let name: String
@@ -24,6 +26,7 @@ public final class SettingsStore: Sendable {
     public let database: Database
     private let table: String
     private let state: SettingsState
+    private let follower: SettingsFollower
 
     /// Opens the settings called `name` in `database`, creating their table if needed.
     ///
@@ -35,8 +38,11 @@ public final class SettingsStore: Sendable {
         self.database = database
         self.table = SQLIdentifier.quote("settings:" + name)
         self.state = SettingsState()
+        self.follower = SettingsFollower(database: database, table: "settings:" + name, tag: ObjectIdentifier(state))
         if !database.configuration.readOnly {
-            let sql = "CREATE TABLE IF NOT EXISTS \(table) (key TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID"
+            // A rowid table, so change observation reports its rows (a WITHOUT ROWID table's commits
+            // reach every observer of the database as "anything may have changed").
+            let sql = "CREATE TABLE IF NOT EXISTS \(table) (key TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL)"
             try database.write { db in try db.execute(sql: sql) }
         }
     }
@@ -125,8 +131,14 @@ public final class SettingsStore: Sendable {
 
     /// Every registered default and stored value, stored values winning.
     public func dictionaryRepresentation() throws -> [String: DocumentValue] {
+        let stored = try storedValues()
+        return state.registeredDefaults().merging(stored) { _, stored in stored }
+    }
+
+    /// Every stored value (no defaults).
+    private func storedValues() throws -> [String: DocumentValue] {
         let sql = "SELECT key, value FROM \(table)"
-        var result = state.registeredDefaults()
+        var result: [String: DocumentValue] = [:]
         try database.read { db in
             try db.forEachRow(sql: sql) { row in
                 guard let value = DocumentBinary.decode(row.data(at: 1)) else {
@@ -141,23 +153,60 @@ public final class SettingsStore: Sendable {
 
     // MARK: Changes
 
-    /// The changes written through this store from now on, in order, until the stream is dropped.
+    /// The changes of the settings from now on, in order, until the stream is dropped.
     ///
     /// ```swift
     /// Task { for await change in settings.changes() where change.name == "theme" { applyTheme() } }
     /// ```
+    ///
+    /// Writes through this store are told as they commit. Other commits to the settings' table — raw
+    /// SQL, another ``SettingsStore`` or `Database` on the file, another process — reach this store
+    /// through the database's change observation (``Database/changes(in:)``; other processes within
+    /// ``Configuration/externalChangeLatency``); the store then reads its table again and tells one
+    /// change per setting whose stored value differs from what it last knew, in name order. The
+    /// database's observation runs only while a stream or callback is registered.
     public func changes() -> AsyncStream<SettingsChange> {
         let (stream, continuation) = AsyncStream<SettingsChange>.makeStream()
-        let token = state.addObserver { continuation.yield($0) }
-        continuation.onTermination = { [state] _ in state.removeObserver(token) }
+        let token = addObserver { continuation.yield($0) }
+        continuation.onTermination = { [weak self] _ in self?.removeObserver(token) }
         return stream
     }
 
-    /// Calls `observer` after each change written through this store commits, on the writing thread,
-    /// until the returned observation is cancelled or released.
+    /// Calls `observer` after each change commits (see ``changes()``): on the writing thread for writes
+    /// through this store, on a background queue for the others; until the returned observation is
+    /// cancelled or released.
     public func onChange(_ observer: @escaping @Sendable (SettingsChange) -> Void) -> SettingsObservation {
-        let token = state.addObserver(observer)
-        return SettingsObservation { [state] in state.removeObserver(token) }
+        let token = addObserver(observer)
+        return SettingsObservation { [weak self] in self?.removeObserver(token) }
+    }
+
+    /// Registers `observer`; the first one starts following other writers from a fresh snapshot.
+    private func addObserver(_ observer: @escaping @Sendable (SettingsChange) -> Void) -> Int {
+        state.serializingWrites {
+            let (token, isFirst) = state.addObserver(observer)
+            if isFirst {
+                state.setSnapshot(try? storedValues())
+                follower.start { [weak self] in self?.refresh() }
+            }
+            return token
+        }
+    }
+
+    private func removeObserver(_ token: Int) {
+        if state.removeObserver(token) { follower.stop() }
+    }
+
+    /// After a commit this store did not make: tells what differs from the last known stored values.
+    private func refresh() {
+        state.serializingWrites {
+            guard state.isFollowing, let current = try? storedValues() else { return }
+            let previous = state.setSnapshot(current) ?? current
+            let names = Set(previous.keys).union(current.keys).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            publishChanges(
+                names.compactMap { name in
+                    previous[name] == current[name] ? nil : SettingsChange(name: name, newValue: current[name])
+                })
+        }
     }
 
     /// Tells observers about `changes`. Every write of this store calls it after committing; it is the
@@ -170,10 +219,18 @@ public final class SettingsStore: Sendable {
     private func write(_ body: (Connection) throws -> [SettingsChange]) throws {
         // Publishing under the state's write lock keeps notifications in commit order across threads.
         try state.serializingWrites {
-            let changes = try database.write(body)
+            let changes = try database.write { db in
+                let changes = try body(db)
+                // Told below: the follower skips this commit.
+                database.observation.tagCurrentTransaction(ObjectIdentifier(state))
+                return changes
+            }
+            state.applyToSnapshot(changes)
             publishChanges(changes)
         }
     }
+
+    deinit { follower.stop() }
 }
 
 /// A registration made by ``SettingsStore/onChange(_:)``: cancel it, or release it, to stop the calls.
@@ -188,13 +245,15 @@ public final class SettingsObservation: Sendable {
     deinit { cancellation() }
 }
 
-/// The settings store's in-memory state: registered defaults and observers, behind locks.
+/// The settings store's in-memory state: registered defaults, observers and, while observed, the stored
+/// values last told, behind locks.
 final class SettingsState: @unchecked Sendable {
     private let lock = NSLock()
     private let writeLock = NSLock()
     private var defaults: [String: DocumentValue] = [:]
     private var observers: [Int: @Sendable (SettingsChange) -> Void] = [:]
     private var nextToken = 0
+    private var snapshot: [String: DocumentValue]?
 
     func register(_ values: [String: DocumentValue]) {
         lock.withLock { defaults.merge(values) { _, new in new } }
@@ -204,16 +263,41 @@ final class SettingsState: @unchecked Sendable {
 
     func registeredDefaults() -> [String: DocumentValue] { lock.withLock { defaults } }
 
-    func addObserver(_ observer: @escaping @Sendable (SettingsChange) -> Void) -> Int {
+    /// The new observer's token, and whether it is the only one.
+    func addObserver(_ observer: @escaping @Sendable (SettingsChange) -> Void) -> (Int, Bool) {
         lock.withLock {
             nextToken += 1
             observers[nextToken] = observer
-            return nextToken
+            return (nextToken, observers.count == 1)
         }
     }
 
-    func removeObserver(_ token: Int) {
-        _ = lock.withLock { observers.removeValue(forKey: token) }
+    /// Removes an observer; true when it was the last (following stops, the snapshot goes).
+    func removeObserver(_ token: Int) -> Bool {
+        lock.withLock {
+            guard observers.removeValue(forKey: token) != nil, observers.isEmpty else { return false }
+            snapshot = nil
+            return true
+        }
+    }
+
+    var isFollowing: Bool { lock.withLock { snapshot != nil } }
+
+    /// Replaces the snapshot; returns the previous one.
+    @discardableResult
+    func setSnapshot(_ values: [String: DocumentValue]?) -> [String: DocumentValue]? {
+        lock.withLock {
+            defer { snapshot = values }
+            return snapshot
+        }
+    }
+
+    /// Records this store's own changes in the snapshot, while there is one.
+    func applyToSnapshot(_ changes: [SettingsChange]) {
+        lock.withLock {
+            guard snapshot != nil else { return }
+            for change in changes { snapshot?[change.name] = change.newValue }
+        }
     }
 
     func notify(_ change: SettingsChange) {
