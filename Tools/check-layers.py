@@ -87,6 +87,7 @@ FOLDER_ORDER = {
         {"Documents"},
         {"Settings"},
         {"Inspection"},
+        {"Maintenance"},
     ],
 }
 
