@@ -75,7 +75,7 @@ public enum PageFate: UInt8, Sendable, CaseIterable, Codable {
         case .orphan: "orphan"
         case .adopted: "adopted orphan"
         case .unparseable: "unparseable"
-        case .hmacFailed: "HMAC failed"
+        case .hmacFailed: "HMAC failed or zeroed"
         case .lost: "lost"
         }
     }
