@@ -26,7 +26,7 @@ import re
 import sys
 
 # Modules every target may import: the platform's own.
-SYSTEM_MODULES = {"Foundation", "Dispatch", "Glibc", "Darwin", "os", "XCTest"}
+SYSTEM_MODULES = {"Foundation", "FoundationXML", "Dispatch", "Glibc", "Darwin", "os", "XCTest"}
 
 # What each target may import (besides SYSTEM_MODULES). Every dependency Package.swift lists for the target
 # must be here, and every package-local target here must be listed there (or be in TRANSITIVE_OK); the
@@ -89,6 +89,7 @@ FOLDER_ORDER = {
         {"Documents"},
         {"Settings"},
         {"Inspection"},
+        {"Maintenance"},
     ],
     "CofferRepair": [
         {"SchemaText"},
@@ -96,6 +97,7 @@ FOLDER_ORDER = {
         {"Salvage"},
         {"FileMigration"},
         {"Inspection"},
+        {"Statistics", "PageMap"},
     ],
 }
 

@@ -13,7 +13,7 @@ struct CofferCommand: ParsableCommand {
         discussion: "Exit codes: 0 success, 1 failure or damage found, 2 usage error, 3 wrong passphrase.",
         subcommands: [
             InfoCommand.self, VerifyCommand.self, RepairCommand.self, MigrateCommand.self, BackupCommand.self,
-            RestoreCommand.self,
+            RestoreCommand.self, StatsCommand.self, VacuumCommand.self,
             DemoCommand.self,
         ])
 

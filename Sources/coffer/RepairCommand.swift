@@ -44,6 +44,9 @@ struct RepairCommand: ParsableCommand {
     @Flag(name: .customLong("plaintext-output"), help: "Write OUTPUT unencrypted even when INPUT is encrypted.")
     var plaintextOutput = false
 
+    @Option(name: .customLong("page-map"), help: "Draw every page, coloured by kind and fate, into this SVG file.")
+    var pageMap: String?
+
     func validate() throws {
         if FileManager.default.fileExists(atPath: output) {
             throw ValidationError("OUTPUT \(output) already exists; repair never overwrites")
@@ -106,6 +109,7 @@ struct RepairCommand: ParsableCommand {
             encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
             try encoder.encode(salvage).write(to: URL(fileURLWithPath: report))
         }
+        if let pageMap { try PageMapOutput.write(salvager: salvager, to: pageMap) }
         guard Self.salvagedAnything(salvage) else {
             throw CLIFailure(status: .failure, message: "nothing could be salvaged from \(input); no OUTPUT written")
         }

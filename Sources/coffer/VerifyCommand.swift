@@ -19,7 +19,11 @@ struct VerifyCommand: ParsableCommand {
 
     @OptionGroup var compat: CipherCompatOptions
 
+    @Option(name: .customLong("page-map"), help: "Draw every page, coloured by kind and fate, into this SVG file.")
+    var pageMap: String?
+
     func run() throws {
+        if let pageMap { try PageMapOutput.write(file: compat.openFile(database, key: key), to: pageMap) }
         if compat.needsPageDecoder(key) { return try runDecoded() }
         var report: VerificationReport
         do {

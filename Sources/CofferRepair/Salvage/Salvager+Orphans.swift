@@ -64,6 +64,7 @@ extension Salvager {
             let certain = materialOwner(of: pageNumber, summary: summary)
             if let winner = certain ?? (mayBeRealIndex ? nil : OrphanScorer.winner(summary.scores)) {
                 report.orphanLeavesAdopted += 1
+                adoptedPages.append(pageNumber)
                 if certain != nil { report.leavesFromMaterial += 1 }
                 let table = states[winner].table
                 for (rowid, fields) in records {
@@ -82,9 +83,11 @@ extension Salvager {
                 // Fits several tables equally well (their roots lost, say): kept, never guessed into one.
                 ambiguous.append(summary)
                 report.orphanLeavesInferred += 1
+                adoptedPages.append(pageNumber)
             } else if summary.type == .tableLeaf, mayInfer, !summary.fitsSomeTable || (entriesLost && summary.scores.isEmpty) {
                 grouping.add(summary)
                 report.orphanLeavesInferred += 1
+                adoptedPages.append(pageNumber)
             } else if !summary.type.isTable, !schema.isReadable || (mayInfer && entriesLost), !summary.fitsSomeTable {
                 // No schema, or sqlite_master lost entries (and the page is not free): a WITHOUT ROWID table's
                 // page, or an index's. Decided once every rowid is known.
@@ -175,6 +178,7 @@ extension Salvager {
             }
             grouping.add(page.summary)
             report.orphanLeavesInferred += 1
+            adoptedPages.append(page.summary.pageNumber)
         }
         var assignments: [(page: UInt32, table: Int)] = []
         for (index, group) in grouping.groups.enumerated() {

@@ -44,6 +44,8 @@ public final class Salvager {
     /// Evidence from backup repair material (schema, leaf checksums), used only where the file's own
     /// structure is lost; see ``SalvageHints``.
     public var hints: SalvageHints?
+    /// The orphan pages the last run adopted into a table or an inferred one (for `--page-map`).
+    public internal(set) var adoptedPages: [UInt32] = []
 
     /// Opens `path` and, when `useWAL` is true, its WAL: `walPath`, or `path-wal` when that exists.
     /// `salt` overrides a damaged salt (see ``DatabaseFile/init(path:key:settings:salt:)``).
@@ -103,6 +105,7 @@ public final class Salvager {
         report.pagesTotal = Int(source.pageCount)
         self.progress = progress
         claimed = []
+        adoptedPages = []
         pagesScanned = 0
         let walker = TreeWalker(source: source)
         let overflow = OverflowReader(source: source)
