@@ -120,7 +120,8 @@ struct ConcurrentWorkloads {
                 for start in stride(from: 0, to: rows.count, by: size) {
                     try database.write { db in
                         for row in rows[start..<min(rows.count, start + size)] {
-                            try db.execute(sql: BenchRow.insertSQL, arguments: row.arguments)
+                            var person = Person(row)
+                            try person.insert(db)
                         }
                     }
                 }

@@ -13,6 +13,13 @@ struct Person: Codable, Sendable {
     var payload: Data
 }
 
+extension Person {
+    /// The record holding `row`'s values.
+    init(_ row: BenchRow) {
+        self.init(id: row.id, name: row.name, age: row.age, email: row.email, score: row.score, payload: row.payload)
+    }
+}
+
 /// Adds each decoded row's fields into a checksum, so that no implementation can skip reading a column
 /// and all three can be checked to have read the same rows.
 struct Checksum {

@@ -3,11 +3,24 @@ import Coffer
 import Foundation
 
 /// W0 (open), W1 (100,000 inserts in one transaction), W2 (one-row transactions).
+///
+/// Coffer inserts `@Table` records with `insert(db)`, as the README teaches; `W1-sql` inserts the same
+/// rows with `execute(sql:arguments:)` and an array literal, the hand-written SQL path.
 struct WriteWorkloads {
     let harness: Harness
     let rows: [BenchRow]
+    /// The same rows as records, made before any timing.
+    let people: [Person]
     let transactionCount: Int
     var rowCount: Int { rows.count }
+
+    init(harness: Harness, rows: [BenchRow], transactionCount: Int) {
+        self.harness = harness
+        self.rows = rows
+        self.people = rows.map(Person.init)
+        self.transactionCount = transactionCount
+    }
+
     static let passphrase = "benchmark passphrase"
 
     func configuration(_ impl: Implementation) -> Configuration { harness.configuration(impl) }
@@ -83,6 +96,14 @@ struct WriteWorkloads {
         return Measurement(workload: "W1", impl: impl.rawValue, opsPerSecond: Double(rowCount) / seconds, seconds: seconds)
     }
 
+    /// W1-sql: W1 through `execute(sql:arguments:)` with an array literal instead of records.
+    func bulkInsertSQL(_ impl: Implementation) throws -> Measurement {
+        let seconds = try harness.median(setUp: { harness.freshPath("w1") }) { path in
+            try insert(impl, path: path, rows: rowCount, perTransaction: rowCount, throughSQL: true)
+        }
+        return Measurement(workload: "W1-sql", impl: impl.rawValue, opsPerSecond: Double(rowCount) / seconds, seconds: seconds)
+    }
+
     /// W2: `transactionCount` rows, one transaction each.
     func singleRowTransactions(_ impl: Implementation) throws -> Measurement {
         let seconds = try harness.median(setUp: { harness.freshPath("w2") }) { path in
@@ -92,7 +113,9 @@ struct WriteWorkloads {
             workload: "W2", impl: impl.rawValue, opsPerSecond: Double(transactionCount) / seconds, seconds: seconds)
     }
 
-    private func insert(_ impl: Implementation, path: String, rows: Int, perTransaction: Int) throws {
+    private func insert(_ impl: Implementation, path: String, rows: Int, perTransaction: Int, throughSQL: Bool = false)
+        throws
+    {
         switch impl {
         case .rawC, .rawCPlain:
             let connection = try RawConnection(path: path, key: impl.rawKey, cacheKiB: harness.cacheKiB)
@@ -118,8 +141,11 @@ struct WriteWorkloads {
             var next = 0
             while next < rows {
                 try database.write { db in
-                    for row in self.rows[next..<min(rows, next + perTransaction)] {
-                        try db.execute(sql: BenchRow.insertSQL, arguments: row.arguments)
+                    let range = next..<min(rows, next + perTransaction)
+                    if throughSQL {
+                        for row in self.rows[range] { try db.execute(sql: BenchRow.insertSQL, arguments: row.arguments) }
+                    } else {
+                        for var person in self.people[range] { try person.insert(db) }
                     }
                 }
                 next += perTransaction

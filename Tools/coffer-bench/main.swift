@@ -15,7 +15,7 @@ struct CofferBench: ParsableCommand {
     @Flag(help: "Smaller counts: the whole run takes under a minute.")
     var quick = false
 
-    @Option(parsing: .upToNextOption, help: "Run only these workloads (W0 W1 W2 W3 W4 W4b W5 W6 W7 W8 W9 W11 F1).")
+    @Option(parsing: .upToNextOption, help: "Run only these workloads (W0 W1 W1-sql W2 W3 W4 W4b W5 W6 W7 W8 W9 W11 F1).")
     var only: [String] = []
 
     @Option(parsing: .upToNextOption, help: "Run only these implementations (raw-c raw-c-plain coffer coffer-plain).")
@@ -80,6 +80,7 @@ struct CofferBench: ParsableCommand {
         for impl in Implementation.allCases where self.impl.isEmpty || self.impl.contains(impl.rawValue) {
             if wants("W0") { try record(writes.openCosts(impl)) }
             if wants("W1") { try record([writes.bulkInsert(impl)]) }
+            if wants("W1-sql") { try record([writes.bulkInsertSQL(impl)]) }
             if wants("W2") { try record([writes.singleRowTransactions(impl)]) }
             if wants("W3") { try record([reads.fetchAll(impl, checksums: checksums)]) }
             if wants("W4") { try record([reads.lookupsInOneRead(impl, checksums: checksums)]) }
@@ -92,7 +93,12 @@ struct CofferBench: ParsableCommand {
             if wants("W8") { try record(fullText.run(impl)) }
             if wants("F1") { try record(footprint.run(impl)) }
         }
-        if !json { print(Report.table(results)) }
+        // With --json the ratio table goes to standard error, so one run gives both.
+        if json {
+            FileHandle.standardError.write(Data((Report.table(results) + "\n").utf8))
+        } else {
+            print(Report.table(results))
+        }
         guard checksums.mismatches.isEmpty else {
             throw BenchError("implementations read different rows:\n" + checksums.mismatches.joined(separator: "\n"))
         }

@@ -20,6 +20,19 @@ public final class Connection {
     public let handle: OpaquePointer
     let logger: Logger
     private var statementCache: [String: Statement] = [:]
+    /// The cached statement last used for each SQL length (modulo the slot count): a repeated call finds
+    /// its statement by one string comparison, which is a compare of two words when the caller passes
+    /// the same string again, instead of hashing the whole SQL for the dictionary. Only touched by this
+    /// connection's one thread at a time, so the dynamic exclusivity check is skipped.
+    @exclusivity(unchecked) private var recentStatements: [Statement?] = Array(
+        repeating: nil, count: Connection.recentSlotCount)
+    private static let recentSlotCount = 16
+    /// Statements that record writes keep per record type and purpose (see ``recordStatement(for:purpose:sql:)``),
+    /// and the one used last, checked first.
+    private var recordStatements: [RecordStatementKey: Statement] = [:]
+    @exclusivity(unchecked) private var lastRecordStatement: (key: RecordStatementKey, statement: Statement)?
+    /// `BEGIN …` of each ``TransactionKind`` and `COMMIT`, prepared on first use and run directly.
+    @exclusivity(unchecked) private var transactionStatements: [Statement?] = Array(repeating: nil, count: 4)
     /// Statements of prepared queries, indexed by the query's shape identifier (see ``PreparedQuery``;
     /// identifiers are small and dense), so a lookup is an array access.
     private var preparedQueryStatements: [Statement?] = []
@@ -50,6 +63,10 @@ public final class Connection {
         guard !isClosed else { return }
         isClosed = true
         statementCache.removeAll()
+        recentStatements = []
+        transactionStatements = []
+        recordStatements.removeAll()
+        lastRecordStatement = nil
         preparedQueryStatements.removeAll()
         sqlite3_close_v2(handle)
     }
@@ -67,12 +84,45 @@ public final class Connection {
     ///
     /// When the cached statement is still in use (a cursor over it is open), a fresh one is prepared.
     public func cachedStatement(sql: String) throws -> Statement {
+        let slot = sql.utf8.count & (Self.recentSlotCount - 1)
+        if slot < recentStatements.count, let recent = recentStatements[slot], recent.sql == sql, !recent.isInUse {
+            recent.reset()
+            return recent
+        }
         if let statement = statementCache[sql], !statement.isInUse {
             statement.reset()
+            if slot < recentStatements.count { recentStatements[slot] = statement }
             return statement
         }
         let statement = try makeStatement(sql: sql)
-        if statementCache[sql] == nil { statementCache[sql] = statement }
+        if statementCache[sql] == nil {
+            statementCache[sql] = statement
+            if slot < recentStatements.count { recentStatements[slot] = statement }
+        }
+        return statement
+    }
+
+    /// The statement a record type keeps for `purpose` (an insert with a given conflict resolution…),
+    /// marked in use: the caller clears ``Statement/isInUse`` when done. `sql` renders its SQL on first
+    /// use only, so a record write neither builds nor hashes SQL; a fresh, uncached statement when the
+    /// kept one is in use.
+    func recordStatement(for type: Any.Type, purpose: Int, sql: () throws -> String) throws -> Statement {
+        let key = RecordStatementKey(type: ObjectIdentifier(type), purpose: purpose)
+        let statement: Statement
+        if let last = lastRecordStatement, last.key == key, !last.statement.isInUse {
+            statement = last.statement
+        } else if let kept = recordStatements[key], !kept.isInUse {
+            statement = kept
+            lastRecordStatement = (key, kept)
+        } else if recordStatements[key] == nil {
+            guard !isClosed else { throw CofferError(code: .apiMisuse, message: "the connection is closed") }
+            statement = try makeStatement(sql: try sql())
+            recordStatements[key] = statement
+            lastRecordStatement = (key, statement)
+        } else {
+            statement = try makeStatement(sql: try sql())
+        }
+        statement.isInUse = true
         return statement
     }
 
@@ -193,20 +243,50 @@ public final class Connection {
             case .exclusive: return "BEGIN EXCLUSIVE TRANSACTION"
             }
         }
+
+        /// Where the connection keeps the kind's `BEGIN` statement.
+        var statementSlot: Int {
+            switch self {
+            case .deferred: return 0
+            case .immediate: return 1
+            case .exclusive: return 2
+            }
+        }
+
+        static let commitSQL = "COMMIT TRANSACTION"
+        /// Where the connection keeps its `COMMIT` statement.
+        static let commitSlot = 3
     }
 
     /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
     public func inTransaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
-        try execute(sql: kind.beginSQL)
+        try runTransactionStatement(kind.statementSlot, sql: kind.beginSQL)
         let result: T
         do {
             result = try body()
-            try execute(sql: "COMMIT TRANSACTION")
+            try runTransactionStatement(TransactionKind.commitSlot, sql: TransactionKind.commitSQL)
         } catch {
             rollbackIfNeeded()
             throw error
         }
         return result
+    }
+
+    /// Runs the kept `BEGIN` or `COMMIT` statement in `slot`, preparing it on first use: a transaction
+    /// looks up no statement and binds nothing.
+    private func runTransactionStatement(_ slot: Int, sql: String) throws {
+        guard slot < transactionStatements.count else {
+            throw CofferError(code: .apiMisuse, message: "the connection is closed", sql: sql)
+        }
+        let statement: Statement
+        if let kept = transactionStatements[slot] {
+            statement = kept
+        } else {
+            statement = try makeStatement(sql: sql)
+            transactionStatements[slot] = statement
+        }
+        defer { statement.reset() }
+        while try statement.step() {}
     }
 
     /// Runs `body` in a savepoint, which nests: its changes are released into the enclosing transaction
@@ -243,4 +323,10 @@ public final class Connection {
     func rollbackIfNeeded() {
         if isInsideTransaction { try? execute(sql: "ROLLBACK TRANSACTION") }
     }
+}
+
+/// Which statement a record type keeps: the type and what the statement does.
+struct RecordStatementKey: Hashable {
+    let type: ObjectIdentifier
+    let purpose: Int
 }

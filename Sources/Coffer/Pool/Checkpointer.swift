@@ -25,6 +25,9 @@ final class Checkpointer: @unchecked Sendable {
     private let threshold: Int32
     private let idleDelay: TimeInterval
     private let hook: WALCommitHook
+    /// True for an encrypted file: its growth moves the decrypted-page cache's cap, so commits refresh
+    /// it every 16 WAL frames. A plaintext file's size plays no part in it.
+    private let refreshesCacheCap: Bool
     private let queue = DispatchQueue(label: "coffer.checkpointer", qos: .utility)
     private let lock = NSLock()
     // Guarded by `lock`.
@@ -39,10 +42,11 @@ final class Checkpointer: @unchecked Sendable {
 
     init(
         writer: SerializedConnection, threshold: Int, idleDelay: TimeInterval, hook: WALCommitHook,
-        open: @escaping () throws -> Connection
+        refreshesCacheCap: Bool, open: @escaping () throws -> Connection
     ) {
         self.writer = writer
         self.hook = hook
+        self.refreshesCacheCap = refreshesCacheCap
         self.threshold = Int32(clamping: max(threshold, 1))
         self.idleDelay = idleDelay
         self.openConnection = open
@@ -86,7 +90,7 @@ final class Checkpointer: @unchecked Sendable {
             // checkpoint (which refreshes when it ends): a backlog of them would hold checkpoints back
             // while the WAL grows.
             let refreshDue = walFrames >= framesAtSizeRefresh + 16 || walFrames < framesAtSizeRefresh
-            if refreshDue && !sizeRefreshPending && !checkpointPending {
+            if refreshesCacheCap && refreshDue && !sizeRefreshPending && !checkpointPending {
                 framesAtSizeRefresh = walFrames
                 sizeRefreshPending = true
                 work.refreshSizes = true

@@ -90,7 +90,8 @@ public final class Database: Sendable {
         } else {
             let checkpointer = Checkpointer(
                 writer: writer, threshold: configuration.checkpointThreshold,
-                idleDelay: configuration.idleCheckpointDelay, hook: commitHook
+                idleDelay: configuration.idleCheckpointDelay, hook: commitHook,
+                refreshesCacheCap: configuration.encryption.isEncrypted
             ) { try factory.open(.checkpointer) }
             self.checkpointer = checkpointer
             try writer.sync { checkpointer.install(on: $0) }

@@ -60,6 +60,12 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
         return Statement.string(of: value)
     }
 
+    /// A `Data` column: a BLOB read at once, anything else as the generic path reads it.
+    func data() throws -> Data {
+        if storageClass == SQLITE_BLOB { return Statement.data(of: value) }
+        return try decodeOther(Data.self)
+    }
+
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         // The common column types first, without a protocol lookup or a dynamic cast: this generic
         // method is what a synthesized `init(from:)` reaches for `Data` (and for any type the keyed

@@ -1,4 +1,5 @@
 import CSQLCipher
+import Foundation
 
 /// The current row of a statement, read in place by column position: what the record reader that
 /// `@Table` generates (`init(statementRow:)`) reads each property from.
@@ -57,6 +58,8 @@ public struct StatementRow {
     public func decode(_ type: UInt32.Type, at index: Int) throws -> UInt32 { try reader(index).decode(type) }
     /// The value at `index`, which must not be NULL.
     public func decode(_ type: UInt64.Type, at index: Int) throws -> UInt64 { try reader(index).decode(type) }
+    /// The value at `index`, which must not be NULL (a BLOB; other storage converts as `Data` decodes).
+    public func decode(_ type: Data.Type, at index: Int) throws -> Data { try reader(index).data() }
     /// The value at `index` of any other type (`Data`, `Date`, raw-value enums, JSON-stored values…).
     public func decode<T: Decodable>(_ type: T.Type, at index: Int) throws -> T { try reader(index).decode(type) }
 

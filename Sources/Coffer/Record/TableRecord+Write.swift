@@ -6,6 +6,15 @@ public enum ConflictResolution: String, Sendable {
     case replace = "INSERT OR REPLACE"
     /// Skip the row.
     case ignore = "INSERT OR IGNORE"
+
+    /// Which of a record type's kept statements inserts with this resolution.
+    var statementPurpose: Int {
+        switch self {
+        case .abort: return 0
+        case .replace: return 1
+        case .ignore: return 2
+        }
+    }
 }
 
 extension TableRecord {
@@ -42,8 +51,16 @@ extension TableRecord {
     /// try player.insert(db, onConflict: .ignore)
     /// ```
     public mutating func insert(_ db: Connection, onConflict resolution: ConflictResolution = .abort) throws {
-        try db.execute(sql: Self.insertSQL(resolution), arguments: StatementArguments(columnValues()))
+        let statement = try Self.insertStatement(db, resolution)
+        defer { statement.isInUse = false }
+        try statement.execute(StatementArguments(columnValues()))
         if db.changesCount > 0 { didInsert(rowID: db.lastInsertedRowID) }
+    }
+
+    /// The connection's INSERT statement for this type and `resolution`, marked in use: its SQL is
+    /// rendered once per connection, and found again without building or hashing it.
+    private static func insertStatement(_ db: Connection, _ resolution: ConflictResolution) throws -> Statement {
+        try db.recordStatement(for: Self.self, purpose: resolution.statementPurpose) { try insertSQL(resolution) }
     }
 
     /// Inserts many records through one prepared statement, atomically (in a savepoint); returns the
@@ -52,10 +69,8 @@ extension TableRecord {
     public static func insertAll(
         _ records: some Sequence<Self>, _ db: Connection, onConflict resolution: ConflictResolution = .abort
     ) throws -> [Int64] {
-        let sql = try insertSQL(resolution)
-        return try db.savepoint {
-            let statement = try db.cachedStatement(sql: sql)
-            statement.isInUse = true
+        try db.savepoint {
+            let statement = try insertStatement(db, resolution)
             defer {
                 statement.reset()
                 statement.isInUse = false
