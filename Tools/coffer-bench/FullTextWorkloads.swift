@@ -21,10 +21,9 @@ extension BenchChat: FullTextSearchable {
 /// savepoint flushes FTS4's pending terms) where raw C's direct inserts leave one per transaction.
 /// Then `queries` searches of each kind, each its own read and timed alone (p50/p99 in the
 /// JSON): `W8-term` an English word, `W8-cjk` two Chinese characters, `W8-phrase` two adjacent English
-/// words, `W8-prefix` three letters and `*` — each fetching the first 50 matching rows in index order with
-/// their rank and matched ranges (`unranked()`; raw C reads `coffer_bm25` and `offsets()`) — and
-/// `W8-ranked` a word's top 20 by BM25 with a snippet (Coffer's from the matched ranges, raw C's
-/// `snippet()`).
+/// words, `W8-prefix` three letters and `*` — each fetching the first 50 matching rows in index order
+/// (`matching(_:)`: the records; raw C reads the same columns) — and `W8-ranked` a word's top 20 by BM25
+/// with a snippet (Coffer's from the matched ranges, raw C's `snippet()`).
 ///
 /// Raw C registers the same tokenizer through `coffer_fts_register` on its own connection, inserts into
 /// the content table and the index with two prepared statements (no triggers: the fastest way), and
@@ -116,8 +115,8 @@ struct FullTextWorkloads {
     }
 
     static let rawPageSQL = """
-        SELECT chat.id, chat.conversationID, chat.sender, chat.body, coffer_bm25(matchinfo(chat_fts, 'pcnalx')),
-        offsets(chat_fts) FROM chat_fts JOIN chat ON chat.rowid = chat_fts.docid WHERE chat_fts MATCH ? LIMIT 50
+        SELECT chat.id, chat.conversationID, chat.sender, chat.body
+        FROM chat_fts JOIN chat ON chat.rowid = chat_fts.docid WHERE chat_fts MATCH ? LIMIT 50
         """
     static let rawRankedSQL = """
         SELECT chat.id, chat.conversationID, chat.sender, chat.body,

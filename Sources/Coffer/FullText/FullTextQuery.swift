@@ -1,5 +1,7 @@
-// Matching a full-text index from the query builder: a filter on the content table's rowid, so it
-// combines with every other filter, ordering, join, `updateAll` and `deleteAll`.
+// Matching a full-text index from the query builder. `matching(_:)` drives the query from the index's
+// cursor (a row source: SQLite reads the hits in docid order and stops at a LIMIT) and still combines
+// with every other filter, ordering, join, count, `updateAll` and `deleteAll` (those take it as a
+// `rowid IN (…)` filter); `matches(_:)` is that filter as an expression, for `||` and the like.
 
 extension FullTextSearchable {
     /// `rowid IN (SELECT docid FROM <index> WHERE <index> MATCH pattern)`: true for rows the index finds.
@@ -8,10 +10,11 @@ extension FullTextSearchable {
     /// try Message.filter { Message.matches(.term("hello")) || $0.sender == "ops" }.fetchAll(db)
     /// ```
     public static func matches(_ pattern: FullTextPattern) -> SQLExpression<Self, Bool> {
-        SQLExpression(fullTextIndex.matchFilter(pattern))
+        SQLExpression(Query<Self>.conjunction(Query<Self>().matching(pattern).wholeRowFilters).parenthesized)
     }
 
-    /// A query for the rows the index finds for `pattern`.
+    /// A query for the rows the index finds for `pattern`, in the index's order (ascending rowid) unless
+    /// ordered otherwise.
     ///
     /// ```swift
     /// let hits = try Message.matching(.searchBox(text)).filter { $0.conversationID == 7 }.fetchAll(db)
@@ -20,32 +23,29 @@ extension FullTextSearchable {
 }
 
 extension Query where Root: FullTextSearchable {
-    /// Keeps the rows the index finds for `pattern`, besides the other filters.
+    /// Keeps the rows the index finds for `pattern`, besides the other filters. SQLite reads the index's
+    /// hits first and each row by rowid, so a limited page of a common word stops early; a second
+    /// `matching` on the same query is a `rowid IN (…)` filter.
     public func matching(_ pattern: FullTextPattern) -> Query {
-        filter(sql: SQL(fragment: Root.fullTextIndex.matchFilter(pattern)))
+        let index = Root.fullTextIndex
+        if pattern.matchesNothing { return filter(sql: SQL(fragment: SQLFragment(raw: "0"))) }
+        do {
+            var query = driven(by: index.docids(try pattern.matchExpression()))
+            if let excluded = pattern.excludedMatchExpression() {
+                query.filters.append(Self.rowid(in: index.docids(excluded), negated: true))
+            }
+            return query
+        } catch {
+            let invalid = SQLFragment([.invalid(error as? CofferError ?? CofferError(code: .apiMisuse, message: "\(error)"))])
+            return filter(sql: SQL(fragment: invalid))
+        }
     }
 }
 
 extension FullTextIndex {
-    /// The filter fragment: the content table's rowid among the index's hits (never true for a pattern
-    /// that matches nothing; a pattern FTS cannot express fails when the query renders).
-    func matchFilter(_ pattern: FullTextPattern) -> SQLFragment {
-        if pattern.matchesNothing { return SQLFragment(raw: "0") }
-        do {
-            var filter = hits(try pattern.matchExpression(), negated: false)
-            if let excluded = pattern.excludedMatchExpression() {
-                filter = filter.parenthesized + SQLFragment(raw: " AND ") + hits(excluded, negated: true).parenthesized
-            }
-            return filter
-        } catch {
-            return SQLFragment([.invalid(error as? CofferError ?? CofferError(code: .apiMisuse, message: "\(error)"))])
-        }
-    }
-
-    /// `rowid [NOT] IN (SELECT docid FROM <index> WHERE <index> MATCH expression)`.
-    func hits(_ expression: String, negated: Bool) -> SQLFragment {
-        SQLFragment([.column(table: Root.tableName, name: "rowid"), .raw(negated ? " NOT IN" : " IN")])
-            + SQLFragment([.raw(" (SELECT docid FROM "), .identifier(name), .raw(" WHERE "), .identifier(name)])
-            + SQLFragment(raw: " MATCH ") + SQLFragment(value: .text(expression)) + SQLFragment(raw: ")")
+    /// `SELECT docid AS rowid FROM <index> WHERE <index> MATCH expression`: the hits, in docid order.
+    func docids(_ expression: String) -> SQLFragment {
+        SQLFragment([.raw("SELECT docid AS rowid FROM "), .identifier(name), .raw(" WHERE "), .identifier(name)])
+            + SQLFragment(raw: " MATCH ") + SQLFragment(value: .text(expression))
     }
 }

@@ -77,9 +77,9 @@ public struct FullTextSearch<Root: FullTextSearchable>: Sendable {
         } catch {
             return SQLFragment([.invalid(error as? CofferError ?? CofferError(code: .apiMisuse, message: "\(error)"))])
         }
-        var filters = query.filters
+        var filters = query.wholeRowFilters
         if let excluded = pattern.excludedMatchExpression() {
-            filters.append(index.hits(excluded, negated: true))
+            filters.append(Query<Root>.rowid(in: index.docids(excluded), negated: true))
         }
         for filter in filters { sql += SQLFragment(raw: " AND ") + filter.parenthesized }
         if isRanked { sql += SQLFragment(raw: " ORDER BY coffer_rank DESC") }

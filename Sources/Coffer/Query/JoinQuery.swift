@@ -72,7 +72,7 @@ public struct JoinQuery<Left: TableRecord, Right: TableRecord, RightValue>: Send
         query.filters += filters
         query.orderings += orderings
         let from =
-            Query<Left>.table + SQLFragment(raw: isLeft ? " LEFT JOIN " : " JOIN ") + Query<Right>.table
+            query.source + SQLFragment(raw: isLeft ? " LEFT JOIN " : " JOIN ") + Query<Right>.table
             + SQLFragment(raw: " ON ") + condition
         return SQLFragment(raw: "SELECT ") + SQLFragment.join(columns(Left.self) + columns(Right.self), separator: ", ")
             + query.tail(from: from)

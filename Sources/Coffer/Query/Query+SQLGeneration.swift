@@ -17,8 +17,10 @@ extension Query {
         return sql
     }
 
-    var whereClause: SQLFragment {
-        filters.isEmpty ? SQLFragment() : SQLFragment(raw: " WHERE ") + Self.conjunction(filters)
+    var whereClause: SQLFragment { Self.whereClause(filters) }
+
+    static func whereClause(_ filters: [SQLFragment]) -> SQLFragment {
+        filters.isEmpty ? SQLFragment() : SQLFragment(raw: " WHERE ") + conjunction(filters)
     }
 
     var orderAndLimit: SQLFragment {
@@ -46,32 +48,33 @@ extension Query {
     /// `SELECT <columns> FROM "table" …`. The head is rendered once per record type (see
     /// ``RecordSelectHeads``): rebuilding and requoting it cost as much as SQLite's own point lookup.
     var selectFragment: SQLFragment {
-        RecordSelectHeads.shared.head(for: Root.self) + clauses()
+        if rowSource != nil { return SQLFragment(raw: "SELECT ") + Self.recordSelection + tail(from: source) }
+        return RecordSelectHeads.shared.head(for: Root.self) + clauses()
     }
 
     /// `SELECT count(*) …`, wrapping the query when grouping or limits change what is counted.
     var countFragment: SQLFragment {
         if groupings.isEmpty && limitValue == nil {
-            return SQLFragment(raw: "SELECT count(*)") + tail(from: Self.table, includeOrderAndLimit: false)
+            return SQLFragment(raw: "SELECT count(*)") + tail(from: source, includeOrderAndLimit: false)
         }
         return SQLFragment(raw: "SELECT count(*) FROM (") + selectFragment + SQLFragment(raw: ")")
     }
 
     /// `SELECT EXISTS (SELECT 1 …)`.
     var existsFragment: SQLFragment {
-        SQLFragment(raw: "SELECT EXISTS (SELECT 1") + tail(from: Self.table) + SQLFragment(raw: ")")
+        SQLFragment(raw: "SELECT EXISTS (SELECT 1") + tail(from: source) + SQLFragment(raw: ")")
     }
 
     /// `DELETE FROM "table" WHERE …`. Order and limit are refused: SQLite builds without them by default.
     var deleteFragment: SQLFragment {
-        SQLFragment(raw: "DELETE FROM ") + Self.table + whereClause
+        SQLFragment(raw: "DELETE FROM ") + Self.table + Self.whereClause(wholeRowFilters)
     }
 
     /// `UPDATE "table" SET … WHERE …`.
     func updateFragment(_ assignments: [ColumnAssignment<Root>]) -> SQLFragment {
         let sets = assignments.map { SQLFragment([.identifier($0.columnName)]) + SQLFragment(raw: " = ") + $0.value }
         return SQLFragment(raw: "UPDATE ") + Self.table + SQLFragment(raw: " SET ")
-            + SQLFragment.join(sets, separator: ", ") + whereClause
+            + SQLFragment.join(sets, separator: ", ") + Self.whereClause(wholeRowFilters)
     }
 
     /// Checks that a statement can run on every row the filters pick (no group, order or limit).

@@ -18,6 +18,8 @@ public struct Query<Root: TableRecord>: Sendable {
     var havings: [SQLFragment] = []
     var limitValue: Int?
     var offsetValue: Int?
+    /// A `SELECT … AS rowid` that drives the query, read first (see `driven(by:)`); nil: the table is read.
+    var rowSource: SQLFragment?
 
     /// All rows of `Root`.
     public init() {}

@@ -11,7 +11,7 @@ public struct SelectQuery<Root: TableRecord, Value>: Sendable {
 
     /// `SELECT <selection> FROM …`.
     var selectFragment: SQLFragment {
-        SQLFragment(raw: "SELECT ") + SQLFragment.join(selection, separator: ", ") + query.tail(from: Query<Root>.table)
+        SQLFragment(raw: "SELECT ") + SQLFragment.join(selection, separator: ", ") + query.tail(from: query.source)
     }
 
     /// The SQL and arguments this query runs, for logs and tests.
