@@ -56,8 +56,13 @@ final class CompileFailTests: XCTestCase {
                 _ = try Message.filter { $0.conversationID.in(Conversation.all().select { $0.id }) }.fetchCount(db)
                 let messages = Conversation.hasMany(Message.self, using: Message.conversationKey)
                 _ = try Conversation.including(all: messages.order { [$0.score.desc] }).fetchAll(db)
-                _ = try Message.including(required: Message.belongsTo(Conversation.self, using: Message.conversationKey))
-                    .fetchAll(db)
+                let conversation = Message.belongsTo(Conversation.self, using: Message.conversationKey)
+                _ = try Message.including(required: conversation).fetchAll(db)
+                _ = try Conversation.including(all: messages.including(required: conversation)).fetchAll(db)
+                let c = Conversation(id: 1, title: "t", archived: false)
+                let m = Message(id: 1, conversationID: 1, body: "b", score: 0)
+                let _: [Message] = try messages.records(of: c)
+                let _: Conversation? = try conversation.record(of: m)
             }
             """)
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -119,6 +124,38 @@ final class CompileFailTests: XCTestCase {
     func testAssociatedRowsCannotBeFilteredByTheOriginsColumns() throws {
         try assertDoesNotCompile(
             "_ = Conversation.hasMany(Message.self, using: Message.conversationKey).filter { $0.archived == false }")
+    }
+
+    func testALazyLoadFromARecordOfAnotherTypeDoesNotCompile() throws {
+        try assertDoesNotCompile(
+            """
+            let messages = Conversation.hasMany(Message.self, using: Message.conversationKey)
+            _ = try? messages.records(of: Attachment(id: 1, messageID: 1))
+            """)
+    }
+
+    func testAToManyAssociationHasNoSingleRecordToLoad() throws {
+        try assertDoesNotCompile(
+            """
+            let messages = Conversation.hasMany(Message.self, using: Message.conversationKey)
+            _ = try? messages.record(of: Conversation(id: 1, title: "t", archived: false))
+            """)
+    }
+
+    func testANestedAssociationMustStartFromTheOuterOnesRecords() throws {
+        try assertDoesNotCompile(
+            """
+            let messages = Conversation.hasMany(Message.self, using: Message.conversationKey)
+            _ = messages.including(required: Conversation.hasOne(Message.self, using: Message.conversationKey))
+            """)
+    }
+
+    func testANestedAssociationOfAnotherTableDoesNotCompile() throws {
+        try assertDoesNotCompile(
+            """
+            let messages = Conversation.hasMany(Message.self, using: Message.conversationKey)
+            _ = messages.including(all: messages)
+            """)
     }
 
     func testAPropertyWithoutATypeAnnotationIsAMacroError() throws {

@@ -15,7 +15,7 @@ struct CofferBench: ParsableCommand {
     @Flag(help: "Smaller counts: the whole run takes under a minute.")
     var quick = false
 
-    @Option(parsing: .upToNextOption, help: "Run only these workloads (W0 W1 W1-sql W2 W3 W4 W4b W5 W6 W7 W8 W9 W11 F1).")
+    @Option(parsing: .upToNextOption, help: "Run only these workloads (W0 W1 W1-sql W2 W3 W4 W4b W5 W6 W7 W8 W9 W10 W11 F1).")
     var only: [String] = []
 
     @Option(parsing: .upToNextOption, help: "Run only these implementations (raw-c raw-c-plain coffer coffer-plain).")
@@ -66,6 +66,9 @@ struct CofferBench: ParsableCommand {
         let fullText = FullTextWorkloads(harness: harness, count: quick ? 20_000 : 200_000, queries: quick ? 200 : 1_000)
         let footprint = FootprintWorkload(reads: reads, lookupsPerReader: quick ? 2_500 : 25_000)
         let checksums = ChecksumLog()
+        let associations = AssociationWorkloads(
+            harness: harness, authors: 1_000, booksPerAuthor: 20, pages: quick ? 50 : 200, lookups: quick ? 1_000 : 5_000,
+            checksums: checksums)
         var results: [Measurement] = []
         func wants(_ workload: String) -> Bool { only.isEmpty || only.contains(workload) }
         // Each workload's figures carry the peak RSS it added (F1 measures its own, from just before opening).
@@ -91,6 +94,7 @@ struct CofferBench: ParsableCommand {
             if wants("W11") { try record(documents.run(impl)) }
             if wants("W9") { try record(observation.run(impl)) }
             if wants("W8") { try record(fullText.run(impl)) }
+            if wants("W10") { try record(associations.run(impl)) }
             if wants("F1") { try record(footprint.run(impl)) }
         }
         // With --json the ratio table goes to standard error, so one run gives both.

@@ -6,7 +6,11 @@ struct AssociationLink<Origin: TableRecord, Destination: TableRecord>: Sendable 
     /// The destination's column the match reads.
     let destinationColumn: String
     /// Filters and ordering of the associated rows.
-    var destinationQuery = Query<Destination>()
+    var destinationQuery = Query<Destination>() {
+        didSet { singleKeyQuery = SingleKeyQuery() }
+    }
+    /// The destination query restricted to one key value, prepared the first time a lazy load needs it.
+    private(set) var singleKeyQuery = SingleKeyQuery<Destination>()
 
     init(originColumn: String, destinationColumn: String) {
         self.originColumn = originColumn

@@ -52,30 +52,18 @@ enum EagerLoad {
         }
     }
 
-    /// Runs `query` restricted to the rows whose `column` is among `keys` (NULLs and repeats dropped), in
-    /// chunks of at most ``maximumVariables`` bound values, calling `body` with each row's `column` value,
-    /// record and statement (to read other columns), in the query's order within each chunk.
+    /// Runs `query` restricted to the rows whose `column` is among `keys` (see ``forEachChunk(of:otherArguments:_:)``),
+    /// calling `body` with each row's `column` value, record and statement (to read other columns), in the
+    /// query's order within each chunk.
     static func forEachMatch<Record: TableRecord>(
         of query: Query<Record>, column: String, in keys: [DatabaseValue], _ db: Connection,
         _ body: (DatabaseValue, Record, Statement) throws -> Void
     ) throws {
         let keyIndex = try columnIndex(of: column, in: Record.self)
-        var seen = Set<DatabaseValue>()
-        let keys = keys.filter { $0 != .null && seen.insert($0).inserted }
         let otherArguments = try query.selectFragment.renderTemplate().values.count
-        let chunkSize = max(1, maximumVariables - otherArguments)
-        var start = 0
-        while start < keys.count {
-            var chunk = Array(keys[start..<min(start + chunkSize, keys.count)])
-            start += chunk.count
-            // Padded to a power of two (repeating a key changes nothing in an IN list), so that the
-            // connection's statement cache keeps a dozen shapes of this query, not one per key count.
-            chunk += repeatElement(chunk[chunk.count - 1], count: paddedCount(chunk.count, limit: chunkSize) - chunk.count)
+        try forEachChunk(of: keys, otherArguments: otherArguments) { chunk in
             var restricted = query
-            restricted.filters.append(
-                SQLFragment([.column(table: Record.tableName, name: column)])
-                    + SQLFragment(raw: " IN ")
-                    + SQLFragment.join(chunk.map { SQLFragment(value: $0) }, separator: ", ").parenthesized)
+            restricted.filters.append(membership(of: column, in: Record.self, chunk))
             let (sql, arguments) = try restricted.selectFragment.render()
             try db.withStatement(sql: sql, arguments: arguments) { statement in
                 let decoder = StatementDecoder.forRecord(Record.self, on: statement)
@@ -84,6 +72,33 @@ enum EagerLoad {
                 }
             }
         }
+    }
+
+    /// Calls `body` with `keys` (NULLs and repeats dropped) in chunks of at most ``maximumVariables``
+    /// bound values beside a statement's `otherArguments`, each padded to a power of two.
+    static func forEachChunk(
+        of keys: [DatabaseValue], otherArguments: Int, _ body: ([DatabaseValue]) throws -> Void
+    ) throws {
+        var seen = Set<DatabaseValue>()
+        let keys = keys.filter { $0 != .null && seen.insert($0).inserted }
+        let chunkSize = max(1, maximumVariables - otherArguments)
+        var start = 0
+        while start < keys.count {
+            var chunk = Array(keys[start..<min(start + chunkSize, keys.count)])
+            start += chunk.count
+            // Padded to a power of two (repeating a key changes nothing in an IN list), so that the
+            // connection's statement cache keeps a dozen shapes of this query, not one per key count.
+            chunk += repeatElement(chunk[chunk.count - 1], count: paddedCount(chunk.count, limit: chunkSize) - chunk.count)
+            try body(chunk)
+        }
+    }
+
+    /// `"table"."column" IN (?, …)` over `keys`.
+    static func membership<Record: TableRecord>(
+        of column: String, in record: Record.Type, _ keys: [DatabaseValue]
+    ) -> SQLFragment {
+        SQLFragment([.column(table: Record.tableName, name: column)]) + SQLFragment(raw: " IN ")
+            + SQLFragment.join(keys.map { SQLFragment(value: $0) }, separator: ", ").parenthesized
     }
 
     /// The smallest power of two at least `count`, or `limit` when that is smaller.

@@ -37,6 +37,8 @@ public final class Connection {
     /// identifiers are small and dense), so a lookup is an array access.
     private var preparedQueryStatements: [Statement?] = []
     private var savepointDepth = 0
+    /// Relationships lazily loaded in the open transaction (see `Connection+CurrentTransaction.swift`).
+    var faults = FaultCache()
     /// True once ``close()`` ran: the handle must not be used again.
     private(set) var isClosed = false
     /// Told about every error this connection produces (the database uses it to report corruption).
@@ -263,7 +265,7 @@ public final class Connection {
         try runTransactionStatement(kind.statementSlot, sql: kind.beginSQL)
         let result: T
         do {
-            result = try body()
+            result = try asCurrentTransaction(body)
             try runTransactionStatement(TransactionKind.commitSlot, sql: TransactionKind.commitSQL)
         } catch {
             rollbackIfNeeded()
@@ -311,6 +313,7 @@ public final class Connection {
             result = try body()
         } catch {
             // Rolling back to a savepoint keeps it on the stack: release it too.
+            faults.removeAll()
             try? execute(sql: "ROLLBACK TO SAVEPOINT \(name)")
             try? execute(sql: "RELEASE SAVEPOINT \(name)")
             throw error

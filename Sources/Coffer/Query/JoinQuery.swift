@@ -84,15 +84,23 @@ public struct JoinQuery<Left: TableRecord, Right: TableRecord, RightValue>: Send
     }
 
     func fetchPairs(_ db: Connection, right: (StatementDecoder) throws -> RightValue) throws -> [(Left, RightValue)] {
+        var pairs: [(Left, RightValue)] = []
+        try forEachPair(db, right: right) { left, right, _ in pairs.append((left, right)) }
+        return pairs
+    }
+
+    /// Calls `body` with each pair this join fetches, and the statement positioned on its row (`Left`'s
+    /// columns first, in ``TableRecord/columnDefinitions`` order, then `Right`'s).
+    func forEachPair(
+        _ db: Connection, right: (StatementDecoder) throws -> RightValue, _ body: (Left, RightValue, Statement) throws -> Void
+    ) throws {
         let (sql, arguments) = try build()
-        return try db.withStatement(sql: sql, arguments: arguments) { statement in
+        try db.withStatement(sql: sql, arguments: arguments) { statement in
             let leftNames = Left.columnDefinitions.map(\.name)
             let leftDecoder = StatementDecoder(statement: statement, names: leftNames)
             let rightDecoder = StatementDecoder(
                 statement: statement, names: Right.columnDefinitions.map(\.name), base: leftNames.count)
-            var pairs: [(Left, RightValue)] = []
-            while try statement.step() { pairs.append((try leftDecoder.record(Left.self), try right(rightDecoder))) }
-            return pairs
+            while try statement.step() { try body(try leftDecoder.record(Left.self), try right(rightDecoder), statement) }
         }
     }
 }
