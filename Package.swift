@@ -14,6 +14,10 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", exact: "1.7.3"),
+        // The README's metrics example and coffer-bench's `--monitoring metrics` run against a real backend.
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
         .package(url: "https://github.com/swiftlang/swift-syntax", exact: "600.0.1"),
     ],
@@ -51,6 +55,8 @@ let package = Package(
                 "CofferPageCache",
                 "CofferTokenizer",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
@@ -89,6 +95,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             path: "Tools/coffer-bench"
         ),
@@ -145,6 +152,18 @@ let package = Package(
         ),
         .testTarget(name: "CofferRepairTests", dependencies: ["CofferFormat", "CofferRepair", "Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferKeyValueTests", dependencies: ["Coffer", "CofferTestSupport"]),
+        // Traces and metrics (`Monitoring`) against swift-metrics' and swift-distributed-tracing's own test
+        // backends, and the README's Prometheus example.
+        .testTarget(
+            name: "CofferMonitoringTests",
+            dependencies: [
+                "Coffer", "CofferTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
         .testTarget(
             name: "CofferBackupTests",
             dependencies: ["Coffer", "CofferTestSupport", "CofferTestVFS", "coffer", "coffer-torture"]

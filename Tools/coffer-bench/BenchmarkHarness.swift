@@ -46,6 +46,8 @@ struct Harness {
     let cacheKiB: Int
     /// Coffer's key derivation for new files (`--key-derivation`; default Coffer's).
     var keyDerivation: KeyDerivation = .coffer
+    /// Coffer's monitoring (`--monitoring`; default all off).
+    var monitoring = Monitoring()
 
     /// Coffer's configuration for `impl`: the README's (a passphrase, or none), with the bench cache size.
     /// Raw C's files, which Coffer fills and raw C opens with the passphrase, get SQLCipher 3's derivation.
@@ -53,6 +55,7 @@ struct Harness {
         var configuration = Configuration(encryption: impl.isEncrypted ? .passphrase(WriteWorkloads.passphrase) : .none)
         configuration.cipher.keyDerivation = impl == .rawC ? .sqlcipher3 : keyDerivation
         configuration.cacheSizeKiB = cacheKiB
+        configuration.monitoring = monitoring
         return configuration
     }
 

@@ -39,6 +39,11 @@ struct CofferBench: ParsableCommand {
     @Option(help: "Coffer's key derivation for its files: coffer (PBKDF2-HMAC-SHA512 256000) or sqlcipher3 (SHA1 64000).")
     var keyDerivation: String = "coffer"
 
+    @Option(
+        help:
+            "Coffer's monitoring: off, metrics (counters and timers to swift-prometheus) or statements (every statement traced).")
+    var monitoring: String = "off"
+
     mutating func run() throws {
         if try FootprintWorkload.runAsChild() { return }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -52,6 +57,7 @@ struct CofferBench: ParsableCommand {
         case "sqlcipher3": harness.keyDerivation = .sqlcipher3
         default: throw ValidationError("--key-derivation must be coffer or sqlcipher3")
         }
+        harness.monitoring = try MonitoringLevel.monitoring(named: monitoring)
         let rows = BenchRow.generate(self.rows ?? (quick ? 10_000 : 100_000))
         let writes = WriteWorkloads(harness: harness, rows: rows, transactionCount: transactions ?? (quick ? 500 : 2_000))
         let reads = ReadWorkloads(

@@ -66,16 +66,17 @@ extension Database {
         let canIncrement =
             checkpointer != nil && anchor != nil && tracker.currentAnchor == anchor
             && latest.map { FileManager.default.fileExists(atPath: directory.appendingPathComponent($0.dataFile).path) } == true
-        let generation: BackupGeneration
         if kind == .incremental && !canIncrement {
             throw CofferError(
                 code: .apiMisuse, message: "no base generation to build an incremental backup on: take a full backup first")
         }
-        if kind != .full, canIncrement, let latest, let anchor {
-            generation = try incrementalBackup(store: store, id: id, previous: latest, anchor: anchor)
-        } else {
-            generation = try fullBackup(store: store, id: id, pagesPerStep: max(pagesPerStep, 1))
+        let generation = try spans.run("coffer.backup") {
+            if kind != .full, canIncrement, let latest, let anchor {
+                return try incrementalBackup(store: store, id: id, previous: latest, anchor: anchor)
+            }
+            return try fullBackup(store: store, id: id, pagesPerStep: max(pagesPerStep, 1))
         }
+        factory.metrics?.backupBytes.increment(by: generation.byteCount)
         configuration.logger.debug(
             "backup written",
             metadata: [

@@ -118,7 +118,9 @@ extension Database {
         var configuration = self.configuration
         configuration.encryption = unredactedEncryption
         try? close()
-        return try Self.restore(from: directory, to: path, configuration: configuration, replacingExisting: true)
+        return try spans.run("coffer.restore") {
+            try Self.restore(from: directory, to: path, configuration: configuration, replacingExisting: true)
+        }
     }
 
     /// Page numbers in `file` whose HMAC fails (all-zero pages pass).

@@ -5,22 +5,16 @@ import CSQLCipher
 
 extension Connection {
     /// Runs `body` and returns its result with the number of top-level statements SQLite started
-    /// meanwhile (statements run by triggers are not counted). Replaces any trace hook for the duration.
+    /// meanwhile (statements run by triggers are not counted). Other trace listeners keep running.
     func countingStatements<T>(_ body: () throws -> T) throws -> (result: T, statements: Int) {
-        let counter = StatementCounter()
-        sqlite3_trace_v2(
-            handle, UInt32(SQLITE_TRACE_STMT),
-            { _, context, _, text in
-                // A trigger's sub-statement arrives as its SQL text prefixed with "--".
-                let sql = text.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""
-                if let context, !sql.hasPrefix("--") {
-                    Unmanaged<StatementCounter>.fromOpaque(context).takeUnretainedValue().statements += 1
-                }
-                return 0
-            }, Unmanaged.passUnretained(counter).toOpaque())
-        defer { sqlite3_trace_v2(handle, 0, nil, nil) }
-        let result = try withExtendedLifetime(counter) { try body() }
-        return (result, counter.statements)
+        var statements = 0
+        // A trigger's sub-statement arrives as a comment on the same statement: not counted.
+        let listener = addTraceListener(mask: SQLITE_TRACE_STMT) { event in
+            if !event.isTriggerStart { statements += 1 }
+        }
+        defer { removeTraceListener(listener) }
+        let result = try body()
+        return (result, statements)
     }
 
     /// The number of statements prepared on this connection and not yet finalized (the statement cache's
@@ -34,9 +28,4 @@ extension Connection {
         }
         return count
     }
-}
-
-/// The count ``Connection/countingStatements(_:)`` keeps, reached from SQLite's trace callback.
-private final class StatementCounter {
-    var statements = 0
 }

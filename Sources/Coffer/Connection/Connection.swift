@@ -43,6 +43,8 @@ public final class Connection {
     private(set) var isClosed = false
     /// Told about every error this connection produces (the database uses it to report corruption).
     var errorObserver: ((CofferError) -> Void)?
+    /// Whoever listens to SQLite's statement trace on this connection (see `addTraceListener`).
+    let traceListeners = TraceListeners()
 
     init(path: String, flags: Int32, logger: Logger, vfs: String? = nil) throws {
         var handle: OpaquePointer?

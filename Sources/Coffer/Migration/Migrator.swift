@@ -39,12 +39,14 @@ public struct Migrator: Sendable {
         if let duplicate = Dictionary(grouping: names, by: { $0 }).first(where: { $0.value.count > 1 })?.key {
             throw CofferError(code: .apiMisuse, message: "migration '\(duplicate)' is registered twice")
         }
-        try database.write { db in try Self.createRecordTable(db) }
-        var applied: [String] = []
-        for migration in migrations where try apply(migration, database) {
-            applied.append(migration.name)
+        return try database.spans.run("coffer.migrate") {
+            try database.write { db in try Self.createRecordTable(db) }
+            var applied: [String] = []
+            for migration in migrations where try apply(migration, database) {
+                applied.append(migration.name)
+            }
+            return applied
         }
-        return applied
     }
 
     /// Applies one migration unless it is recorded; returns whether it ran.

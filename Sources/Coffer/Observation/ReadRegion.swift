@@ -43,17 +43,12 @@ final class ReadRegionRecorder {
     /// region they read (worked out on the same connection, inside the caller's read transaction).
     func record<T>(on connection: Connection, _ body: () throws -> T) throws -> (T, ReadRegion) {
         statements.removeAll(keepingCapacity: true)
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        sqlite3_trace_v2(
-            connection.handle, UInt32(SQLITE_TRACE_STMT),
-            { _, context, statement, _ in
-                guard let context, let statement, let sql = sqlite3_sql(OpaquePointer(statement)) else { return 0 }
-                Unmanaged<ReadRegionRecorder>.fromOpaque(context).takeUnretainedValue().statements.insert(String(cString: sql))
-                return 0
-            }, context)
+        let listener = connection.addTraceListener(mask: SQLITE_TRACE_STMT) { [self] event in
+            if let sql = sqlite3_sql(event.statement) { statements.insert(String(cString: sql)) }
+        }
         let value: T
         do {
-            defer { sqlite3_trace_v2(connection.handle, 0, nil, nil) }
+            defer { connection.removeTraceListener(listener) }
             value = try body()
         }
         var region = ReadRegion(tables: [])

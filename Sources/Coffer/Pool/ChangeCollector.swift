@@ -18,6 +18,8 @@ final class ChangeCollector {
     private let publish: (DatabaseChangeSet) -> Void
     /// The writer connection (by ``SerializedConnection/generation``) the hooks are on.
     private(set) var installedGeneration: Int?
+    /// The trace listener installed with the hooks (see `Connection.addTraceListener`).
+    private var traceListener: Int?
     private var rows: [RowChange] = []
     private var wholeDatabase = false
     private var committing = false
@@ -58,21 +60,13 @@ final class ChangeCollector {
             { context in
                 if let context { Unmanaged<ChangeCollector>.fromOpaque(context).takeUnretainedValue().reset() }
             }, context)
-        sqlite3_trace_v2(
-            handle, UInt32(SQLITE_TRACE_STMT | SQLITE_TRACE_PROFILE),
-            { mask, context, statement, text in
-                guard let context, let statement else { return 0 }
-                let collector = Unmanaged<ChangeCollector>.fromOpaque(context).takeUnretainedValue()
-                let pointer = OpaquePointer(statement)
-                if mask == UInt32(SQLITE_TRACE_STMT) {
-                    // A trigger's start is reported as a comment on the same statement.
-                    let isComment = text.map { $0.assumingMemoryBound(to: CChar.self).pointee == 0x2D } ?? false
-                    if !isComment { collector.statementWillRun(pointer) }
-                } else if mask == UInt32(SQLITE_TRACE_PROFILE) {
-                    collector.statementDidRun(pointer)
-                }
-                return 0
-            }, context)
+        traceListener = connection.addTraceListener(mask: SQLITE_TRACE_STMT | SQLITE_TRACE_PROFILE) { [self] event in
+            if event.kind == UInt32(SQLITE_TRACE_STMT) {
+                if !event.isTriggerStart { statementWillRun(event.statement) }
+            } else {
+                statementDidRun(event.statement)
+            }
+        }
     }
 
     /// Removes the hooks (the writer is idle: outside any transaction).
@@ -81,7 +75,8 @@ final class ChangeCollector {
         sqlite3_update_hook(connection.handle, nil, nil)
         sqlite3_commit_hook(connection.handle, nil, nil)
         sqlite3_rollback_hook(connection.handle, nil, nil)
-        sqlite3_trace_v2(connection.handle, 0, nil, nil)
+        if let traceListener { connection.removeTraceListener(traceListener) }
+        traceListener = nil
         installedGeneration = nil
         rowsAtStatementStart.removeAll()
         reset()

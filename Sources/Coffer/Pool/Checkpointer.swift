@@ -39,12 +39,19 @@ final class Checkpointer: @unchecked Sendable {
     private var stopped = false
     // Touched only on `queue`.
     private var connection: Connection?
+    /// Checkpoints and their pages are counted here when ``Monitoring/metrics`` is on.
+    private let metrics: DatabaseMetrics?
+    /// Told each commit's WAL size when metrics are on (`coffer_pages_written`).
+    private let walFrames: WALFrameTally?
 
     init(
         writer: SerializedConnection, threshold: Int, idleDelay: TimeInterval, hook: WALCommitHook,
-        refreshesCacheCap: Bool, open: @escaping () throws -> Connection
+        refreshesCacheCap: Bool, metrics: DatabaseMetrics? = nil, walFrames: WALFrameTally? = nil,
+        open: @escaping () throws -> Connection
     ) {
         self.writer = writer
+        self.metrics = metrics
+        self.walFrames = walFrames
         self.hook = hook
         self.refreshesCacheCap = refreshesCacheCap
         self.threshold = Int32(clamping: max(threshold, 1))
@@ -75,6 +82,7 @@ final class Checkpointer: @unchecked Sendable {
     /// One lock round per commit decides everything this commit schedules.
     private func didCommit(walFrames: Int32) {
         hook.didCommit(walFrames: walFrames)
+        self.walFrames?.commit(framesInWAL: walFrames)
         let due = lock.withLock { () -> CommitWork in
             commits &+= 1
             guard !stopped else { return CommitWork() }
@@ -120,7 +128,7 @@ final class Checkpointer: @unchecked Sendable {
         writer.async { connection in
             // Skipped while a backup reads the main file: the next background checkpoint catches up.
             if let connection, self.hook.checkpointGate.try() {
-                sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+                _ = CheckpointCount.run(connection, mode: SQLITE_CHECKPOINT_PASSIVE, metrics: self.metrics)
                 self.hook.checkpointGate.unlock()
             }
             self.lock.withLock { self.checkpointPending = false }
@@ -151,7 +159,7 @@ final class Checkpointer: @unchecked Sendable {
         do {
             if connection == nil { connection = try openConnection() }
             guard let connection else { return }
-            let code = hook.checkpointGate.withLock { sqlite3_wal_checkpoint_v2(connection.handle, nil, mode, nil, nil) }
+            let code = hook.checkpointGate.withLock { CheckpointCount.run(connection, mode: mode, metrics: metrics) }
             if code != SQLITE_OK && code != SQLITE_BUSY && code != SQLITE_LOCKED {
                 connection.logger.warning("checkpoint failed", metadata: ["code": "\(code)"])
             }

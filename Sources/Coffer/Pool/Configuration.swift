@@ -48,6 +48,8 @@ public struct Configuration: Sendable {
     /// While something observes the database (``Database/observe(options:_:)``), how often, in seconds,
     /// Coffer looks for commits made by other processes; 0 turns that off.
     public var externalChangeLatency: TimeInterval
+    /// Statement traces, metrics, writer-wait traces and spans. Default: all off (see ``Monitoring``).
+    public var monitoring: Monitoring
 
     /// Creates a configuration.
     public init(encryption: Encryption = .none, cipher: CipherOptions = CipherOptions()) {
@@ -66,6 +68,7 @@ public struct Configuration: Sendable {
         self.onCorruption = nil
         self.openPreparation = nil
         self.externalChangeLatency = 0.1
+        self.monitoring = Monitoring()
     }
 }
 

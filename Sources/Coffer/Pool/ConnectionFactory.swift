@@ -15,12 +15,20 @@ struct ConnectionFactory: Sendable {
     let path: String
     let configuration: Configuration
     let corruption: CorruptionReporter
+    /// The database's metrics, when ``Monitoring/metrics`` is on.
+    let metrics: DatabaseMetrics?
+    private let decryptions: DecryptionTally?
+    /// The writer's WAL frames, counted by the checkpointer's WAL hook, when metrics are on.
+    let walFrames: WALFrameTally?
     private let keyHolder: DatabaseKeyHolder
 
     init(path: String, configuration: Configuration, key: DatabaseKey?, corruption: CorruptionReporter) {
         self.path = path
         self.configuration = configuration
         self.corruption = corruption
+        self.metrics = DatabaseMetrics.make(for: configuration.monitoring, path: path)
+        self.decryptions = metrics != nil && key != nil ? DecryptionTally() : nil
+        self.walFrames = metrics.map(WALFrameTally.init(metrics:))
         self.keyHolder = DatabaseKeyHolder(key)
     }
 
@@ -49,6 +57,12 @@ struct ConnectionFactory: Sendable {
         }
         let reporter = corruption
         connection.errorObserver = { error in reporter.report(error) }
+        // After the key's proving read and the PRAGMAs: the trace starts with the caller's statements.
+        if configuration.monitoring.monitorsStatements && role != .checkpointer {
+            StatementMonitor.install(
+                on: connection, monitoring: configuration.monitoring, metrics: metrics, decryptions: decryptions,
+                onWriter: role == .writer)
+        }
         return connection
     }
 

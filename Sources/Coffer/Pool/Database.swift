@@ -37,6 +37,8 @@ public final class Database: Sendable {
     let commitHook = WALCommitHook()
     /// Change observation: commit hooks on the writer, subscribers, the other-process poller.
     let observation: ObservationCenter
+    /// Spans around transactions and long work, when ``Monitoring/spans`` is on.
+    let spans: DatabaseSpans?
     /// This database's place among those whose sizes cap the decrypted-page cache (encrypted files only).
     private let cacheSizeToken: UUID?
     private let state: CloseState
@@ -75,12 +77,15 @@ public final class Database: Sendable {
         if let preparation = configuration.openPreparation, !configuration.readOnly {
             try preparation.apply(on: writerConnection, path: path)
         }
-        let writer = SerializedConnection(connection: writerConnection, label: "coffer.writer")
+        let waitTrace = WriterWaitTrace.make(
+            for: configuration.monitoring, logger: configuration.logger, metrics: factory.metrics)
+        let writer = SerializedConnection(connection: writerConnection, label: "coffer.writer", waitTrace: waitTrace)
         self.path = path
         self.configuration = configuration
         self.factory = factory
         self.writer = writer
         self.state = CloseState(removingOnClose: directory)
+        self.spans = DatabaseSpans.make(for: configuration.monitoring, path: path)
         self.observation = ObservationCenter(
             writer: writer, externalLatency: isMemory ? 0 : configuration.externalChangeLatency)
         let pooled = !isMemory && configuration.readerCount > 0
@@ -91,7 +96,8 @@ public final class Database: Sendable {
             let checkpointer = Checkpointer(
                 writer: writer, threshold: configuration.checkpointThreshold,
                 idleDelay: configuration.idleCheckpointDelay, hook: commitHook,
-                refreshesCacheCap: configuration.encryption.isEncrypted
+                refreshesCacheCap: configuration.encryption.isEncrypted, metrics: factory.metrics,
+                walFrames: factory.walFrames
             ) { try factory.open(.checkpointer) }
             self.checkpointer = checkpointer
             try writer.sync { checkpointer.install(on: $0) }
@@ -142,6 +148,11 @@ public final class Database: Sendable {
 
     /// Runs `body` in a read transaction on a reader connection: it sees one consistent snapshot.
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        if let spans { return try spans.run("coffer.read") { try readTransaction(body) } }
+        return try readTransaction(body)
+    }
+
+    private func readTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
         guard let readers else {
             return try writer.sync { connection in try connection.inTransaction(.deferred) { try body(connection) } }
         }
@@ -153,7 +164,12 @@ public final class Database: Sendable {
     /// Runs `body` in one `BEGIN IMMEDIATE` transaction on the writer: commits when it returns, rolls
     /// back when it throws.
     public func write<T>(_ body: (Connection) throws -> T) throws -> T {
-        try writer.sync { connection in try connection.inTransaction(.immediate) { try body(connection) } }
+        if let spans { return try spans.run("coffer.write") { try writeTransaction(body) } }
+        return try writeTransaction(body)
+    }
+
+    private func writeTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
+        try writer.sync("write(_:)") { connection in try connection.inTransaction(.immediate) { try body(connection) } }
     }
 
     /// Runs `body` on the writer outside any transaction (each statement commits on its own, or manage
@@ -186,7 +202,9 @@ public final class Database: Sendable {
                 continuation.resume(
                     with: Result {
                         guard let connection else { throw SerializedConnection.closedError }
-                        return try connection.inTransaction(.immediate) { try body(connection) }
+                        return try self.spans.run("coffer.write") {
+                            try connection.inTransaction(.immediate) { try body(connection) }
+                        }
                     })
             }
         }
@@ -209,7 +227,7 @@ public final class Database: Sendable {
         // Gate before writer, always: an incremental backup holds the gate and then waits for the writer.
         try commitHook.checkpointGate.withLock {
             try writer.sync { connection in
-                let code = sqlite3_wal_checkpoint_v2(connection.handle, nil, mode.rawValue, nil, nil)
+                let code = CheckpointCount.run(connection, mode: mode.rawValue, metrics: factory.metrics)
                 guard code == SQLITE_OK else { throw connection.failure(code: code, sql: "PRAGMA wal_checkpoint") }
             }
         }

@@ -17,22 +17,30 @@ final class SerializedConnection: @unchecked Sendable {
     /// Counts connection replacements (rekey), so per-connection state can tell a new connection from the
     /// old one even when SQLite reuses its address; only touched on `queue`.
     private(set) var generation = 0
+    /// Times each wait for the queue (``Monitoring/writerWaits``, metrics); nil when monitoring is off.
+    private let waitTrace: WriterWaitTrace?
+    /// The operation using the connection now, or the last one; only touched on `queue`, with `waitTrace`.
+    private var currentOperation: StaticString = "open"
 
-    init(connection: Connection, label: String) {
+    init(connection: Connection, label: String, waitTrace: WriterWaitTrace? = nil) {
         self.connection = connection
         self.queue = DispatchQueue(label: label, qos: .userInitiated)
+        self.waitTrace = waitTrace
         queue.setSpecific(key: key, value: ())
     }
 
     var isOnQueue: Bool { DispatchQueue.getSpecific(key: key) != nil }
 
-    /// Runs `body` on the queue and waits for it.
-    func sync<T>(_ body: (Connection) throws -> T) throws -> T {
+    /// Runs `body` on the queue and waits for it; `operation` (the caller's name) is what a wait trace
+    /// reports.
+    func sync<T>(_ operation: StaticString = #function, _ body: (Connection) throws -> T) throws -> T {
         guard !isOnQueue else {
             throw CofferError(
                 code: .apiMisuse, message: "reentrant access: nest with savepoint(_:) inside the closure you already have")
         }
+        let asked = waitTrace == nil ? 0 : DispatchTime.now().uptimeNanoseconds
         return try queue.sync {
+            if let waitTrace { gotQueue(waitTrace, operation, askedAt: asked) }
             guard let connection else { throw Self.closedError }
             useObserver?.willUse(connection)
             defer { useObserver?.didUse(connection) }
@@ -41,13 +49,21 @@ final class SerializedConnection: @unchecked Sendable {
     }
 
     /// Runs `body` on the queue without waiting; for work that must not block its caller.
-    func async(_ body: @escaping @Sendable (Connection?) -> Void) {
+    func async(_ operation: StaticString = #function, _ body: @escaping @Sendable (Connection?) -> Void) {
+        let asked = waitTrace == nil ? 0 : DispatchTime.now().uptimeNanoseconds
         queue.async { [self] in
+            if let waitTrace { gotQueue(waitTrace, operation, askedAt: asked) }
             guard let connection else { return body(nil) }
             useObserver?.willUse(connection)
             defer { useObserver?.didUse(connection) }
             body(connection)
         }
+    }
+
+    /// Reports a wait that ended (on `queue`): `operation` waited behind `currentOperation`.
+    private func gotQueue(_ trace: WriterWaitTrace, _ operation: StaticString, askedAt asked: UInt64) {
+        trace.operation(operation, waitedSince: asked, behind: currentOperation)
+        currentOperation = operation
     }
 
     /// Runs `body` on the queue and waits: at once when already on it (inside a use), else queued.

@@ -35,6 +35,12 @@ extension Database {
     /// - Throws: ``CofferError/cantOpen`` when `destination` exists; the material's load error when
     ///   `backup` holds no material this key decrypts; ``DatabaseFileError`` when no page authenticates.
     public func repair(to destination: String, backup: URL? = nil) throws -> RepairReport {
+        let report = try monitored("coffer.repair") { try salvage(to: destination, backup: backup) }
+        recordRepair(pages: report.pagesTotal, rows: report.rowsSalvaged)
+        return report
+    }
+
+    private func salvage(to destination: String, backup: URL?) throws -> RepairReport {
         guard !FileManager.default.fileExists(atPath: destination) else {
             throw CofferError(code: .cantOpen, message: "\(destination) already exists; repair never overwrites")
         }
