@@ -82,6 +82,7 @@ FOLDER_ORDER = {
         {"Migration"},
         {"Association"},
         {"Observation"},
+        {"RecordCache"},
         {"KeyValue", "Backup"},
         {"FullText"},
         {"Documents"},

@@ -15,7 +15,7 @@ struct CofferBench: ParsableCommand {
     @Flag(help: "Smaller counts: the whole run takes under a minute.")
     var quick = false
 
-    @Option(parsing: .upToNextOption, help: "Run only these workloads (W0 W1 W2 W3 W4 W4b W5 W6 W7 W8 W9 W11 F1).")
+    @Option(parsing: .upToNextOption, help: "Run only these workloads (W0 W1 W2 W3 W4 W4b W5 W6 W7 W8 W9 W10 W11 F1).")
     var only: [String] = []
 
     @Option(parsing: .upToNextOption, help: "Run only these implementations (raw-c raw-c-plain coffer coffer-plain).")
@@ -64,6 +64,7 @@ struct CofferBench: ParsableCommand {
         let observation = ObservationWorkloads(
             writes: writes, latencyCommits: quick ? 50 : 200, burstCommits: quick ? 2_000 : 10_000)
         let fullText = FullTextWorkloads(harness: harness, count: quick ? 20_000 : 200_000, queries: quick ? 200 : 1_000)
+        let recordCache = RecordCacheWorkloads(harness: harness, lookups: quick ? 20_000 : 100_000)
         let footprint = FootprintWorkload(reads: reads, lookupsPerReader: quick ? 2_500 : 25_000)
         let checksums = ChecksumLog()
         var results: [Measurement] = []
@@ -90,6 +91,7 @@ struct CofferBench: ParsableCommand {
             if wants("W11") { try record(documents.run(impl)) }
             if wants("W9") { try record(observation.run(impl)) }
             if wants("W8") { try record(fullText.run(impl)) }
+            if wants("W10") { try record(recordCache.run(impl)) }
             if wants("F1") { try record(footprint.run(impl)) }
         }
         if !json { print(Report.table(results)) }

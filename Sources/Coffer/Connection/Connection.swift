@@ -28,6 +28,9 @@ public final class Connection {
     private(set) var isClosed = false
     /// Told about every error this connection produces (the database uses it to report corruption).
     var errorObserver: ((CofferError) -> Void)?
+    /// The database's commit counter and this connection's read transaction's place in it (record cache).
+    var commitClock: CommitClock?
+    var snapshotStamp = SnapshotStamp()
 
     init(path: String, flags: Int32, logger: Logger, vfs: String? = nil) throws {
         var handle: OpaquePointer?

@@ -16,6 +16,8 @@ struct ConnectionFactory: Sendable {
     let configuration: Configuration
     let corruption: CorruptionReporter
     private let keyHolder: DatabaseKeyHolder
+    /// Shared by every connection opened here (see ``CommitClock``).
+    let clock = CommitClock()
 
     init(path: String, configuration: Configuration, key: DatabaseKey?, corruption: CorruptionReporter) {
         self.path = path
@@ -49,6 +51,7 @@ struct ConnectionFactory: Sendable {
         }
         let reporter = corruption
         connection.errorObserver = { error in reporter.report(error) }
+        connection.commitClock = clock
         return connection
     }
 
