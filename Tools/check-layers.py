@@ -88,6 +88,7 @@ FOLDER_ORDER = {
         {"Migration"},
         {"Association"},
         {"Observation"},
+        {"RecordCache"},
         {"KeyValue", "Backup"},
         {"FullText"},
         {"Documents"},

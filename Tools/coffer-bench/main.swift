@@ -70,6 +70,7 @@ struct CofferBench: ParsableCommand {
         let observation = ObservationWorkloads(
             writes: writes, latencyCommits: quick ? 50 : 200, burstCommits: quick ? 2_000 : 10_000)
         let fullText = FullTextWorkloads(harness: harness, count: quick ? 20_000 : 200_000, queries: quick ? 200 : 1_000)
+        let recordCache = RecordCacheWorkloads(harness: harness, lookups: quick ? 20_000 : 100_000)
         let footprint = FootprintWorkload(reads: reads, lookupsPerReader: quick ? 2_500 : 25_000)
         let checksums = ChecksumLog()
         let associations = AssociationWorkloads(
@@ -100,7 +101,10 @@ struct CofferBench: ParsableCommand {
             if wants("W11") { try record(documents.run(impl)) }
             if wants("W9") { try record(observation.run(impl)) }
             if wants("W8") { try record(fullText.run(impl)) }
-            if wants("W10") { try record(associations.run(impl)) }
+            if wants("W10") {
+                try record(associations.run(impl))
+                try record(recordCache.run(impl))
+            }
             if wants("F1") { try record(footprint.run(impl)) }
         }
         // With --json the ratio table goes to standard error, so one run gives both.

@@ -45,6 +45,9 @@ public final class Connection {
     var errorObserver: ((CofferError) -> Void)?
     /// Whoever listens to SQLite's statement trace on this connection (see `addTraceListener`).
     let traceListeners = TraceListeners()
+    /// The database's commit counter and this connection's read transaction's place in it (record cache).
+    var commitClock: CommitClock?
+    var snapshotStamp = SnapshotStamp()
 
     init(path: String, flags: Int32, logger: Logger, vfs: String? = nil) throws {
         var handle: OpaquePointer?

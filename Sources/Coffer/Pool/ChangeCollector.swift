@@ -31,6 +31,8 @@ final class ChangeCollector {
     private var rowsReported = 0
     /// Tags of the transaction being collected (see ``ObservationCenter/tagCurrentTransaction(_:)``).
     var tags: Set<ObjectIdentifier> = []
+    /// Told in the commit hook, before the commit is visible (the record cache's clock).
+    private var clock: CommitClock?
 
     init(publish: @escaping (DatabaseChangeSet) -> Void) { self.publish = publish }
 
@@ -41,6 +43,7 @@ final class ChangeCollector {
         reset()
         let handle = connection.handle
         installedGeneration = generation
+        clock = connection.commitClock
         let context = Unmanaged.passUnretained(self).toOpaque()
         sqlite3_update_hook(
             handle,
@@ -52,7 +55,10 @@ final class ChangeCollector {
         sqlite3_commit_hook(
             handle,
             { context in
-                if let context { Unmanaged<ChangeCollector>.fromOpaque(context).takeUnretainedValue().committing = true }
+                guard let context else { return 0 }
+                let collector = Unmanaged<ChangeCollector>.fromOpaque(context).takeUnretainedValue()
+                collector.committing = true
+                collector.clock?.commitWillStart()
                 return 0
             }, context)
         sqlite3_rollback_hook(

@@ -21,6 +21,8 @@ struct ConnectionFactory: Sendable {
     /// The writer's WAL frames, counted by the checkpointer's WAL hook, when metrics are on.
     let walFrames: WALFrameTally?
     private let keyHolder: DatabaseKeyHolder
+    /// Shared by every connection opened here (see ``CommitClock``).
+    let clock = CommitClock()
 
     init(path: String, configuration: Configuration, key: DatabaseKey?, corruption: CorruptionReporter) {
         self.path = path
@@ -57,6 +59,7 @@ struct ConnectionFactory: Sendable {
         }
         let reporter = corruption
         connection.errorObserver = { error in reporter.report(error) }
+        connection.commitClock = clock
         // After the key's proving read and the PRAGMAs: the trace starts with the caller's statements.
         if configuration.monitoring.monitorsStatements && role != .checkpointer {
             StatementMonitor.install(

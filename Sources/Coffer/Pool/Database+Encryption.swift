@@ -36,6 +36,8 @@ extension Database {
         }
         readers?.suspendAndDrain()
         checkpointer?.suspend()
+        // Records decrypted under the old key go with it.
+        factory.clock.clearAttachment()
         // Every page is re-encrypted: no earlier backup generation can take increments any more.
         changeTracker.invalidate()
         defer {

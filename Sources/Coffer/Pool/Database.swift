@@ -104,6 +104,7 @@ public final class Database: Sendable {
         }
         let encryptedFile = !isMemory && configuration.encryption.isEncrypted
         self.cacheSizeToken = encryptedFile ? DecryptedPageCache.OpenFiles.shared.add(path) : nil
+        factory.clock.owner = self
     }
 
     /// An in-memory database, for tests and caches. It has one connection: reads run on the writer.
@@ -157,7 +158,10 @@ public final class Database: Sendable {
             return try writer.sync { connection in try connection.inTransaction(.deferred) { try body(connection) } }
         }
         return try readers.withReader { connection in
-            try connection.inTransaction(.deferred) { try body(connection) }
+            try connection.inTransaction(.deferred) {
+                connection.stampReadTransaction()
+                return try body(connection)
+            }
         }
     }
 
@@ -241,6 +245,7 @@ public final class Database: Sendable {
         guard state.markClosed() else { return }
         observation.close()
         readers?.close()
+        factory.clock.clearAttachment(detaching: true)
         checkpointer?.suspend()
         let readOnly = configuration.readOnly
         let checkpointer = self.checkpointer

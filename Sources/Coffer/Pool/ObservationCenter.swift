@@ -104,6 +104,8 @@ extension ObservationCenter: WriterUseObserver {
     }
 
     func didUse(_ connection: Connection) {
-        collector?.writerIsIdle(connection)
+        guard let collector else { return }
+        collector.writerIsIdle(connection)
+        if !connection.isInsideTransaction { connection.commitClock?.writerIsIdle() }
     }
 }

@@ -1,0 +1,91 @@
+import Foundation
+
+/// One database's record caches, one ``RecordCacheStore`` per cached type, kept in step with its commits.
+///
+/// Started by the first lookup of a ``CachedRecord`` type: it subscribes to the database's change sets
+/// (which installs the writer's change hooks, and with them the ``CommitClock``) and activates the clock.
+/// Each commit's change set forgets the rows it changed; a whole-database change (a schema change, a
+/// `DELETE` SQLite reports wholesale, another process's commit) forgets everything. Rekey and close empty
+/// it. One lock guards every store: a hit holds it for one hash lookup and a relink.
+final class RecordCacheRegistry: CommitClockAttachment, @unchecked Sendable {
+    private let clock: CommitClock
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    private var stores: [ObjectIdentifier: RecordCacheStore] = [:]
+
+    private init(clock: CommitClock) { self.clock = clock }
+
+    /// The registry of the database `connection` belongs to, started on first use; nil for a connection
+    /// that belongs to no open database.
+    static func of(_ connection: Connection) -> RecordCacheRegistry? {
+        guard let clock = connection.commitClock else { return nil }
+        var created: RecordCacheRegistry?
+        let registry = clock.attachment { () -> RecordCacheRegistry? in
+            created = RecordCacheRegistry(clock: clock)
+            return created
+        }
+        if let created { created.start() }
+        return registry
+    }
+
+    /// Subscribes to the database's change sets, then lets the clock count: a read transaction begun
+    /// after this is placed exactly, one begun before it is not cached.
+    private func start() {
+        guard let database = clock.owner as? Database else { return }
+        guard database.observation.subscribe({ [weak self] changes in self?.apply(changes) }) != nil else { return }
+        clock.activate()
+    }
+
+    /// The store of `Record`, created with the type's level on first use.
+    func withStore<Record: CachedRecord, T>(_ type: Record.Type, _ body: (RecordCacheStore) -> T) -> T {
+        lock.withLock {
+            let key = ObjectIdentifier(type)
+            if let store = stores[key] { return body(store) }
+            let store = RecordCacheStore(table: Record.tableName, level: Record.recordCache)
+            stores[key] = store
+            return body(store)
+        }
+    }
+
+    /// Forgets what a commit changed (on the writer's queue, before the writer is idle again).
+    private func apply(_ changes: DatabaseChangeSet) {
+        if changes.isWholeDatabase {
+            // Another process's commit was not counted by the clock: no snapshot overlapping it is exact.
+            if changes.isExternal { clock.skip() }
+            removeAll()
+            return
+        }
+        let commits = clock.counts.started
+        var rowsByTable: [String: [Int64]] = [:]
+        for row in changes.rows { rowsByTable[row.table.lowercased(), default: []].append(row.rowID) }
+        lock.withLock {
+            for store in stores.values {
+                if let rows = rowsByTable[store.table] { store.invalidate(rowIDs: rows, at: commits) }
+            }
+        }
+    }
+
+    /// Forgets everything as of the clock's current count.
+    private func removeAll() {
+        let commits = clock.counts.started
+        lock.withLock {
+            for store in stores.values { store.removeAll(at: commits) }
+        }
+    }
+
+    /// Another connection committed (a reader saw `data_version` move with no commit of ours).
+    func externalChange() {
+        clock.skip()
+        removeAll()
+    }
+
+    func clear() {
+        clock.skip()
+        removeAll()
+    }
+
+    /// The records and estimated bytes each cached type holds, for measurements and tests.
+    var usage: [(table: String, records: Int, cost: Int)] {
+        lock.withLock { stores.values.map { ($0.table, $0.count, $0.totalCost) } }
+    }
+}

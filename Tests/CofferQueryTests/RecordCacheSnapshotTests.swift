@@ -1,0 +1,165 @@
+import CofferTestSupport
+import Foundation
+import XCTest
+
+@testable import Coffer
+
+/// The snapshot races of the record cache, each staged step by step on real threads: a reader older than
+/// a cached record, a reader filling the cache from an old snapshot after a newer commit, and a seeded
+/// run of readers, a writer and raw SQL where every cached read equals an uncached read at the same
+/// snapshot (also run under ThreadSanitizer by Tools/sanitize.sh).
+final class RecordCacheSnapshotTests: XCTestCase {
+    /// Runs `body` in a read on another thread; it calls its argument to pause until `resume` is signalled.
+    private func pausedRead(
+        _ database: Database, body: @escaping @Sendable (Connection, () -> Void) throws -> Void
+    ) -> (paused: DispatchSemaphore, resume: DispatchSemaphore, done: DispatchGroup, failure: LockedBox<Error?>) {
+        let paused = DispatchSemaphore(value: 0)
+        let resume = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        let failure = LockedBox<Error?>(nil)
+        done.enter()
+        Thread.detachNewThread {
+            defer { done.leave() }
+            do {
+                try database.read { db in
+                    try body(db) {
+                        paused.signal()
+                        resume.wait()
+                    }
+                }
+            } catch {
+                failure.value = error
+                paused.signal()
+            }
+        }
+        return (paused, resume, done, failure)
+    }
+
+    func testAReaderOlderThanACachedRecordReadsItsOwnSnapshot() throws {
+        let directory = try TemporaryDirectory()
+        let database = try makeContactDatabase(in: directory, count: 5)
+        try warmContacts(database, ids: 1...5)
+        let seen = LockedBox<[String?]>([])
+        let reader = pausedRead(database) { db, pause in
+            _ = try CachedContact.fetchOne(db, id: 2)  // the snapshot is open and placed
+            pause()
+            let cached = try CachedContact.fetchOne(db, id: 1)?.name
+            seen.mutate { $0.append(cached) }
+            let uncached = try uncachedContact(db, id: 1)?.name
+            seen.mutate { $0.append(uncached) }
+        }
+        reader.paused.wait()
+        try database.write { db in try db.execute(sql: "UPDATE cached_contact SET name = 'new' WHERE id = 1") }
+        // A newer reader caches the new record.
+        XCTAssertEqual(try database.read { try CachedContact.fetchOne($0, id: 1)?.name }, "new")
+        XCTAssertEqual(try database.read { try CachedContact.fetchOne($0, id: 1)?.name }, "new")
+        reader.resume.signal()
+        reader.done.wait()
+        XCTAssertNil(reader.failure.value)
+        XCTAssertEqual(seen.value, ["name 1", "name 1"])
+    }
+
+    func testAReaderAtAnOldSnapshotDoesNotFillTheCacheAfterANewerCommit() throws {
+        let directory = try TemporaryDirectory()
+        let database = try makeContactDatabase(in: directory, count: 5)
+        try warmContacts(database, ids: 2...2)
+        let seen = LockedBox<String?>(nil)
+        let reader = pausedRead(database) { db, pause in
+            _ = try CachedContact.fetchOne(db, id: 2)
+            pause()
+            seen.value = try CachedContact.fetchOne(db, id: 1)?.name  // a miss, read at the old snapshot
+        }
+        reader.paused.wait()
+        try database.write { db in try db.execute(sql: "UPDATE cached_contact SET name = 'new' WHERE id = 1") }
+        reader.resume.signal()
+        reader.done.wait()
+        XCTAssertNil(reader.failure.value)
+        XCTAssertEqual(seen.value, "name 1")
+        for _ in 0..<2 {
+            try database.read { db in
+                XCTAssertEqual(try CachedContact.fetchOne(db, id: 1)?.name, "new")
+                XCTAssertEqual(try CachedContact.fetchOne(db, id: 2)?.name, "name 2")
+            }
+        }
+    }
+
+    func testSeededReadersWriterAndRawSQLAlwaysAgreeWithUncachedReads() throws {
+        let directory = try TemporaryDirectory()
+        let rows: Int64 = 40
+        let database = try makeContactDatabase(in: directory, count: Int(rows))
+        try warmContacts(database, ids: 1...rows)
+        let writing = LockedBox(true)
+        let mismatches = LockedBox<[String]>([])
+        let cachedLookups = LockedBox(0)
+        let group = DispatchGroup()
+        for reader in 0..<3 {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                var generator = SeededGenerator(seed: 0xCAC4E + UInt64(reader))
+                do {
+                    while writing.value {
+                        try database.read { db in
+                            for _ in 0..<20 {
+                                let id = Int64(generator.int(in: 1...Int(rows)))
+                                let (cached, statements) = try db.countingStatements { try CachedContact.fetchOne(db, id: id) }
+                                let uncached = try uncachedContact(db, id: id)
+                                if cached != uncached {
+                                    mismatches.mutate {
+                                        $0.append("\(id): \(String(describing: cached)) ≠ \(String(describing: uncached))")
+                                    }
+                                }
+                                if statements == 0 { cachedLookups.mutate { $0 += 1 } }
+                            }
+                        }
+                    }
+                } catch {
+                    mismatches.mutate { $0.append("reader \(reader): \(error)") }
+                }
+            }
+        }
+        var generator = SeededGenerator(seed: 25)
+        for step in 0..<300 {
+            let id = Int64(generator.int(in: 1...Int(rows)))
+            switch generator.next(upTo: 4) {
+            case 0:
+                try database.write { db in
+                    if var contact = try CachedContact.fetchOne(db, id: id) {
+                        contact.score += 1
+                        _ = try contact.update(db)
+                    } else {
+                        var contact = CachedContact(id: id, name: "back \(step)", score: 0)
+                        try contact.insert(db)
+                    }
+                }
+            case 1:
+                try database.write { db in try db.execute(sql: "UPDATE cached_contact SET name = 'raw \(step)' WHERE id = \(id)")
+                }
+            case 2:
+                try database.writeWithoutTransaction { db in
+                    try db.execute(sql: "DELETE FROM cached_contact WHERE id = \(id)")
+                    try db.execute(sql: "INSERT INTO cached_contact(id, name, score) VALUES (\(id), 'again \(step)', \(step))")
+                }
+            default:
+                // Let the readers fill the cache between commits.
+                try database.read { db in _ = try CachedContact.fetchOne(db, id: id) }
+            }
+        }
+        writing.value = false
+        group.wait()
+        XCTAssertEqual(mismatches.value, [])
+        XCTAssertGreaterThan(cachedLookups.value, 0, "the cache answered some lookups")
+    }
+}
+
+/// A value shared between test threads under a lock.
+final class LockedBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+    func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
+}
