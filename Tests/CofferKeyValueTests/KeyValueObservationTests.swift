@@ -78,4 +78,37 @@ final class KeyValueObservationTests: XCTestCase {
         let reread = try await store.value(Profile.self, for: "1")
         XCTAssertEqual(reread, Profile(name: "Shell"))
     }
+
+    func testCacheEmptiesWhenRawSQLDeletesTheWholeTable() throws {
+        let database = try Database.temporary()
+        let store = try KeyValueStore(database: database, name: "profiles")
+        try store.put(Profile(name: "Ada"), for: "1")
+        XCTAssertEqual(try store.value(Profile.self, for: "1"), Profile(name: "Ada"))
+        // No WHERE: SQLite's truncate optimization deletes without calling the update hook.
+        try database.write { try $0.execute(sql: "DELETE FROM \"kv:profiles\"") }
+        XCTAssertNil(try store.value(Profile.self, for: "1"))
+    }
+
+    /// No observation runs: the cache alone looks for other connections' commits, when it is used.
+    func testCacheAloneFollowsAnotherConnectionsCommits() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("kv.db")
+        var configuration = Coffer.Configuration(encryption: .rawKey(Data(repeating: 5, count: 32)))
+        configuration.externalChangeLatency = 0.02
+        let database = try Database(path: path, configuration: configuration)
+        let store = try KeyValueStore(database: database, name: "profiles")
+        try store.put(Profile(name: "Ada"), for: "1")
+        XCTAssertEqual(try store.value(Profile.self, for: "1"), Profile(name: "Ada"))
+        let other = try Database(path: path, configuration: configuration)
+        try other.write { db in
+            try db.execute(
+                sql: "UPDATE \"kv:profiles\" SET value = ? WHERE key = '1'", arguments: [Data(#"{"name":"Other"}"#.utf8)])
+        }
+        // Reads go on (they are what asks for a look); within the latency they see the other commit.
+        let deadline = Date(timeIntervalSinceNow: 10)
+        var seen = try store.value(Profile.self, for: "1")
+        while seen != Profile(name: "Other") && Date() < deadline { seen = try store.value(Profile.self, for: "1") }
+        XCTAssertEqual(seen, Profile(name: "Other"))
+        XCTAssertEqual(try store.value(Profile.self, for: "1"), Profile(name: "Other"), "and the cache keeps the new value")
+    }
 }

@@ -9,6 +9,8 @@ import Foundation
 ///   the per-commit cost of the hooks and of matching regions).
 /// - `W9-commits-related`: the same with 100 observations of the written table (each commit re-fetches,
 ///   coalesced).
+/// - `W9-commits-kv-cache`: the same with nothing observed but a key-value store with a decoded-object
+///   cache open (what its cache invalidation costs each commit: table names only, no timer).
 /// - `W9-latency-p50`, `W9-latency-p99`: with 100 observations of the written table and default options,
 ///   from the end of the committing transaction to each observation's callback receiving the new value (`seconds` is the
 ///   latency); commits are spaced 25 ms apart so each is measured alone.
@@ -24,8 +26,16 @@ struct ObservationWorkloads {
     func run(_ impl: Implementation) throws -> [Measurement] {
         guard impl == .coffer else { return [] }
         var results: [Measurement] = []
-        for (name, observed) in [("W9-commits", nil), ("W9-commits-unrelated", "other"), ("W9-commits-related", "person")] {
-            let seconds = try harness.median(setUp: { try prepare(observing: observed) }) { state in
+        let variants: [(String, String?, Bool)] = [
+            ("W9-commits", nil, false), ("W9-commits-unrelated", "other", false), ("W9-commits-related", "person", false),
+            ("W9-commits-kv-cache", nil, true),
+        ]
+        for (name, observed, withStore) in variants {
+            let seconds = try harness.median(setUp: {
+                let state = try prepare(observing: observed)
+                if withStore { state.store = try KeyValueStore(database: state.database, name: "w9") }
+                return state
+            }) { state in
                 try commit(state.database, rows: writes.transactionCount)
             } tearDown: { state in
                 try state.close()
@@ -55,9 +65,11 @@ struct ObservationWorkloads {
     final class State {
         let database: Database
         var handles: [ObservationHandle] = []
+        var store: KeyValueStore?
         init(database: Database) { self.database = database }
         func close() throws {
             handles.forEach { $0.cancel() }
+            store = nil
             try database.close()
         }
     }

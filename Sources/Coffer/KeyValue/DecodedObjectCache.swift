@@ -80,6 +80,11 @@ final class DecodedObjectCache: @unchecked Sendable {
     private var currentGeneration: UInt64 = 0
     /// Writes between ``beginWrite()`` and ``endWrite(_:)``: while any runs, nothing is inserted.
     private var writesInFlight = 0
+    /// False while other processes' commits may have gone unnoticed (see ``followExternalChanges(_:)``):
+    /// hits are then misses, and `checkRequester` is asked for a look.
+    private var externalChangesChecked = true
+    private var checkRequested = false
+    private var checkRequester: (@Sendable () -> Void)?
 
     init(costLimit: Int) {
         self.costLimit = max(0, costLimit)
@@ -94,7 +99,17 @@ final class DecodedObjectCache: @unchecked Sendable {
     /// The cached value for `key` unless it expired by `now`; marks it most recently used.
     func value(for key: Key, now: Date) -> (any Sendable)? {
         guard costLimit > 0 else { return nil }
+        var requester: (@Sendable () -> Void)?
+        defer { requester?() }
         return lock.withLock {
+            guard externalChangesChecked else {
+                // One request until the answer: many misses share it.
+                if !checkRequested {
+                    checkRequested = true
+                    requester = checkRequester
+                }
+                return nil
+            }
             guard let node = nodes[key] else { return nil }
             if let expiresAt = node.expiresAt, expiresAt <= now {
                 remove(node)
@@ -117,6 +132,24 @@ final class DecodedObjectCache: @unchecked Sendable {
             totalCost += cost
             linkAtFront(node)
             while totalCost > costLimit, let last = tail { remove(last) }
+        }
+    }
+
+    /// Serves hits only while other processes' commits have been looked for recently: until
+    /// ``externalChangesWereChecked(_:)`` says so, a hit is a miss (read from the database, which is
+    /// current) and calls `requester`, which should look and then call it.
+    func followExternalChanges(_ requester: @escaping @Sendable () -> Void) {
+        lock.withLock {
+            checkRequester = requester
+            externalChangesChecked = false
+        }
+    }
+
+    /// Records whether other processes' commits have been looked for recently enough to serve hits.
+    func externalChangesWereChecked(_ checked: Bool) {
+        lock.withLock {
+            externalChangesChecked = checked
+            if checked { checkRequested = false }
         }
     }
 

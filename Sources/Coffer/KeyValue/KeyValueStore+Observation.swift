@@ -50,8 +50,15 @@ extension KeyValueStore {
 }
 
 /// Empties a store's decoded-object cache after commits to its table that the store did not make
-/// itself — raw SQL on the same database, another process — announced by change observation. The
-/// store's own writes tag their transaction and invalidate just their keys (`writeTransaction`).
+/// itself — raw SQL on the same database, another process — as cheaply as change observation allows:
+///
+/// - it subscribes for table names only (``ObservationDemand/tables``): the writer's update hook compares
+///   a table name per row, with no statement trace and no row list;
+/// - other processes are looked for only while the cache is used, never on a timer of their own: after
+///   a look, hits are served for ``ObservationCenter/externalLatency`` seconds; the first hit after that is
+///   a miss (read from the database) that asks for the next look. An idle store costs nothing.
+///
+/// The store's own writes tag their transaction and invalidate just their keys (`writeTransaction`).
 final class KeyValueCacheFollower: Sendable {
     private let center: ObservationCenter
     private let subscription: Int?
@@ -59,10 +66,23 @@ final class KeyValueCacheFollower: Sendable {
     init(database: Database, cache: DecodedObjectCache, table: String) {
         let tag = ObjectIdentifier(cache)
         let lowered = table.lowercased()
-        center = database.observation
-        subscription = database.observation.subscribe { [weak cache] changes in
+        let center = database.observation
+        self.center = center
+        subscription = center.subscribe(.tables) { [weak cache] changes in
             guard let cache, !changes.tags.contains(tag), changes.touches(lowercased: [lowered]) else { return }
             cache.invalidate(.everything)
+        }
+        let latency = center.externalLatency
+        guard subscription != nil, latency > 0 else { return }
+        cache.followExternalChanges { [weak cache] in
+            guard let cache else { return }
+            center.checkExternalChanges { [weak cache] in
+                guard let cache else { return }
+                cache.externalChangesWereChecked(true)
+                DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + latency) { [weak cache] in
+                    cache?.externalChangesWereChecked(false)
+                }
+            }
         }
     }
 

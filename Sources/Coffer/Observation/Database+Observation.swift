@@ -64,7 +64,7 @@ extension Database {
     /// Observes the value `fetch` reads as an asynchronous sequence: the value at start, then a new one
     /// after every commit that changed what it read (see ``observe(options:on:_:onError:onChange:)``
     /// for the guarantees). A slow consumer gets the newest value; the sequence ends when the task
-    /// iterating it is cancelled, and throws the first error a fetch throws.
+    /// iterating it is cancelled or the database closes, and throws the first error a fetch throws.
     ///
     /// ```swift
     /// for try await titles in database.observe({ db in
@@ -89,7 +89,7 @@ extension Database {
 
     /// What each commit changed in `tables` (all tables when nil), one ``DatabaseChangeSet`` per commit
     /// in commit order, from the moment this is called until the iterating task is cancelled or the
-    /// database closes. Rows of other tables are left out; a commit that touched none of `tables` is
+    /// database closes (the sequence then ends). Rows of other tables are left out; a commit that touched none of `tables` is
     /// skipped, except one that may have changed anything (``DatabaseChangeSet/isWholeDatabase``).
     ///
     /// ```swift
@@ -100,7 +100,7 @@ extension Database {
     public func changes(in tables: [String]? = nil) -> AsyncStream<DatabaseChangeSet> {
         let wanted = tables.map { Set($0.map { $0.lowercased() }) }
         let (stream, continuation) = AsyncStream.makeStream(of: DatabaseChangeSet.self)
-        let id = observation.subscribe { changes in
+        let id = observation.subscribe(.rows, onClose: { continuation.finish() }) { changes in
             guard let wanted else {
                 continuation.yield(changes)
                 return
@@ -133,8 +133,9 @@ public struct DatabaseObservation<Value: Sendable>: AsyncSequence, Sendable {
     /// Starts the observation; it stops when the iteration ends.
     public func makeAsyncIterator() -> Iterator {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(1))
-        let observer = ValueObserver(database: database, options: options, isDuplicate: isDuplicate, fetch: fetch) {
-            result, _ in
+        let observer = ValueObserver(
+            database: database, options: options, isDuplicate: isDuplicate, fetch: fetch, onClose: { continuation.finish() }
+        ) { result, _ in
             switch result {
             case .success(let value): continuation.yield(value)
             case .failure(let error): continuation.finish(throwing: error)

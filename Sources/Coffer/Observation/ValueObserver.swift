@@ -10,9 +10,10 @@ import Foundation
 /// - Fetches run one after another (on `queue`, or the caller's thread for a synchronous first value,
 ///   before any other is scheduled), each starting after the previous one ended: snapshots never go
 ///   back in time.
-/// - A commit announced while a fetch runs may have missed its snapshot: that fetch is followed by
-///   another. One announced while a fetch waits to start is covered by it (bursts coalesce), and fetches
-///   start at most once per `minimumInterval`.
+/// - A commit announced while a fetch runs may have missed its snapshot: it is kept, and once the fetch
+///   has recorded its region (which can differ from the last one: `WHERE id = ?` with another id) the
+///   fetch is followed by another if the commit touched that region. One announced while a fetch waits
+///   to start is covered by it (bursts coalesce), and fetches start at most once per `minimumInterval`.
 /// - So after the last commit, the last fetch starts after it: the last value is the final state.
 final class ValueObserver<Value: Sendable>: @unchecked Sendable {
     private let database: Database
@@ -20,6 +21,8 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
     private let isDuplicate: (@Sendable (Value, Value) -> Bool)?
     private let minimumInterval: TimeInterval
     private let deliver: @Sendable (Result<Value, any Error>, _ inline: Bool) -> Void
+    /// Called once if the database closes under the observation (it then ends).
+    private let onClose: @Sendable () -> Void
     private let queue = DispatchQueue(label: "coffer.observation", qos: .userInitiated)
     private let lock = NSLock()
     // Guarded by `lock`.
@@ -27,6 +30,10 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
     private var scheduled = false
     private var running = false
     private var again = false
+    /// Commits announced while the fetch runs, to compare with the region it records (bounded: past
+    /// `pendingLimit` the fetch is simply followed by another).
+    private var pending: [DatabaseChangeSet] = []
+    private static var pendingLimit: Int { 64 }
     private var schemaMayHaveChanged = false
     private var cancelled = false
     private var subscription: Int?
@@ -37,9 +44,10 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
 
     init(
         database: Database, options: ObservationOptions, isDuplicate: (@Sendable (Value, Value) -> Bool)?,
-        fetch: @escaping @Sendable (Connection) throws -> Value,
+        fetch: @escaping @Sendable (Connection) throws -> Value, onClose: @escaping @Sendable () -> Void = {},
         deliver: @escaping @Sendable (Result<Value, any Error>, _ inline: Bool) -> Void
     ) {
+        self.onClose = onClose
         self.database = database
         self.fetch = fetch
         self.isDuplicate = options.removesDuplicates ? isDuplicate : nil
@@ -50,7 +58,9 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
     /// Subscribes, then fetches the first value: on the calling thread when `synchronously`.
     func start(synchronously: Bool) {
         lock.withLock { running = true }
-        let id = database.observation.subscribe { [weak self] changes in self?.databaseDidChange(changes) }
+        let id = database.observation.subscribe(.rows, onClose: { [weak self] in self?.databaseDidClose() }) {
+            [weak self] changes in self?.databaseDidChange(changes)
+        }
         guard let id else {
             deliver(.failure(SerializedConnection.closedError), synchronously)
             return
@@ -71,15 +81,33 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
 
     var isCancelled: Bool { lock.withLock { cancelled } }
 
+    /// The database closed: nothing more is fetched or delivered.
+    private func databaseDidClose() {
+        let wasRunning = lock.withLock { () -> Bool in
+            defer {
+                cancelled = true
+                subscription = nil
+            }
+            return !cancelled
+        }
+        if wasRunning { onClose() }
+    }
+
     /// Called on the writer's queue for each commit (keep it short).
     private func databaseDidChange(_ changes: DatabaseChangeSet) {
         let delay = lock.withLock { () -> TimeInterval? in
-            guard !cancelled, region.isTouched(by: changes) else { return nil }
+            guard !cancelled else { return nil }
             if changes.isWholeDatabase { schemaMayHaveChanged = true }
             if running {
-                again = true
+                if !again && pending.count < Self.pendingLimit {
+                    pending.append(changes)
+                } else {
+                    again = true
+                    pending.removeAll()
+                }
                 return nil
             }
+            guard region.isTouched(by: changes) else { return nil }
             guard !scheduled else { return nil }
             scheduled = true
             return nextDelay()
@@ -139,6 +167,8 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
         if let delivery, !isCancelled { deliver(delivery, inline) }
         let delay = lock.withLock { () -> TimeInterval? in
             running = false
+            if pending.contains(where: region.isTouched(by:)) { again = true }
+            pending.removeAll()
             guard again, !cancelled else { return nil }
             again = false
             scheduled = true

@@ -4,31 +4,52 @@ import Foundation
 /// Collects the rows each transaction of the writer changes and hands them over once it has committed.
 ///
 /// Installed on the writer connection only while something observes (see ``ObservationCenter``), with
-/// SQLite's hooks, all called on the writer's queue:
-/// - the update hook appends each inserted, updated or deleted row of a `main` rowid table;
+/// SQLite's hooks, all called on the writer's queue. In ``ObservationDemand/rows`` mode:
+/// - the update hook appends each inserted, updated or deleted row of a `main` rowid table; an update
+///   remembers its statement, whose assigned columns are worked out when the change set is published
+///   (``UpdatedColumnsResolver``);
 /// - the commit hook marks the transaction as committing; it is confirmed (and published) when the
-///   writer is next seen outside a transaction, or when the next transaction's first row arrives;
+///   writer is next seen outside it, or when the next transaction's first row or statement arrives;
 /// - the rollback hook drops everything: a rolled-back transaction publishes nothing;
 /// - statement tracing (`sqlite3_trace_v2`) follows `SAVEPOINT`, `RELEASE` and `ROLLBACK TO`, so rows a
 ///   savepoint rollback undid are dropped too, and marks the transaction as changing the whole database
 ///   when a writing statement changed rows SQLite did not report (schema changes, `DELETE` without
 ///   `WHERE`, `WITHOUT ROWID` tables, pragmas).
+///
+/// In ``ObservationDemand/tables`` mode there is no trace: the update hook notes table names (a string
+/// comparison per row), and rows changed without the hook are noticed by comparing
+/// `sqlite3_total_changes` with the rows reported; savepoint rollbacks are not followed (a cache then
+/// empties itself once too often).
 final class ChangeCollector {
     /// Called on the writer's queue with each committed transaction's changes, in commit order.
     private let publish: (DatabaseChangeSet) -> Void
     /// The writer connection (by ``SerializedConnection/generation``) the hooks are on.
     private(set) var installedGeneration: Int?
-    /// The trace listener installed with the hooks (see `Connection.addTraceListener`).
+    /// The trace listener installed with the hooks in rows mode (see `Connection.addTraceListener`).
     private var traceListener: Int?
+    private(set) var mode: ObservationDemand = .rows
+    private var handle: OpaquePointer?
     private var rows: [RowChange] = []
+    /// Tables mode: the tables changed, and the last one seen (most rows follow one of the same table).
+    private var tables: Set<String> = []
+    private var lastTable: [CChar] = [0]
     private var wholeDatabase = false
     private var committing = false
     private var sequence: UInt64 = 0
-    /// Open savepoints: name, and how many rows (and whether the whole database) were collected before.
-    private var savepoints: [(name: String, rowCount: Int, wholeDatabase: Bool)] = []
+    /// Open savepoints: name, how many rows and updates (and whether the whole database) were collected before.
+    private var savepoints: [(name: String, rowCount: Int, updateCount: Int, wholeDatabase: Bool)] = []
     /// Rows reported since each running statement started (statements nest: triggers, virtual tables).
     private var rowsAtStatementStart: [OpaquePointer: Int] = [:]
     private var rowsReported = 0
+    /// `sqlite3_total_changes` when the transaction started to be collected (tables mode).
+    private var totalChangesAtStart: Int32 = 0
+    /// The statement that started last, and its SQL's index in `statementSQL` once one of its rows was an update.
+    private var lastStartedStatement: OpaquePointer?
+    private var lastStartedSQLIndex: Int?
+    /// The SQL of the statements that updated rows, and which row each update is (row index, SQL index).
+    private var statementSQL: [String] = []
+    private var updates: [(row: Int, sql: Int)] = []
+    private let resolver = UpdatedColumnsResolver()
     /// Tags of the transaction being collected (see ``ObservationCenter/tagCurrentTransaction(_:)``).
     var tags: Set<ObjectIdentifier> = []
     /// Told in the commit hook, before the commit is visible (the record cache's clock).
@@ -38,20 +59,41 @@ final class ChangeCollector {
 
     // MARK: Installing
 
-    /// Installs the hooks on `connection` (the writer), replacing any this collector had on another one.
-    func install(on connection: Connection, generation: Int) {
+    /// Installs the hooks `mode` needs on `connection` (the writer), replacing any this collector had.
+    /// Switched inside a transaction, that transaction counts as changing the whole database.
+    func install(_ mode: ObservationDemand, on connection: Connection, generation: Int) {
+        let switchesMidTransaction = installedGeneration == generation && connection.isInsideTransaction
+        // A listener left on this same connection by the mode being replaced (one on a replaced
+        // connection went with it).
+        if installedGeneration == generation, let traceListener { connection.removeTraceListener(traceListener) }
+        traceListener = nil
         reset()
+        wholeDatabase = switchesMidTransaction
+        self.mode = mode
         let handle = connection.handle
+        self.handle = handle
         installedGeneration = generation
         clock = connection.commitClock
+        totalChangesAtStart = sqlite3_total_changes(handle)
         let context = Unmanaged.passUnretained(self).toOpaque()
-        sqlite3_update_hook(
-            handle,
-            { context, operation, database, table, rowID in
-                guard let context, let database, let table else { return }
-                Unmanaged<ChangeCollector>.fromOpaque(context).takeUnretainedValue()
-                    .didChangeRow(operation: operation, database: database, table: table, rowID: rowID)
-            }, context)
+        switch mode {
+        case .rows:
+            sqlite3_update_hook(
+                handle,
+                { context, operation, database, table, rowID in
+                    guard let context, let database, let table else { return }
+                    Unmanaged<ChangeCollector>.fromOpaque(context).takeUnretainedValue()
+                        .didChangeRow(operation: operation, database: database, table: table, rowID: rowID)
+                }, context)
+        case .tables:
+            sqlite3_update_hook(
+                handle,
+                { context, _, database, table, _ in
+                    guard let context, let database, let table else { return }
+                    Unmanaged<ChangeCollector>.fromOpaque(context).takeUnretainedValue().didChangeTable(
+                        database: database, table: table)
+                }, context)
+        }
         sqlite3_commit_hook(
             handle,
             { context in
@@ -66,6 +108,7 @@ final class ChangeCollector {
             { context in
                 if let context { Unmanaged<ChangeCollector>.fromOpaque(context).takeUnretainedValue().reset() }
             }, context)
+        guard mode == .rows else { return }
         traceListener = connection.addTraceListener(mask: SQLITE_TRACE_STMT | SQLITE_TRACE_PROFILE) { [self] event in
             if event.kind == UInt32(SQLITE_TRACE_STMT) {
                 if !event.isTriggerStart { statementWillRun(event.statement) }
@@ -84,19 +127,20 @@ final class ChangeCollector {
         if let traceListener { connection.removeTraceListener(traceListener) }
         traceListener = nil
         installedGeneration = nil
+        handle = nil
         rowsAtStatementStart.removeAll()
         reset()
     }
 
     /// Publishes a transaction that committed, once the writer is seen outside it.
     func writerIsIdle(_ connection: Connection) {
-        if committing && !connection.isInsideTransaction { confirmCommit() }
+        if committing && !connection.isInsideTransaction { confirmCommit(preparingOn: connection) }
     }
 
     // MARK: Hooks
 
     private func didChangeRow(operation: Int32, database: UnsafePointer<CChar>, table: UnsafePointer<CChar>, rowID: Int64) {
-        if committing { confirmCommit() }
+        if committing { confirmCommit(preparingOn: nil) }
         rowsReported &+= 1
         // TEMP tables are the writer's own; readers never see them.
         guard strcmp(database, "main") == 0 else {
@@ -109,23 +153,49 @@ final class ChangeCollector {
             case SQLITE_DELETE: .delete
             default: .update
             }
+        if kind == .update { noteUpdate(row: rows.count) }
         rows.append(RowChange(table: String(cString: table), rowID: rowID, kind: kind))
     }
 
+    /// Remembers which statement made the update at `row` (its SQL, built once per statement).
+    private func noteUpdate(row: Int) {
+        if lastStartedSQLIndex == nil, let statement = lastStartedStatement, let sql = sqlite3_sql(statement) {
+            statementSQL.append(String(cString: sql))
+            lastStartedSQLIndex = statementSQL.count - 1
+        }
+        // Without a known statement (nothing traced yet) the update's columns stay unknown.
+        updates.append((row, lastStartedSQLIndex ?? -1))
+    }
+
+    private func didChangeTable(database: UnsafePointer<CChar>, table: UnsafePointer<CChar>) {
+        if committing { confirmCommit(preparingOn: nil) }
+        rowsReported &+= 1
+        if strcmp(table, lastTable) == 0 { return }
+        guard strcmp(database, "main") == 0 else {
+            if strcmp(database, "temp") != 0 { wholeDatabase = true }
+            return
+        }
+        lastTable = Array(UnsafeBufferPointer(start: table, count: strlen(table) + 1))
+        tables.insert(String(cString: table).lowercased())
+    }
+
     private func statementWillRun(_ statement: OpaquePointer) {
-        if committing { confirmCommit() }
+        if committing { confirmCommit(preparingOn: nil) }
         rowsAtStatementStart[statement] = rowsReported
+        lastStartedStatement = statement
+        lastStartedSQLIndex = nil
         // Only SAVEPOINT, RELEASE and ROLLBACK matter here: look at the first letter before building a String.
-        guard let sql = sqlite3_sql(statement), Self.startsWithSavepointLetter(sql) else { return }
+        guard let sql = sqlite3_sql(statement), Self.firstLetter(sql).map({ $0 == "s" || $0 == "r" }) ?? true else { return }
         let words = SavepointStatement.words(String(cString: sql))
         switch SavepointStatement(words: words) {
         case .begin(let name):
-            savepoints.append((name, rows.count, wholeDatabase))
+            savepoints.append((name, rows.count, updates.count, wholeDatabase))
         case .release(let name):
             if let index = savepoints.lastIndex(where: { $0.name == name }) { savepoints.removeSubrange(index...) }
         case .rollback(let name):
             guard let index = savepoints.lastIndex(where: { $0.name == name }) else { return }
             rows.removeSubrange(savepoints[index].rowCount...)
+            updates.removeSubrange(savepoints[index].updateCount...)
             wholeDatabase = savepoints[index].wholeDatabase
             savepoints.removeSubrange((index + 1)...)
         case nil:
@@ -135,10 +205,12 @@ final class ChangeCollector {
 
     private func statementDidRun(_ statement: OpaquePointer) {
         guard let start = rowsAtStatementStart.removeValue(forKey: statement) else { return }
-        guard sqlite3_stmt_readonly(statement) == 0, rowsReported == start else { return }
+        guard sqlite3_stmt_readonly(statement) == 0, rowsReported == start, let sql = sqlite3_sql(statement) else { return }
+        // BEGIN (the only statement starting with B) writes nothing itself: no String for it at each commit.
+        if Self.firstLetter(sql) == "b" { return }
         // A writing statement that reported no row: no change at all, or one SQLite does not report
         // row by row.
-        let words = sqlite3_sql(statement).map { SavepointStatement.words(String(cString: $0)) } ?? []
+        let words = SavepointStatement.words(String(cString: sql))
         let first = words.first ?? ""
         if Self.transactionControl.contains(first) { return }
         // Of the pragmas, only the header fields a fetch can read are data (not journal_mode, wal_checkpoint).
@@ -150,18 +222,16 @@ final class ChangeCollector {
         wholeDatabase = true
     }
 
-    /// True when the statement's first non-blank character is an S, R (either case), or it starts otherwise
-    /// oddly (a comment, a parenthesis): only those can be savepoint statements.
-    private static func startsWithSavepointLetter(_ sql: UnsafePointer<CChar>) -> Bool {
+    /// The statement's first non-blank character, lower-cased when it is an ASCII letter; nil when it is
+    /// something else (a comment, a parenthesis), which callers treat as "could be anything".
+    private static func firstLetter(_ sql: UnsafePointer<CChar>) -> Character? {
         var pointer = sql
         while pointer.pointee == 0x20 || pointer.pointee == 0x0A || pointer.pointee == 0x09 || pointer.pointee == 0x0D {
             pointer += 1
         }
-        switch UInt8(bitPattern: pointer.pointee) | 0x20 {
-        case UInt8(ascii: "s"), UInt8(ascii: "r"): return true
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): return false
-        default: return true
-        }
+        let lowered = UInt8(bitPattern: pointer.pointee) | 0x20
+        guard (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(lowered) else { return nil }
+        return Character(Unicode.Scalar(lowered))
     }
 
     private static let dataStatements: Set<String> = ["INSERT", "UPDATE", "DELETE", "REPLACE", "WITH"]
@@ -172,22 +242,73 @@ final class ChangeCollector {
 
     // MARK: Commit
 
-    private func confirmCommit() {
-        let changes = rows
-        let whole = wholeDatabase
+    /// Publishes the committed transaction. `connection` is the idle writer, on which the columns of
+    /// updates not seen before can be worked out; nil inside a hook (only remembered columns are known).
+    private func confirmCommit(preparingOn connection: Connection?) {
+        var changes = rows
+        var whole = wholeDatabase
+        var changedTables = tables
+        if mode == .tables, let handle, Int(sqlite3_total_changes(handle) &- totalChangesAtStart) > rowsReported {
+            // Rows changed that the update hook did not report (DELETE without WHERE, WITHOUT ROWID).
+            whole = true
+        }
+        var moved: Set<String> = []
+        if mode == .rows {
+            if whole { resolver.forget() }
+            moved = resolveUpdatedColumns(&changes, preparingOn: whole ? nil : connection)
+            changedTables = DatabaseChangeSet.lowercasedTables(of: changes)
+        }
         let tags = self.tags
         reset()
-        guard whole || !changes.isEmpty else { return }
+        guard whole || !changedTables.isEmpty else { return }
         sequence += 1
-        publish(DatabaseChangeSet(sequence: sequence, rows: changes, isWholeDatabase: whole, isExternal: false, tags: tags))
+        publish(
+            DatabaseChangeSet(
+                sequence: sequence, rows: changes, tables: changedTables, movedTables: moved, isWholeDatabase: whole,
+                isExternal: false, tags: tags))
+    }
+
+    /// Fills in the columns of the updates in `changes`; returns the tables whose rows may have moved
+    /// (a key updated, or the columns unknown).
+    private func resolveUpdatedColumns(_ changes: inout [RowChange], preparingOn connection: Connection?) -> Set<String> {
+        guard !updates.isEmpty else { return [] }
+        var moved: Set<String> = []
+        var resolved: [Int: UpdatedColumns?] = [:]
+        for (row, sql) in updates {
+            let columns: UpdatedColumns?
+            if let known = resolved[sql] {
+                columns = known
+            } else {
+                columns = sql >= 0 ? resolver.columns(for: statementSQL[sql], preparingOn: connection) : nil
+                resolved[sql] = .some(columns)
+            }
+            let table = changes[row].table
+            guard let columns, let assigned = columns.byTable[table] else {
+                moved.insert(table.lowercased())
+                continue
+            }
+            changes[row].updatedColumns = assigned
+            moved.formUnion(columns.movedTables)
+        }
+        return moved
     }
 
     private func reset() {
         rows.removeAll(keepingCapacity: true)
+        if !tables.isEmpty {
+            tables.removeAll()
+            lastTable = [0]
+        }
         wholeDatabase = false
         committing = false
         savepoints.removeAll()
         tags.removeAll()
+        statementSQL.removeAll()
+        updates.removeAll()
+        lastStartedSQLIndex = nil
+        rowsReported = 0
+        rowsAtStatementStart.removeAll(keepingCapacity: true)
+        if let handle { totalChangesAtStart = sqlite3_total_changes(handle) }
     }
 }
 

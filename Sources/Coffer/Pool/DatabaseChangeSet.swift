@@ -17,20 +17,27 @@ public struct DatabaseChangeSet: Sendable, Equatable {
     /// Who tagged the transaction as theirs (``ObservationCenter/tagCurrentTransaction(_:)``): a key-value
     /// store's cache skips its own commits, which it has already accounted for.
     var tags: Set<ObjectIdentifier> = []
+    /// Tables (lower-cased) where an update may have changed a row's rowid (see ``UpdatedColumns``): their
+    /// rows' ids say nothing about which rows are gone.
+    var movedTables: Set<String> = []
 
     /// The changed tables' names, lower-cased, worked out once for the many observations that compare.
     private(set) var lowercasedTables: Set<String>
 
-    init(sequence: UInt64, rows: [RowChange], isWholeDatabase: Bool, isExternal: Bool, tags: Set<ObjectIdentifier> = []) {
+    init(
+        sequence: UInt64, rows: [RowChange], tables: Set<String>? = nil, movedTables: Set<String> = [], isWholeDatabase: Bool,
+        isExternal: Bool, tags: Set<ObjectIdentifier> = []
+    ) {
         self.sequence = sequence
         self.rows = rows
         self.isWholeDatabase = isWholeDatabase
         self.isExternal = isExternal
         self.tags = tags
-        self.lowercasedTables = Self.lowercasedTables(of: rows)
+        self.movedTables = movedTables
+        self.lowercasedTables = tables ?? Self.lowercasedTables(of: rows)
     }
 
-    private static func lowercasedTables(of rows: [RowChange]) -> Set<String> {
+    static func lowercasedTables(of rows: [RowChange]) -> Set<String> {
         var tables: Set<String> = []
         var last: String?
         for row in rows where row.table != last {
@@ -52,6 +59,24 @@ public struct DatabaseChangeSet: Sendable, Equatable {
     func touches(lowercased tables: Set<String>) -> Bool {
         isWholeDatabase || !lowercasedTables.isDisjoint(with: tables)
     }
+
+    /// True when one of the rows changed in table `table` (lower-cased) passes `isRelevant`; a table whose
+    /// rows may have moved is always relevant.
+    func touches(lowercased table: String, where isRelevant: (RowChange) -> Bool) -> Bool {
+        guard lowercasedTables.contains(table) else { return false }
+        if movedTables.contains(table) { return true }
+        // Rows of one table come in runs: compare each run's name once.
+        var lastName: String?
+        var lastMatches = false
+        for row in rows {
+            if row.table != lastName {
+                lastName = row.table
+                lastMatches = row.table.lowercased() == table
+            }
+            if lastMatches && isRelevant(row) { return true }
+        }
+        return false
+    }
 }
 
 /// One row a transaction inserted, updated or deleted.
@@ -72,4 +97,16 @@ public struct RowChange: Sendable, Hashable {
     public var rowID: Int64
     /// What happened to it.
     public var kind: Kind
+    /// For an update, the columns its statement (or a trigger it fired) assigns in this table,
+    /// lower-cased; nil for inserts and deletes, and when they are not known (the row may then have
+    /// changed anywhere).
+    public var updatedColumns: Set<String>?
+
+    /// A row change; `updatedColumns` as SQLite's authorizer names them.
+    public init(table: String, rowID: Int64, kind: Kind, updatedColumns: Set<String>? = nil) {
+        self.table = table
+        self.rowID = rowID
+        self.kind = kind
+        self.updatedColumns = updatedColumns
+    }
 }
