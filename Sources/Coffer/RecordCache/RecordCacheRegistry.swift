@@ -32,7 +32,7 @@ final class RecordCacheRegistry: CommitClockAttachment, @unchecked Sendable {
     /// after this is placed exactly, one begun before it is not cached.
     private func start() {
         guard let database = clock.owner as? Database else { return }
-        guard database.observation.subscribe({ [weak self] changes in self?.apply(changes) }) != nil else { return }
+        guard database.observation.subscribe(.rows, { [weak self] changes in self?.apply(changes) }) != nil else { return }
         clock.activate()
     }
 
