@@ -49,7 +49,6 @@ let package = Package(
             dependencies: [
                 "CofferFormat",
                 "CSQLCipher",
-                "COpenSSL",
                 "CofferMacros",
                 "CofferTempVFS",
                 "CofferPageCache",
@@ -68,14 +67,7 @@ let package = Package(
         ),
         .target(
             name: "CofferRepair",
-            dependencies: [
-                "Coffer",
-                "CofferFormat",
-                "COpenSSL",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
+            dependencies: ["Coffer", "CofferFormat", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .executableTarget(
             name: "coffer",
@@ -130,6 +122,7 @@ let package = Package(
             name: "CofferTestSupport",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
             ],
             path: "Tests/CofferTestSupport"),
         // The power-loss tests' crash VFS: C, against SQLCipher's header and library only.
@@ -148,7 +141,7 @@ let package = Package(
         .testTarget(name: "CofferCLITests", dependencies: ["coffer", "Coffer", "CofferTestSupport"]),
         .testTarget(
             name: "CofferQueryTests",
-            dependencies: ["Coffer", "CofferTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Coffer", "CofferTestSupport", .product(name: "InMemoryLogging", package: "swift-log")]
         ),
         .testTarget(name: "CofferRepairTests", dependencies: ["CofferFormat", "CofferRepair", "Coffer", "CofferTestSupport"]),
         .testTarget(name: "CofferKeyValueTests", dependencies: ["Coffer", "CofferTestSupport"]),
@@ -158,7 +151,7 @@ let package = Package(
             name: "CofferMonitoringTests",
             dependencies: [
                 "Coffer", "CofferTestSupport",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -40,10 +40,10 @@ MAY_IMPORT = {
     "CofferMacros": {"SwiftSyntax", "SwiftSyntaxMacros", "SwiftCompilerPlugin"},
     "CofferFormat": {"COpenSSL", "Crypto", "_CryptoExtras"},
     "Coffer": {
-        "CofferFormat", "CSQLCipher", "COpenSSL", "CofferMacros", "CofferTempVFS", "CofferPageCache", "CofferTokenizer",
+        "CofferFormat", "CSQLCipher", "CofferMacros", "CofferTempVFS", "CofferPageCache", "CofferTokenizer",
         "Logging", "Metrics", "CoreMetrics", "Tracing", "Crypto", "_CryptoExtras",
     },
-    "CofferRepair": {"Coffer", "CofferFormat", "COpenSSL", "Crypto", "_CryptoExtras", "Logging"},
+    "CofferRepair": {"Coffer", "CofferFormat", "Crypto"},
     "CofferCorruption": {"CofferFormat", "CofferRepair", "CofferTestSupport"},
     "coffer": {"Coffer", "CofferRepair", "ArgumentParser"},
     "coffer-bench": {
@@ -51,16 +51,16 @@ MAY_IMPORT = {
     },
     "coffer-corrupt": {"CofferCorruption", "CofferRepair", "Coffer", "ArgumentParser"},
     "CofferTestVFS": {"CSQLCipher"},
-    "CofferTestSupport": {"Crypto", "_CryptoExtras"},
+    "CofferTestSupport": {"Crypto", "_CryptoExtras", "Logging", "InMemoryLogging"},
     "coffer-torture": {"Coffer", "CofferTestSupport", "ArgumentParser"},
     # Test targets: their Package.swift dependencies, plus the C module a dependency re-exports where a
     # test drives SQLite directly (CSQLCipher through Coffer).
     "CofferTests": {"Coffer", "CofferTestSupport", "CofferTempVFS", "CSQLCipher"},
     "CofferCLITests": {"coffer", "Coffer", "CofferTestSupport"},
-    "CofferQueryTests": {"Coffer", "CofferTestSupport", "Logging"},
+    "CofferQueryTests": {"Coffer", "CofferTestSupport", "InMemoryLogging"},
     "CofferRepairTests": {"CofferFormat", "CofferRepair", "Coffer", "CofferTestSupport", "CSQLCipher"},
     "CofferKeyValueTests": {"Coffer", "CofferTestSupport"},
-    "CofferMonitoringTests": {"Coffer", "CofferTestSupport", "Logging", "Metrics", "MetricsTestKit", "InMemoryTracing", "Tracing", "Prometheus"},
+    "CofferMonitoringTests": {"Coffer", "CofferTestSupport", "InMemoryLogging", "Metrics", "MetricsTestKit", "InMemoryTracing", "Tracing", "Prometheus"},
     "CofferBackupTests": {"Coffer", "CofferTestSupport", "CofferTestVFS", "coffer", "coffer-torture"},
     "CofferReliabilityTests": {"CofferRepair", "Coffer", "CofferTestSupport", "CofferTestVFS", "coffer", "coffer-torture"},
     "CofferPublicAPITests": {"Coffer", "CofferTestSupport", "coffer"},

@@ -54,7 +54,7 @@ final class BackupUnderLoadTests: XCTestCase {
     }
 
     func testBackupsUnderContinuousWritesStallLittleAndRestoreExactly() throws {
-        let rows = ProcessInfo.processInfo.environment["COFFER_LOAD_ROWS"].flatMap(Int.init) ?? 20_000
+        let rows = TestKnob.value("COFFER_LOAD_ROWS", default: 20_000)
         let directory = try TemporaryDirectory()
         let path = directory.path("load.db")
         var configuration = BackupFixture.configuration()

@@ -3,10 +3,6 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// `kill -9` at random moments: a child `coffer-torture` writes numbered transactions and prints
 /// `ack N` after each commit; the parent SIGKILLs it after a seeded number of acks (while it keeps
 /// committing, checkpointing and — in one mode — backing up), reopens, and checks that every
@@ -19,9 +15,8 @@ final class KillTests: XCTestCase {
     }
 
     func testSIGKILLNeverLosesAnAcknowledgedCommitOrShowsAPartialOne() throws {
-        let environment = ProcessInfo.processInfo.environment
-        let rounds = environment["COFFER_KILL_ROUNDS"].flatMap(Int.init) ?? 36
-        let seed = environment["COFFER_KILL_SEED"].flatMap(UInt64.init) ?? 20_261_122
+        let rounds = TestKnob.value("COFFER_KILL_ROUNDS", default: 36)
+        let seed: UInt64 = TestKnob.value("COFFER_KILL_SEED", default: 20_261_122)
         var random = SeededGenerator(seed: seed)
         let directory = try TemporaryDirectory()
         let path = directory.path("kill.db")
@@ -71,39 +66,19 @@ final class KillTests: XCTestCase {
     /// Runs the child, SIGKILLs it once `afterAcks` acks arrived, drains what it printed, and returns the
     /// highest acknowledged transaction number.
     private func runAndKill(arguments: [String], afterAcks: Int) throws -> Int {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Shell.tortureExecutable)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(["COFFER_TEST_PASSPHRASE": BackupFixture.passphrase]) {
-            $1
-        }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var pending = Data()
         var acks = 0
         var last = 0
-        var killed = false
-        while true {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            pending.append(chunk)
-            while let newline = pending.firstIndex(of: 10) {
-                let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                pending.removeSubrange(pending.startIndex...newline)
-                if line.hasPrefix("ack "), let number = Int(line.dropFirst(4)) {
-                    acks += 1
-                    last = max(last, number)
-                }
+        let end = try ChildKill.run(
+            executable: Shell.tortureExecutable, arguments: arguments,
+            environment: ["COFFER_TEST_PASSPHRASE": BackupFixture.passphrase]
+        ) { line in
+            if line.hasPrefix("ack "), let number = Int(line.dropFirst(4)) {
+                acks += 1
+                last = max(last, number)
             }
-            if !killed && acks >= afterAcks {
-                kill(process.processIdentifier, SIGKILL)
-                killed = true
-            }
+            return acks >= afterAcks
         }
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationReason, .uncaughtSignal, "the child must die by SIGKILL, not exit")
+        XCTAssertTrue(end.killed, "the child must die by SIGKILL, not exit")
         return last
     }
 }

@@ -15,8 +15,8 @@ import XCTest
 ///
 /// Rounds: `COFFER_POWER_ROUNDS` (default 30 per mode); seed: `COFFER_POWER_SEED` (default 4242).
 final class PowerLossTests: XCTestCase {
-    private var rounds: Int { ProcessInfo.processInfo.environment["COFFER_POWER_ROUNDS"].flatMap(Int.init) ?? 30 }
-    private var seed: UInt64 { ProcessInfo.processInfo.environment["COFFER_POWER_SEED"].flatMap(UInt64.init) ?? 4242 }
+    private var rounds: Int { TestKnob.value("COFFER_POWER_ROUNDS", default: 30) }
+    private var seed: UInt64 { TestKnob.value("COFFER_POWER_SEED", default: 4242) }
 
     func testFullSynchronousLosesNoAcknowledgedCommit() throws {
         let outcome = try run(synchronous: .full)

@@ -14,9 +14,10 @@
 // (or `.dump` where this sqlite3 cannot `.recover`) runs on a scratch copy of the same damaged files.
 
 import CofferCorruption
-import CofferRepair
 import CofferTestSupport
 import Foundation
+
+@testable import CofferRepair
 
 /// A damage kind of the matrix: one of the injector's main-file kinds or a WAL kind.
 enum AppDamageKind: Hashable, CustomStringConvertible {

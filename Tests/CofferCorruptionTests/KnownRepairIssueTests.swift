@@ -4,10 +4,11 @@
 // `skipUnlessRequested` until fixed.
 
 import CofferCorruption
-import CofferRepair
 import CofferTestSupport
 import Foundation
 import XCTest
+
+@testable import CofferRepair
 
 final class KnownRepairIssueTests: XCTestCase {
     private func skipUnlessRequested(_ description: String) throws {

@@ -2,9 +2,10 @@
 // writes a new Coffer database), and the SQLite shell's `.recover` as the baseline for plaintext files.
 
 import Coffer
-import CofferRepair
 import CofferTestSupport
 import Foundation
+
+@testable import CofferRepair
 
 enum RepairRun {
     /// What happened to one repair.

@@ -3,12 +3,6 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Kills a process in the middle of its batches and checks that every batch survived whole or not at all,
 /// with the index in step.
 ///
@@ -43,24 +37,12 @@ final class KeyValueCrashTests: XCTestCase {
         #if os(Linux)
         let directory = try TemporaryDirectory("coffer-kv-crash")
         let path = directory.path("crash.db")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        process.arguments = ["CofferKeyValueTests.KeyValueCrashTests/testHelperWritesBatchesUntilKilled"]
-        process.environment = ProcessInfo.processInfo.environment.merging([Self.pathVariable: path]) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-
-        var seen = ""
-        while !seen.contains("committed 5\n") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }  // the child ended early: the checks below will say why
-            seen += String(decoding: chunk, as: UTF8.self)
-        }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationReason, .uncaughtSignal, "the writer was killed, not finished")
+        let end = try ChildKill.run(
+            executable: CommandLine.arguments[0],
+            arguments: ["CofferKeyValueTests.KeyValueCrashTests/testHelperWritesBatchesUntilKilled"],
+            environment: [Self.pathVariable: path]
+        ) { $0 == "committed 5" }  // a child that ends early is not killed: the checks below say why
+        XCTAssertTrue(end.killed, "the writer was killed, not finished")
 
         let store = try Self.openStore(path)
         let integrity = try store.database.read { try $0.fetchValue(String.self, sql: "PRAGMA integrity_check") }

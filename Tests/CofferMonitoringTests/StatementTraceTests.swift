@@ -1,4 +1,5 @@
 import CofferTestSupport
+import InMemoryLogging
 import XCTest
 
 @testable import Coffer
@@ -69,7 +70,7 @@ final class StatementTraceTests: XCTestCase {
 
     func testSlowThresholdFiltersAndLogsAtInfo() throws {
         let directory = try TemporaryDirectory()
-        let log = CapturedLog()
+        let log = InMemoryLogHandler()
         let collector = TraceCollector()
         var configuration = Configuration()
         configuration.logger = log.logger(level: .info)

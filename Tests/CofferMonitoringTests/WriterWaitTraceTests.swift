@@ -1,5 +1,6 @@
 import CofferTestSupport
 import Foundation
+import InMemoryLogging
 import XCTest
 
 @testable import Coffer
@@ -8,7 +9,7 @@ final class WriterWaitTraceTests: XCTestCase {
     /// A checkpoint queued behind a long write is logged with both operations named.
     func testAWaitOverTheThresholdNamesTheWaitingAndTheHoldingOperation() throws {
         let directory = try TemporaryDirectory()
-        let log = CapturedLog()
+        let log = InMemoryLogHandler()
         var configuration = Configuration()
         configuration.logger = log.logger(level: .notice)
         configuration.monitoring.writerWaits = .slow(threshold: 0.05)

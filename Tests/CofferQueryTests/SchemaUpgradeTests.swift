@@ -1,4 +1,4 @@
-import Logging
+import InMemoryLogging
 import XCTest
 
 @testable import Coffer
@@ -79,29 +79,14 @@ final class SchemaUpgradeTests: XCTestCase {
     }
 
     func testUndeclaredColumnsAreLogged() throws {
-        let messages = LockedLog()
+        let log = InMemoryLogHandler()
         var configuration = Configuration()
-        configuration.logger = Logger(label: "test") { _ in CapturingLogHandler(log: messages) }
+        configuration.logger = log.logger(level: .warning)
         let database = try Database.temporary(configuration: configuration)
         try database.write { db in _ = try db.upgradeSchema(for: [Version1.Note.self]) }
         try database.write { db in _ = try db.upgradeSchema(for: [Version2.Note.self]) }
         XCTAssertTrue(
-            messages.entries.contains { $0.contains("not in its type") && $0.contains("note.legacy") }, "\(messages.entries)")
-    }
-}
-
-/// Collects warnings as "message metadata" strings.
-struct CapturingLogHandler: LogHandler {
-    let log: LockedLog
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .warning
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        log.append("\(event.message) \(event.metadata ?? [:])")
+            log.entries.contains { "\($0.message)".contains("not in its type") && "\($0.metadata)".contains("note.legacy") },
+            "\(log.entries)")
     }
 }

@@ -1,6 +1,7 @@
-import CofferRepair
 import Foundation
 import XCTest
+
+@testable import CofferRepair
 
 /// Replays every committed fuzz input (`Fuzz/corpus/<target>/`: seeds and minimized crash inputs) through
 /// the same entry points as the libFuzzer targets, in the normal suite and without sanitizers: a regression

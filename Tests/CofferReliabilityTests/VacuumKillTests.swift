@@ -2,10 +2,6 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// `kill -9` during `coffer vacuum`: the child prints a line at every step (`--progress-lines`: each batch
 /// of rows, each index, the schema, the swap); the parent SIGKILLs it after a seeded number of lines. After
 /// every kill the `sqlcipher` shell finds the database whole (integrity_check ok) with exactly the same
@@ -32,9 +28,8 @@ final class VacuumKillTests: XCTestCase {
     }
 
     func testSIGKILLDuringVacuumLeavesTheDatabaseWhole() throws {
-        let environment = ProcessInfo.processInfo.environment
-        let rounds = environment["COFFER_VACUUM_KILL_ROUNDS"].flatMap(Int.init) ?? 10
-        let seed = environment["COFFER_VACUUM_KILL_SEED"].flatMap(UInt64.init) ?? 20_261_124
+        let rounds = TestKnob.value("COFFER_VACUUM_KILL_ROUNDS", default: 10)
+        let seed: UInt64 = TestKnob.value("COFFER_VACUUM_KILL_SEED", default: 20_261_124)
         var random = SeededGenerator(seed: seed)
         let dir = try TemporaryDirectory()
         let path = dir.path("kill.db")
@@ -80,37 +75,17 @@ final class VacuumKillTests: XCTestCase {
     /// Runs `coffer vacuum`, SIGKILLs it once `afterLines` progress lines arrived; returns the lines and
     /// whether it was killed (a run that ends first exits 0).
     private func runAndKill(path: String, afterLines: Int) throws -> (lines: [String], killed: Bool) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Shell.cofferExecutable)
-        process.arguments = [
-            "vacuum", path, "--progress-lines", "--passphrase-env", "COFFER_TEST_PASSPHRASE", "--kdf-iter", "2",
-        ]
-        process.environment = ProcessInfo.processInfo.environment.merging(["COFFER_TEST_PASSPHRASE": "kill pw"]) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var pending = Data()
         var lines: [String] = []
-        var killed = false
-        while true {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            pending.append(chunk)
-            while let newline = pending.firstIndex(of: 10) {
-                let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                pending.removeSubrange(pending.startIndex...newline)
-                if line.hasPrefix("progress ") { lines.append(line) }
-            }
-            if !killed && lines.count >= afterLines {
-                kill(process.processIdentifier, SIGKILL)
-                killed = true
-            }
+        let end = try ChildKill.run(
+            executable: Shell.cofferExecutable,
+            arguments: ["vacuum", path, "--progress-lines", "--passphrase-env", "COFFER_TEST_PASSPHRASE", "--kdf-iter", "2"],
+            environment: ["COFFER_TEST_PASSPHRASE": "kill pw"]
+        ) { line in
+            if line.hasPrefix("progress ") { lines.append(line) }
+            return lines.count >= afterLines
         }
-        process.waitUntilExit()
         // A kill sent as the child finished may find it already exited: that run counts as whole.
-        let died = process.terminationReason == .uncaughtSignal
-        if !died { XCTAssertEqual(process.terminationStatus, 0, lines.joined(separator: "\n")) }
-        return (lines, died)
+        if !end.killed { XCTAssertEqual(end.status, 0, lines.joined(separator: "\n")) }
+        return (lines, end.killed)
     }
 }

@@ -1,6 +1,7 @@
-import CofferRepair
 import Foundation
 import XCTest
+
+@testable import CofferRepair
 
 #if canImport(FoundationXML)
 import FoundationXML

@@ -12,9 +12,8 @@ import XCTest
 /// (40 by default). Before readers got their busy timeout at open, 4 of 7 runs of 150 rekeys failed.
 final class ChangePassphraseStressTests: XCTestCase {
     func testRekeysUnderFourLiveReaders() throws {
-        let environment = ProcessInfo.processInfo.environment
-        let seed = environment["COFFER_STRESS_SEED"].flatMap(UInt64.init) ?? 18
-        let rekeys = environment["COFFER_STRESS_REKEYS"].flatMap(Int.init) ?? 40
+        let seed: UInt64 = TestKnob.value("COFFER_STRESS_SEED", default: 18)
+        let rekeys = TestKnob.value("COFFER_STRESS_REKEYS", default: 40)
         var random = SeededGenerator(seed: seed)
         let dir = try TemporaryDirectory()
         let database = try Database(path: dir.path("rekey.db"), configuration: Configuration(encryption: .passphrase("start")))

@@ -72,7 +72,7 @@ public struct CipherOptions: Sendable, Hashable, CustomStringConvertible {
     public func settings(derivation: KeyDerivation?) -> CipherSettings {
         var settings = CipherSettings.sqlcipher3.with(pageSize: pageSize)
         settings.kdfRounds = derivation?.rounds ?? 0
-        if derivation?.algorithm == .pbkdf2SHA512 {
+        if derivation?.algorithm == .sha512 {
             settings.kdfAlgorithm = .sha512
             settings.hmacKeyAlgorithm = .sha1
         }
@@ -86,7 +86,7 @@ public struct CipherOptions: Sendable, Hashable, CustomStringConvertible {
     /// Settings spelled out in a report or in repair material (`kdfName` as `CipherSettings.kdfName` writes
     /// it: a raw key's is not a derivation), read back.
     static func settings(kdfName: String, rounds: Int, usesHMAC: Bool, pageSize: Int) -> CipherSettings {
-        let derivation = KeyDerivation.Algorithm(rawValue: kdfName).map { KeyDerivation(algorithm: $0, rounds: rounds) }
+        let derivation = KDFAlgorithm(derivationName: kdfName).map { KeyDerivation(algorithm: $0, rounds: rounds) }
         return CipherOptions(pageSize: pageSize, usesHMAC: usesHMAC).settings(derivation: derivation)
     }
 

@@ -16,14 +16,6 @@
 // default files: Coffer derives the page key itself with PBKDF2-SHA512 and hands SQLCipher 3.4.1 the raw
 // key, whose page format (HMAC-SHA1, HMAC key by PBKDF2-SHA1) is unchanged (`hmacKeyAlgorithm`).
 
-/// The hash function used by PBKDF2 key derivation.
-public enum KDFAlgorithm: String, Sendable, Codable {
-    /// PBKDF2-HMAC-SHA1 (SQLCipher 1–3).
-    case sha1
-    /// PBKDF2-HMAC-SHA512 (SQLCipher 4).
-    case sha512
-}
-
 /// The per-page authentication code algorithm.
 public enum HMACAlgorithm: String, Sendable, Codable {
     /// No per-page HMAC (SQLCipher 1.x).
@@ -121,7 +113,7 @@ public struct CipherSettings: Sendable, Codable, Hashable {
     /// The key derivation as reports and stored material spell it: `pbkdf2-hmac-sha512`, `pbkdf2-hmac-sha1`,
     /// or `none (raw key)` when ``kdfRounds`` is 0.
     public var kdfName: String {
-        kdfRounds == 0 ? "none (raw key)" : kdfAlgorithm == .sha1 ? "pbkdf2-hmac-sha1" : "pbkdf2-hmac-sha512"
+        kdfRounds == 0 ? "none (raw key)" : kdfAlgorithm.derivationName
     }
 
     /// The built-in profiles, for ``named()``.

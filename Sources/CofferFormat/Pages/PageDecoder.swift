@@ -56,24 +56,24 @@ public struct DerivedKeys: Sendable {
 
     /// Derives the keys for `key` over `salt` (the file's first 16 bytes) with `settings`.
     public init(key: KeyMaterial, salt: [UInt8], settings: CipherSettings) throws {
-        let hash: KDF.Insecure.PBKDF2.HashFunction = settings.kdfAlgorithm == .sha1 ? .insecureSHA1 : .sha512
-        let encryption: SymmetricKey
+        var encryptionBytes = [UInt8](repeating: 0, count: 32)
         switch key {
         case .passphrase(let bytes):
-            encryption = try KDF.Insecure.PBKDF2.deriveKey(
-                from: bytes, salt: salt, using: hash, outputByteCount: 32,
-                unsafeUncheckedRounds: max(1, settings.kdfRounds))
+            try bytes.withUnsafeBytes {
+                try settings.kdfAlgorithm.derive(
+                    password: $0, salt: salt, rounds: settings.kdfRounds, into: &encryptionBytes)
+            }
         case .rawKey(let bytes):
             guard bytes.count == 32 else { throw DatabaseFileError.invalidRawKey }
-            encryption = SymmetricKey(data: bytes)
+            encryptionBytes = bytes
         }
-        let hmacSalt = salt.map { $0 ^ 0x3a }
-        let encryptionBytes = encryption.withUnsafeBytes { Array($0) }
-        let hmacHash: KDF.Insecure.PBKDF2.HashFunction =
-            (settings.hmacKeyAlgorithm ?? settings.kdfAlgorithm) == .sha1 ? .insecureSHA1 : .sha512
-        let hmac = try KDF.Insecure.PBKDF2.deriveKey(
-            from: encryptionBytes, salt: hmacSalt, using: hmacHash, outputByteCount: 32, unsafeUncheckedRounds: 2)
-        hmacKeyBytes = hmac.withUnsafeBytes { Array($0) }
+        var hmacBytes = [UInt8](repeating: 0, count: 32)
+        try encryptionBytes.withUnsafeBytes {
+            try (settings.hmacKeyAlgorithm ?? settings.kdfAlgorithm).derive(
+                password: $0, salt: salt.map { $0 ^ 0x3a }, rounds: 2, into: &hmacBytes)
+        }
+        let hmac = SymmetricKey(data: hmacBytes)
+        hmacKeyBytes = hmacBytes
         hmacKeyBox = ImmutableKey(hmac)
         encryptionKeyBytes = encryptionBytes
     }

@@ -103,7 +103,7 @@ public enum ProfileDetection {
     /// A one-line description of `settings` at `pageSize`.
     public static func describe(_ settings: CipherSettings, pageSize: Int) -> String {
         guard settings.isEncrypted else { return "plaintext, \(pageSize)-byte pages" }
-        let kdf = settings.kdfAlgorithm == .sha1 ? "PBKDF2-HMAC-SHA1" : "PBKDF2-HMAC-SHA512"
+        let kdf = settings.kdfAlgorithm.displayName
         let hmac: String
         switch settings.hmacAlgorithm {
         case .none: hmac = "no HMAC"

@@ -17,7 +17,7 @@
 import Foundation
 
 /// What a page is, as the page map colours it.
-public enum PageKind: UInt8, Sendable, CaseIterable, Codable {
+enum PageKind: UInt8, Sendable, CaseIterable, Codable {
     /// An interior page of a table B-tree (page 1 is sqlite_master's root).
     case tableInterior
     /// A leaf page of a table B-tree.
@@ -36,7 +36,7 @@ public enum PageKind: UInt8, Sendable, CaseIterable, Codable {
     case unknown
 
     /// The name used in the legend and the SVG's data attributes.
-    public var name: String {
+    var name: String {
         switch self {
         case .tableInterior: "table interior"
         case .tableLeaf: "table leaf"
@@ -51,7 +51,7 @@ public enum PageKind: UInt8, Sendable, CaseIterable, Codable {
 }
 
 /// What happened to a page (see the file's header for the rules).
-public enum PageFate: UInt8, Sendable, CaseIterable, Codable {
+enum PageFate: UInt8, Sendable, CaseIterable, Codable {
     /// Read from the main file and claimed by a tree, chain, freelist or pointer map.
     case ok
     /// Read from its newest committed WAL frame.
@@ -68,7 +68,7 @@ public enum PageFate: UInt8, Sendable, CaseIterable, Codable {
     case lost
 
     /// The name used in the legend and the SVG's data attributes.
-    public var name: String {
+    var name: String {
         switch self {
         case .ok: "ok"
         case .fromWAL: "taken from the WAL"
@@ -92,16 +92,16 @@ public struct PageMap: Sendable {
     /// The page size.
     public var pageSize: Int
     /// Kind of page n at index n − 1.
-    public var kinds: [PageKind]
+    var kinds: [PageKind]
     /// Fate of page n at index n − 1.
-    public var fates: [PageFate]
+    var fates: [PageFate]
     /// Owner of page n at index n − 1: an index into ``ownerNames``, or −1 when no table or index owns it.
     public var owners: [Int32]
     /// The tables and indexes that own pages ("sqlite_master" first when page 1 is readable).
     public var ownerNames: [String]
 
     /// A map of `kinds.count` pages (the four arrays are indexed by page number − 1).
-    public init(pageSize: Int, kinds: [PageKind], fates: [PageFate], owners: [Int32], ownerNames: [String]) {
+    init(pageSize: Int, kinds: [PageKind], fates: [PageFate], owners: [Int32], ownerNames: [String]) {
         self.pageSize = pageSize
         self.kinds = kinds
         self.fates = fates
@@ -113,12 +113,12 @@ public struct PageMap: Sendable {
     public var pageCount: Int { kinds.count }
 
     /// How many pages have each fate.
-    public var fateCounts: [PageFate: Int] {
+    var fateCounts: [PageFate: Int] {
         fates.reduce(into: [:]) { $0[$1, default: 0] += 1 }
     }
 
     /// How many pages are of each kind.
-    public var kindCounts: [PageKind: Int] {
+    var kindCounts: [PageKind: Int] {
         kinds.reduce(into: [:]) { $0[$1, default: 0] += 1 }
     }
 

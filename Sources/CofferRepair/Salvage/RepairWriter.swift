@@ -27,31 +27,31 @@ import Foundation
 /// let writer = try RepairWriter(path: "recovered.db", encryption: .passphrase("secret"))
 /// var sink = writer
 /// let report = try Salvager(path: "broken.db", key: .passphrase("secret")).run(into: &sink)
-/// print(writer.outcome.rowsWritten)
+/// print(report.rowsSalvaged)
 /// ```
 public final class RepairWriter: SalvageSink {
     /// What the writer did.
-    public struct Outcome: Sendable, Codable, Equatable {
+    struct Outcome: Sendable, Codable, Equatable {
         /// Tables created.
-        public var tablesCreated = 0
+        var tablesCreated = 0
         /// Rows inserted.
-        public var rowsWritten = 0
+        var rowsWritten = 0
         /// Rows the new database refused (constraint violations), or whose table could not be created.
-        public var rowsRejected = 0
+        var rowsRejected = 0
         /// Names of schema objects (tables, indexes, views, triggers) whose SQL was refused or failed.
-        public var objectsFailed: [String] = []
+        var objectsFailed: [String] = []
         /// Names of schema objects created after the rows (indexes, views, triggers).
-        public var objectsCreated: [String] = []
+        var objectsCreated: [String] = []
         /// Virtual tables recreated in OUTPUT.
-        public var virtualTablesCreated: [String] = []
+        var virtualTablesCreated: [String] = []
         /// Every object that did not come back as it was, with the reason.
-        public var issues: [SchemaIssue] = []
+        var issues: [SchemaIssue] = []
     }
 
     /// The output database.
     public let database: Database
     /// What the writer did so far.
-    public internal(set) var outcome = Outcome()
+    var outcome = Outcome()
     private let batchSize: Int
     private var pending: [(table: TableDescription, row: SalvagedRow)] = []
     /// Tables of OUTPUT that receive rows (ordinary tables created, shadow tables of recreated virtual tables).

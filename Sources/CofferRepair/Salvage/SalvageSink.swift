@@ -29,28 +29,28 @@ extension SalvageSink {
 }
 
 /// A sink that keeps every row in memory, keyed by table name. For tests and small files.
-public struct CollectingSink: SalvageSink {
+struct CollectingSink: SalvageSink {
     /// Tables in the order they were begun.
-    public private(set) var tables: [TableDescription] = []
+    private(set) var tables: [TableDescription] = []
     /// Rows per table name.
-    public private(set) var rows: [String: [SalvagedRow]] = [:]
+    private(set) var rows: [String: [SalvagedRow]] = [:]
     /// Whether `finish` was called.
-    public private(set) var finished = false
+    private(set) var finished = false
 
     /// An empty sink.
-    public init() {}
+    init() {}
 
     /// Records the table.
-    public mutating func begin(table: TableDescription) throws {
+    mutating func begin(table: TableDescription) throws {
         tables.append(table)
         rows[table.name, default: []] = rows[table.name] ?? []
     }
 
     /// Records the row.
-    public mutating func insert(_ row: SalvagedRow, into table: TableDescription) throws {
+    mutating func insert(_ row: SalvagedRow, into table: TableDescription) throws {
         rows[table.name, default: []].append(row)
     }
 
     /// Marks the sink finished.
-    public mutating func finish(schema: Schema) throws { finished = true }
+    mutating func finish(schema: Schema) throws { finished = true }
 }

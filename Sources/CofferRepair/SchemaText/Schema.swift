@@ -16,7 +16,7 @@ public struct Schema: Sendable, Codable {
     /// Tables with parsed columns, in file order.
     public var tables: [TableDescription]
     /// Virtual tables, in file order (their shadow tables are in ``tables``).
-    public var virtualTables: [VirtualTableDescription] = []
+    var virtualTables: [VirtualTableDescription] = []
     /// Tables whose CREATE TABLE SQLite refuses (an unknown collation, say), with its reason. Their pages
     /// are not claimed by a table: their rows come back as orphans.
     public var refusedTables: [SchemaIssue] = []

@@ -5,7 +5,7 @@
 // KEY columns (the leading fields of each record of a WITHOUT ROWID table's B-tree, in key order).
 
 /// Column affinity.
-public enum Affinity: String, Sendable, Codable {
+enum Affinity: String, Sendable, Codable {
     /// INTEGER affinity.
     case integer
     /// TEXT affinity.
@@ -18,7 +18,7 @@ public enum Affinity: String, Sendable, Codable {
     case numeric
 
     /// The affinity SQLite gives a declared type.
-    public init(declaredType: String) {
+    init(declaredType: String) {
         let type = declaredType.uppercased()
         if type.contains("INT") {
             self = .integer
@@ -35,13 +35,13 @@ public enum Affinity: String, Sendable, Codable {
 }
 
 /// One column of a table.
-public struct ColumnDescription: Sendable, Codable, Equatable {
+struct ColumnDescription: Sendable, Codable, Equatable {
     /// The column name, unquoted.
-    public var name: String
+    var name: String
     /// The declared type, as written.
-    public var declaredType: String
+    var declaredType: String
     /// Its affinity.
-    public var affinity: Affinity
+    var affinity: Affinity
 }
 
 /// What a CREATE TABLE statement declares (see ``CreateStatementReader``).

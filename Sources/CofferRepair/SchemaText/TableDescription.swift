@@ -9,7 +9,7 @@ public struct TableDescription: Sendable, Codable, Equatable {
     /// The original CREATE TABLE sql, or a generated one for inferred tables.
     public var sql: String
     /// Columns in declaration order.
-    public var columns: [ColumnDescription]
+    var columns: [ColumnDescription]
     /// The INTEGER PRIMARY KEY column, if any.
     public var rowidAliasColumn: Int?
     /// Whether the table is WITHOUT ROWID (an index B-tree whose records are the rows).
@@ -20,7 +20,7 @@ public struct TableDescription: Sendable, Codable, Equatable {
     public var isInferred: Bool
     /// The virtual table this table is a shadow table of, when the library has its module (the writer then
     /// recreates the virtual table and fills this shadow table inside it).
-    public var virtualTable: VirtualTableDescription? = nil
+    var virtualTable: VirtualTableDescription? = nil
 
     /// For a WITHOUT ROWID table: the declaration-order column index of each record field.
     public var recordFieldColumns: [Int] {

@@ -1,20 +1,20 @@
 // VirtualTableDescription — a virtual table of a damaged file's schema, as CreateStatementReader reads it.
 
 /// A virtual table of the schema (`CREATE VIRTUAL TABLE name USING module(…)`).
-public struct VirtualTableDescription: Sendable, Codable, Equatable {
+struct VirtualTableDescription: Sendable, Codable, Equatable {
     /// The virtual table's name.
-    public var name: String
+    var name: String
     /// Its module ("fts4", "rtree", "fts5", …), lowercased.
-    public var module: String
+    var module: String
     /// Its CREATE VIRTUAL TABLE statement.
-    public var sql: String
+    var sql: String
     /// Whether the linked SQLite can create it (it has the module, and the module accepts the arguments).
-    public var isAvailable: Bool
+    var isAvailable: Bool
     /// Why it cannot be created here ("no such module: fts5", "unknown tokenizer: icu"), when unavailable.
-    public var unavailableReason = ""
+    var unavailableReason = ""
     /// The shadow tables the module creates for it (when available), in creation order.
-    public var shadowTables: [String]
+    var shadowTables: [String]
     /// For FTS: whether this SQLite's `integrity-check` passes on an intact table so declared (SQLite 3.15's
     /// fails on every order=DESC table with two documents), so that a failure means damage.
-    public var integrityCheckWorks = true
+    var integrityCheckWorks = true
 }
