@@ -19,7 +19,8 @@ extension Database {
     /// handler fired and that has no usable backup.
     ///
     /// The file is read page by page by the repair engine, never through SQLite, so damaged pages are
-    /// skipped rather than fatal. `destination` must not exist.
+    /// skipped rather than fatal. `destination` must not exist. Writes and checkpoints of this database
+    /// wait until the repair ends (the engine must see one state of the file and its WAL); reads go on.
     ///
     /// With `backup`, a directory written by ``Database/backup(to:kind:pagesPerStep:)``, the repair
     /// material kept there (decrypted with this database's key) supplies what the file lost, as
@@ -35,7 +36,10 @@ extension Database {
     /// - Throws: ``CofferError/cantOpen`` when `destination` exists; the material's load error when
     ///   `backup` holds no material this key decrypts; ``DatabaseFileError`` when no page authenticates.
     public func repair(to destination: String, backup: URL? = nil) throws -> RepairReport {
-        let report = try monitored("coffer.repair") { try salvage(to: destination, backup: backup) }
+        // The file and its WAL stay still while the engine reads them: writes wait, checkpoints too.
+        let report = try monitored("coffer.repair") {
+            try withFrozenFiles { try salvage(to: destination, backup: backup) }
+        }
         recordRepair(pages: report.pagesTotal, rows: report.rowsSalvaged)
         return report
     }
