@@ -33,7 +33,16 @@ final class RawConnection {
         }
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    private var isOpen = true
+
+    deinit { close() }
+
+    /// Closes the connection (SQLite checkpoints the whole WAL as the last connection closes).
+    func close() {
+        guard isOpen else { return }
+        isOpen = false
+        sqlite3_close_v2(handle)
+    }
 
     func exec(_ sql: String) {
         sqlite3_exec(handle, sql, nil, nil, nil)

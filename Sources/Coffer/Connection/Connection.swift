@@ -34,11 +34,13 @@ public final class Connection {
     /// `BEGIN …` of each ``TransactionKind`` and `COMMIT`, prepared on first use and run directly.
     @exclusivity(unchecked) private var transactionStatements: [Statement?] = Array(repeating: nil, count: 4)
     /// Statements of prepared queries, indexed by the query's shape identifier (see ``PreparedQuery``;
-    /// identifiers are small and dense), so a lookup is an array access.
-    private var preparedQueryStatements: [Statement?] = []
+    /// identifiers are small and dense), so a lookup is an array access. Like the properties above, this
+    /// and `faults` and `snapshotStamp` below are touched by one thread at a time, the one holding the
+    /// connection (the writer's queue or a reader checkout): no dynamic exclusivity check on each read.
+    @exclusivity(unchecked) private var preparedQueryStatements: [Statement?] = []
     private var savepointDepth = 0
     /// Relationships lazily loaded in the open transaction (see `Connection+CurrentTransaction.swift`).
-    var faults = FaultCache()
+    @exclusivity(unchecked) var faults = FaultCache()
     /// True once ``close()`` ran: the handle must not be used again.
     private(set) var isClosed = false
     /// Told about every error this connection produces (the database uses it to report corruption).
@@ -47,7 +49,7 @@ public final class Connection {
     let traceListeners = TraceListeners()
     /// The database's commit counter and this connection's read transaction's place in it (record cache).
     var commitClock: CommitClock?
-    var snapshotStamp = SnapshotStamp()
+    @exclusivity(unchecked) var snapshotStamp = SnapshotStamp()
 
     init(path: String, flags: Int32, logger: Logger, vfs: String? = nil) throws {
         var handle: OpaquePointer?
