@@ -47,6 +47,8 @@ public final class Connection {
     var errorObserver: ((CofferError) -> Void)?
     /// Whoever listens to SQLite's statement trace on this connection (see `addTraceListener`).
     let traceListeners = TraceListeners()
+    /// Rows this connection's statements returned (monitoring's `coffer_rows_read`).
+    let rowCounter = RowCounter()
     /// The database's commit counter and this connection's read transaction's place in it (record cache).
     var commitClock: CommitClock?
     @exclusivity(unchecked) var snapshotStamp = SnapshotStamp()

@@ -22,6 +22,8 @@ public final class Statement {
     /// The SQL the statement was compiled from.
     public let sql: String
     unowned let connection: Connection
+    /// The connection's count of rows returned (kept here: reading it through `connection` would retain).
+    private let rowCounter: RowCounter
     /// True while a cached statement is handed out, so that reentrant use prepares a fresh one.
     var isInUse = false
 
@@ -61,6 +63,7 @@ public final class Statement {
         self.handle = statement
         self.sql = sql
         self.connection = connection
+        self.rowCounter = connection.rowCounter
         self.columnCount = Int(sqlite3_column_count(statement))
     }
 
@@ -207,7 +210,9 @@ public final class Statement {
     public func step() throws -> Bool {
         let code = sqlite3_step(handle)
         switch code {
-        case SQLITE_ROW: return true
+        case SQLITE_ROW:
+            rowCounter.count &+= 1
+            return true
         case SQLITE_DONE: return false
         default:
             let error = connection.failure(code: code, sql: sql)

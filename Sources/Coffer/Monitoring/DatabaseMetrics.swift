@@ -82,20 +82,3 @@ extension Monitoring {
         databaseLabel ?? (path == ":memory:" ? path : URL(fileURLWithPath: path).lastPathComponent)
     }
 }
-
-/// Counts the WAL frames the writer's commits append (`coffer_pages_written`), from the WAL hook, which
-/// SQLite calls on the writer's thread once a commit ended (after the COMMIT's own trace event, so the
-/// statement trace cannot carry them). Used on the writer's thread only.
-final class WALFrameTally: @unchecked Sendable {
-    private let pagesWritten: Counter
-    private var framesInWAL: Int32 = 0
-
-    init(metrics: DatabaseMetrics) { pagesWritten = metrics.pagesWritten }
-
-    /// A commit left `frames` frames in the WAL (fewer than before: the WAL restarted).
-    func commit(framesInWAL frames: Int32) {
-        let appended = frames >= framesInWAL ? frames - framesInWAL : frames
-        framesInWAL = frames
-        if appended > 0 { pagesWritten.increment(by: appended) }
-    }
-}

@@ -2,25 +2,24 @@ import CSQLCipher
 import Foundation
 import Logging
 
-/// Watches one connection's statements for ``Monitoring``: counts them into the database's metrics and
-/// reports the traced ones. It listens to SQLite's own trace (`SQLITE_TRACE_PROFILE` when a statement is
-/// reset, `SQLITE_TRACE_ROW` for each row it returns) and reads SQLite's page counters when a statement
-/// ends. Used on the connection's thread only.
+/// Watches one connection's statements for ``Monitoring``: counts them into the database's metrics
+/// (through a ``StatementTally``, flushed once per transaction) and reports the traced ones. It listens to
+/// SQLite's own trace: `SQLITE_TRACE_PROFILE` when a statement ends, and `SQLITE_TRACE_ROW` for each row
+/// only while statements are traced (metrics count rows where Coffer steps them). Used on the connection's
+/// thread only.
 final class StatementMonitor {
-    private let metrics: DatabaseMetrics?
+    private let tally: StatementTally?
     private let tracing: Monitoring.StatementTracing
     private let includesValues: Bool
     private let onStatement: (@Sendable (StatementTrace) -> Void)?
     private let logger: Logger
     private let onWriter: Bool
-    private let decryptions: DecryptionTally?
     private let handle: OpaquePointer
     /// Rows returned by the statement being stepped, and by others stepped between (open cursors).
     private var rowStatement: OpaquePointer?
     private var rowCount = 0
     private var interleavedRows: [OpaquePointer: Int] = [:]
     private var totalChanges: Int32
-    private var statementsSinceTally = 0
     /// Redacted SQL by statement, with the text it was made from.
     private var redactedSQL: [OpaquePointer: (original: String, redacted: String)] = [:]
 
@@ -33,7 +32,8 @@ final class StatementMonitor {
         let monitor = StatementMonitor(
             connection: connection, monitoring: monitoring, metrics: metrics, decryptions: decryptions,
             onWriter: onWriter)
-        _ = connection.addTraceListener(mask: SQLITE_TRACE_PROFILE | SQLITE_TRACE_ROW) { monitor.observe($0) }
+        let mask = monitoring.statements == .off ? SQLITE_TRACE_PROFILE : SQLITE_TRACE_PROFILE | SQLITE_TRACE_ROW
+        _ = connection.addTraceListener(mask: mask) { monitor.observe($0) }
         return monitor
     }
 
@@ -41,26 +41,31 @@ final class StatementMonitor {
         connection: Connection, monitoring: Monitoring, metrics: DatabaseMetrics?, decryptions: DecryptionTally?,
         onWriter: Bool
     ) {
-        self.metrics = metrics
+        self.tally = metrics.map { StatementTally(connection: connection, metrics: $0, decryptions: decryptions) }
         self.tracing = monitoring.statements
         self.includesValues = monitoring.includesValues
         self.onStatement = monitoring.onStatement
         self.logger = connection.logger
         self.onWriter = onWriter
-        self.decryptions = decryptions
         self.handle = connection.handle
         self.totalChanges = sqlite3_total_changes(connection.handle)
-        // Start the page counters from zero.
-        _ = Self.pageCount(handle, SQLITE_DBSTATUS_CACHE_MISS)
-        _ = Self.pageCount(handle, SQLITE_DBSTATUS_CACHE_HIT)
+        if tally == nil {
+            // Start the page counters from zero (the tally does when there is one).
+            _ = StatementTally.pageCount(handle, SQLITE_DBSTATUS_CACHE_MISS)
+            _ = StatementTally.pageCount(handle, SQLITE_DBSTATUS_CACHE_HIT)
+        }
     }
 
     private func observe(_ event: TraceEvent) {
         if event.kind == UInt32(SQLITE_TRACE_ROW) {
             countRow(of: event.statement)
-        } else {
-            statementEnded(event.statement, nanoseconds: event.elapsedNanoseconds)
+            return
         }
+        let nanoseconds = event.elapsedNanoseconds
+        tally?.statementEnded(nanoseconds: nanoseconds)
+        if tracing != .off { trace(event.statement, nanoseconds: nanoseconds) }
+        // The transaction ended (or the statement ran outside one): its counts go to the metrics.
+        if let tally, sqlite3_get_autocommit(handle) != 0 { tally.flush() }
     }
 
     private func countRow(of statement: OpaquePointer) {
@@ -74,7 +79,8 @@ final class StatementMonitor {
         }
     }
 
-    private func statementEnded(_ statement: OpaquePointer, nanoseconds: Int64) {
+    /// Builds the statement's trace, and reports it when the tracing level asks for it.
+    private func trace(_ statement: OpaquePointer, nanoseconds: Int64) {
         let rowsRead: Int
         if statement == rowStatement {
             rowsRead = rowCount
@@ -86,23 +92,12 @@ final class StatementMonitor {
         let changes = sqlite3_total_changes(handle)
         let rowsWritten = Int(changes &- totalChanges)
         totalChanges = changes
-        let pagesRead = Self.pageCount(handle, SQLITE_DBSTATUS_CACHE_MISS)
-        let cacheHits = Self.pageCount(handle, SQLITE_DBSTATUS_CACHE_HIT)
+        // Read per statement, so that a slow statement is given its own pages (not those of the fast ones
+        // before it); the tally adds them to the transaction's.
+        let pagesRead = StatementTally.pageCount(handle, SQLITE_DBSTATUS_CACHE_MISS)
+        let cacheHits = StatementTally.pageCount(handle, SQLITE_DBSTATUS_CACHE_HIT)
+        tally?.add(pagesRead: pagesRead, cacheHits: cacheHits)
         let fullScanSteps = Int(sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_FULLSCAN_STEP, 1))
-        if let metrics {
-            metrics.statements.increment()
-            metrics.statementDuration.recordNanoseconds(nanoseconds)
-            if rowsRead > 0 { metrics.rowsRead.increment(by: rowsRead) }
-            if rowsWritten > 0 { metrics.rowsWritten.increment(by: rowsWritten) }
-            if pagesRead > 0 { metrics.pagesRead.increment(by: pagesRead) }
-            if cacheHits > 0 { metrics.pageCacheHits.increment(by: cacheHits) }
-            statementsSinceTally += 1
-            // The decryption counts are process-wide and take the cache's locks: read them now and then.
-            if statementsSinceTally >= 64 || pagesRead > 0, let decryptions {
-                statementsSinceTally = 0
-                metrics.recordDecryptions(decryptions)
-            }
-        }
         let seconds = Double(nanoseconds) / 1e9
         let isSlow: Bool
         switch tracing {
@@ -142,13 +137,5 @@ final class StatementMonitor {
         if redactedSQL.count >= 256 { redactedSQL.removeAll(keepingCapacity: true) }
         redactedSQL[statement] = (original, redacted)
         return redacted
-    }
-
-    /// One of SQLite's per-connection page counters since the previous read (which resets it).
-    private static func pageCount(_ handle: OpaquePointer, _ counter: Int32) -> Int {
-        var current: Int32 = 0
-        var highwater: Int32 = 0
-        sqlite3_db_status(handle, counter, &current, &highwater, 1)
-        return Int(current)
     }
 }

@@ -40,17 +40,14 @@ final class Checkpointer: @unchecked Sendable {
     private var connection: Connection?
     /// Checkpoints and their pages are counted here when ``Monitoring/metrics`` is on.
     private let metrics: DatabaseMetrics?
-    /// Told each commit's WAL size when metrics are on (`coffer_pages_written`).
-    private let walFrames: WALFrameTally?
 
     init(
         writer: SerializedConnection, threshold: Int, idleDelay: TimeInterval, hook: WALCommitHook,
-        refreshesCacheCap: Bool, metrics: DatabaseMetrics? = nil, walFrames: WALFrameTally? = nil,
+        refreshesCacheCap: Bool, metrics: DatabaseMetrics? = nil,
         open: @escaping () throws -> Connection
     ) {
         self.writer = writer
         self.metrics = metrics
-        self.walFrames = walFrames
         self.hook = hook
         self.refreshesCacheCap = refreshesCacheCap
         self.threshold = Int32(clamping: max(threshold, 1))
@@ -81,7 +78,6 @@ final class Checkpointer: @unchecked Sendable {
     /// One lock round per commit decides everything this commit schedules.
     private func didCommit(walFrames: Int32) {
         hook.didCommit(walFrames: walFrames)
-        self.walFrames?.commit(framesInWAL: walFrames)
         let due = lock.withLock { () -> CommitWork in
             commits &+= 1
             guard !stopped else { return CommitWork() }

@@ -18,8 +18,6 @@ struct ConnectionFactory: Sendable {
     /// The database's metrics, when ``Monitoring/metrics`` is on.
     let metrics: DatabaseMetrics?
     private let decryptions: DecryptionTally?
-    /// The writer's WAL frames, counted by the checkpointer's WAL hook, when metrics are on.
-    let walFrames: WALFrameTally?
     private let keyHolder: DatabaseKeyHolder
     /// Shared by every connection opened here (see ``CommitClock``).
     let clock = CommitClock()
@@ -30,7 +28,6 @@ struct ConnectionFactory: Sendable {
         self.corruption = corruption
         self.metrics = DatabaseMetrics.make(for: configuration.monitoring, path: path)
         self.decryptions = metrics != nil && key != nil ? DecryptionTally() : nil
-        self.walFrames = metrics.map(WALFrameTally.init(metrics:))
         self.keyHolder = DatabaseKeyHolder(key)
     }
 

@@ -34,7 +34,7 @@ public final class Database: Sendable {
     let readers: ReaderPool?
     let checkpointer: Checkpointer?
     /// Where the writer's WAL commits are reported, and the gate every checkpoint takes (see Backup).
-    let commitHook = WALCommitHook()
+    let commitHook: WALCommitHook
     /// Change observation: commit hooks on the writer, subscribers, the other-process poller.
     let observation: ObservationCenter
     /// Spans around transactions and long work, when ``Monitoring/spans`` is on.
@@ -84,6 +84,7 @@ public final class Database: Sendable {
         self.configuration = configuration
         self.factory = factory
         self.writer = writer
+        self.commitHook = WALCommitHook(metrics: factory.metrics)
         self.state = CloseState(removingOnClose: directory)
         self.spans = DatabaseSpans.make(for: configuration.monitoring, path: path)
         self.observation = ObservationCenter(
@@ -96,8 +97,7 @@ public final class Database: Sendable {
             let checkpointer = Checkpointer(
                 writer: writer, threshold: configuration.checkpointThreshold,
                 idleDelay: configuration.idleCheckpointDelay, hook: commitHook,
-                refreshesCacheCap: configuration.encryption.isEncrypted, metrics: factory.metrics,
-                walFrames: factory.walFrames
+                refreshesCacheCap: configuration.encryption.isEncrypted, metrics: factory.metrics
             ) { try factory.open(.checkpointer) }
             self.checkpointer = checkpointer
             try writer.sync { checkpointer.install(on: $0) }

@@ -12,21 +12,29 @@ protocol WALCommitListener: AnyObject, Sendable {
 
 /// The pool's seam for whatever follows its WAL: the writer's commit hook reports here, every checkpoint
 /// takes ``checkpointGate`` (the writer's opportunistic catch-up only tries it), and one listener, attached
-/// on first use, hears each commit.
+/// on first use, hears each commit. With metrics on, it counts the frames each commit appended
+/// (`coffer_pages_written`: SQLite calls the WAL hook after the COMMIT's own trace event, so the statement
+/// monitor cannot).
 final class WALCommitHook: @unchecked Sendable {
     /// Held while something reads page images from the main file that no checkpoint may overwrite.
     let checkpointGate = NSLock()
+    private let metrics: DatabaseMetrics?
     private let lock = NSLock()
     // Guarded by `lock`.
     private var walFrames: Int32 = 0
     private var listener: (any WALCommitListener)?
 
+    init(metrics: DatabaseMetrics?) { self.metrics = metrics }
+
     /// Called on the writer's thread after each commit, with the WAL's size in frames.
     func didCommit(walFrames frames: Int32) {
-        let listener = lock.withLock { () -> (any WALCommitListener)? in
+        let (listener, appended) = lock.withLock { () -> ((any WALCommitListener)?, Int32) in
+            // Fewer frames than before: the WAL restarted, and this commit wrote all of them.
+            let appended = frames >= walFrames ? frames - walFrames : frames
             walFrames = frames
-            return self.listener
+            return (self.listener, appended)
         }
+        if appended > 0, let metrics { metrics.pagesWritten.increment(by: appended) }
         listener?.didCommit(walFrames: frames)
     }
 

@@ -1,11 +1,9 @@
 // WALStatisticsReader — a WAL's size and checkpoint state, read from the `-wal` and `-shm` files only.
 //
 // The `-wal`: WALFrameMap judges every frame (committed part, damage, frames after the last commit).
-// The `-shm` (SQLite's wal-index, native byte order): two copies of the 48-byte WalIndexHdr at 0 and 48 —
-// isInit at byte 12, mxFrame (the last committed frame) at 16, the WAL header's salts (raw bytes 16–23 of
-// the `-wal`) at 32 — then WalCkptInfo at 96, whose first field nBackfill counts the frames a checkpoint
-// has copied into the main file. The `-shm` is trusted only when both header copies agree, isInit is set
-// and its salts are the `-wal`'s (otherwise it describes an earlier WAL generation).
+// The `-shm` (SQLite's wal-index, read by WALSharedIndex) gives the last committed frame and the frames
+// checkpoints copied; it is trusted only when its salts are the `-wal`'s (otherwise it describes an earlier
+// WAL generation).
 
 import Foundation
 
@@ -23,15 +21,9 @@ enum WALStatisticsReader {
             stats.uncommittedFrames = map.uncommitted
             stats.damagedFrames = map.damaged.count
         }
-        let walSalts = DatabaseFile.read(handle.fileDescriptor, offset: 16, count: 8)
-        if let shm = FileHandle(forReadingAtPath: walPath.dropLast(4) + "-shm") {
-            defer { try? shm.close() }
-            if let bytes = DatabaseFile.read(shm.fileDescriptor, offset: 0, count: 100), bytes[0..<48] == bytes[48..<96],
-                bytes[12] != 0, walSalts.map({ Array(bytes[32..<40]) == $0 }) ?? false
-            {
-                stats.shmMaxFrame = Int(native(bytes, 16))
-                stats.backfilledFrames = Int(native(bytes, 96))
-            }
+        if let shm = WALSharedIndex(path: walPath.dropLast(4) + "-shm"), shm.describes(walPath: walPath) {
+            stats.shmMaxFrame = Int(shm.maxFrame)
+            stats.backfilledFrames = Int(shm.backfilledFrames)
         }
         if stats.committedFrames == 0 && (stats.shmMaxFrame ?? 0) == 0 {
             stats.checkpointState = "none"
@@ -41,10 +33,5 @@ enum WALStatisticsReader {
             stats.checkpointState = "unknown"
         }
         return stats
-    }
-
-    /// A 32-bit integer in the machine's byte order (the wal-index is never moved between machines).
-    private static func native(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
-        bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }
     }
 }
