@@ -33,7 +33,7 @@ final class MonitoringMetricsTests: XCTestCase {
         let writerStatements = Int(before[0]) + 202
         XCTAssertEqual(
             try metrics.expectTimer("coffer_statement_duration", dimensions).values.count,
-            (writerStatements + StatementTally.sampleInterval - 1) / StatementTally.sampleInterval)
+            (writerStatements + StepCounter.sampleInterval - 1) / StepCounter.sampleInterval)
 
         let readBefore = total("coffer_rows_read")
         let read = try database.read { db in try db.fetchAll(sql: "SELECT body FROM message").count }

@@ -48,7 +48,7 @@ public final class Connection {
     /// Whoever listens to SQLite's statement trace on this connection (see `addTraceListener`).
     let traceListeners = TraceListeners()
     /// Rows this connection's statements returned (monitoring's `coffer_rows_read`).
-    let rowCounter = RowCounter()
+    let stepCounter = StepCounter()
     /// The database's commit counter and this connection's read transaction's place in it (record cache).
     var commitClock: CommitClock?
     @exclusivity(unchecked) var snapshotStamp = SnapshotStamp()

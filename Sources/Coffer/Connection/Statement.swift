@@ -22,8 +22,9 @@ public final class Statement {
     /// The SQL the statement was compiled from.
     public let sql: String
     unowned let connection: Connection
-    /// The connection's count of rows returned (kept here: reading it through `connection` would retain).
-    private let rowCounter: RowCounter
+    /// The connection's counts of rows and statements (kept here: reading it through `connection` would
+    /// retain).
+    private let counter: StepCounter
     /// True while a cached statement is handed out, so that reentrant use prepares a fresh one.
     var isInUse = false
 
@@ -63,7 +64,7 @@ public final class Statement {
         self.handle = statement
         self.sql = sql
         self.connection = connection
-        self.rowCounter = connection.rowCounter
+        self.counter = connection.stepCounter
         self.columnCount = Int(sqlite3_column_count(statement))
     }
 
@@ -208,15 +209,20 @@ public final class Statement {
     /// Advances to the next row; returns false when the statement is done.
     @discardableResult
     public func step() throws -> Bool {
+        let counting = counter.isCounting
+        if counting && sqlite3_stmt_busy(handle) == 0 { counter.statementStarts() }
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW:
-            rowCounter.count &+= 1
+            counter.rows &+= 1
             return true
-        case SQLITE_DONE: return false
+        case SQLITE_DONE:
+            if counting { counter.statementFinished(connection.handle) }
+            return false
         default:
             let error = connection.failure(code: code, sql: sql)
             sqlite3_reset(handle)
+            if counting { counter.statementFinished(connection.handle) }
             throw error
         }
     }

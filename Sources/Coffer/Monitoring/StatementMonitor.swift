@@ -3,10 +3,10 @@ import Foundation
 import Logging
 
 /// Watches one connection's statements for ``Monitoring``: counts them into the database's metrics
-/// (through a ``StatementTally``, flushed once per transaction) and reports the traced ones. It listens to
-/// SQLite's own trace: `SQLITE_TRACE_PROFILE` when a statement ends, and `SQLITE_TRACE_ROW` for each row
-/// only while statements are traced (metrics count rows where Coffer steps them). Used on the connection's
-/// thread only.
+/// (through a ``StatementTally``, fed by the connection's ``StepCounter`` and flushed once per transaction)
+/// and reports the traced ones. Only tracing listens to SQLite's own trace (`SQLITE_TRACE_PROFILE` when a
+/// statement ends, `SQLITE_TRACE_ROW` for each row): with metrics alone no trace callback is installed.
+/// Used on the connection's thread only.
 final class StatementMonitor {
     private let tally: StatementTally?
     private let tracing: Monitoring.StatementTracing
@@ -32,8 +32,9 @@ final class StatementMonitor {
         let monitor = StatementMonitor(
             connection: connection, monitoring: monitoring, metrics: metrics, decryptions: decryptions,
             onWriter: onWriter)
-        let mask = monitoring.statements == .off ? SQLITE_TRACE_PROFILE : SQLITE_TRACE_PROFILE | SQLITE_TRACE_ROW
-        _ = connection.addTraceListener(mask: mask) { monitor.observe($0) }
+        if monitoring.statements != .off {
+            _ = connection.addTraceListener(mask: SQLITE_TRACE_PROFILE | SQLITE_TRACE_ROW) { monitor.observe($0) }
+        }
         return monitor
     }
 
@@ -61,11 +62,7 @@ final class StatementMonitor {
             countRow(of: event.statement)
             return
         }
-        let nanoseconds = event.elapsedNanoseconds
-        tally?.statementEnded(nanoseconds: nanoseconds)
-        if tracing != .off { trace(event.statement, nanoseconds: nanoseconds) }
-        // The transaction ended (or the statement ran outside one): its counts go to the metrics.
-        if let tally, sqlite3_get_autocommit(handle) != 0 { tally.flush() }
+        trace(event.statement, nanoseconds: event.elapsedNanoseconds)
     }
 
     private func countRow(of statement: OpaquePointer) {
