@@ -58,6 +58,8 @@ struct FaultCache {
     }
 
     mutating func removeAll() {
-        if !entries.isEmpty { entries.removeAll() }
+        // Capacity kept while small: a transaction that faults a few relationships, the common case,
+        // then allocates no table per transaction.
+        if !entries.isEmpty { entries.removeAll(keepingCapacity: entries.capacity <= 64) }
     }
 }
