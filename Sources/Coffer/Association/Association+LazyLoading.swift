@@ -1,8 +1,6 @@
 // Lazy loading (faulting): an association's records loaded for one origin the first time they are read
 // inside a read or write closure, from that closure's snapshot.
 
-import Foundation
-
 extension Association where Cardinality == ToMany {
     /// `origin`'s associated records, loaded from the snapshot of the `read` or `write` closure running on
     /// this thread the first time they are read in it (later reads there reuse them, until the closure
@@ -52,35 +50,13 @@ extension AssociationLink {
         }
         let key = try origin.columnValues()[EagerLoad.columnIndex(of: originColumn, in: Origin.self)]
         guard key != .null else { return nil }
-        let query = try singleKeyQuery.prepared {
-            var restricted = destinationQuery
-            restricted.filters.append(
-                SQLFragment([.column(table: Destination.tableName, name: destinationColumn)]) + SQLFragment(raw: " = ")
-                    + SQLFragment([.parameter]))
-            return try restricted.prepared()
-        }
+        let query = try singleKeyQuery()
         // Unwrapped before the cast: a missing entry cast to an optional `Loaded` would succeed as nil.
-        if let entry = db.faults.value(sql: query.sql, key: key, on: db), let cached = entry as? Loaded { return cached }
-        let loaded = try load(query, db, key)
-        db.faults.store(loaded, sql: query.sql, key: key, on: db)
-        return loaded
-    }
-}
-
-/// An association's destination query restricted to `column = ?`, rendered once and shared by every
-/// copy of the association (a changed filter or ordering makes a new one).
-final class SingleKeyQuery<Destination: TableRecord>: @unchecked Sendable {
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    private var query: PreparedQuery<Destination>?
-
-    /// The prepared query, made by `make` the first time.
-    func prepared(_ make: () throws -> PreparedQuery<Destination>) throws -> PreparedQuery<Destination> {
-        try lock.withLock {
-            if let query { return query }
-            let made = try make()
-            query = made
-            return made
+        if let entry = db.faults.value(shape: query.shapeID, key: key, on: db), let cached = entry as? Loaded {
+            return cached
         }
+        let loaded = try load(query, db, key)
+        db.faults.store(loaded, shape: query.shapeID, key: key, on: db)
+        return loaded
     }
 }

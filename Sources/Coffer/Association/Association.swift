@@ -7,10 +7,10 @@ struct AssociationLink<Origin: TableRecord, Destination: TableRecord>: Sendable 
     let destinationColumn: String
     /// Filters and ordering of the associated rows.
     var destinationQuery = Query<Destination>() {
-        didSet { singleKeyQuery = SingleKeyQuery() }
+        didSet { queries = AssociationQueries() }
     }
-    /// The destination query restricted to one key value, prepared the first time a lazy load needs it.
-    private(set) var singleKeyQuery = SingleKeyQuery<Destination>()
+    /// The destination query restricted to its key, prepared the first time a load needs it.
+    private(set) var queries = AssociationQueries<Destination>()
 
     init(originColumn: String, destinationColumn: String) {
         self.originColumn = originColumn

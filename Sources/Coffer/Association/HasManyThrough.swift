@@ -74,30 +74,31 @@ public struct IncludingAllThroughQuery<Origin: TableRecord, Middle: TableRecord,
     public func fetchAll(_ db: Connection) throws -> [(Origin, [Destination])] {
         let first = association.first
         let second = association.second
-        let rows = try EagerLoad.origins(of: origins, keyedBy: first.originColumn, db)
+        let (records, slots) = try EagerLoad.origins(of: origins, keyedBy: first.originColumn, db)
 
         // Each origin key's middle records, as the keys they reach destinations by.
+        let firstKeyIndex = try EagerLoad.columnIndex(of: first.destinationColumn, in: Middle.self)
         let middleKeyIndex = try EagerLoad.columnIndex(of: second.originColumn, in: Middle.self)
-        var middleKeys: [DatabaseValue: [DatabaseValue]] = [:]
+        var middleKeys = [[DatabaseValue]](repeating: [], count: slots.keys.count)
         var allMiddleKeys: [DatabaseValue] = []
-        try EagerLoad.forEachMatch(of: first.destinationQuery, column: first.destinationColumn, in: rows.map(\.key), db) {
-            key, _, statement in
+        try EagerLoad.forEachMatch(of: first, in: slots.keys, db) { _, statement in
+            guard let slot = slots.slot(ofKeyAt: firstKeyIndex, in: statement) else { return }
             let middleKey = statement.value(at: middleKeyIndex)
-            middleKeys[key, default: []].append(middleKey)
+            middleKeys[slot].append(middleKey)
             allMiddleKeys.append(middleKey)
         }
 
         // Each middle key's destinations, numbered in the order the destination query gave them.
+        let secondKeyIndex = try EagerLoad.columnIndex(of: second.destinationColumn, in: Destination.self)
         var destinations: [DatabaseValue: [(rank: Int, record: Destination)]] = [:]
         var rank = 0
-        try EagerLoad.forEachMatch(of: second.destinationQuery, column: second.destinationColumn, in: allMiddleKeys, db) {
-            key, record, _ in
-            destinations[key, default: []].append((rank, record))
+        try EagerLoad.forEachMatch(of: second, in: allMiddleKeys, db) { record, statement in
+            destinations[statement.value(at: secondKeyIndex), default: []].append((rank, record))
             rank += 1
         }
-        return rows.map { row in
-            let reached = (middleKeys[row.key] ?? []).flatMap { destinations[$0] ?? [] }
-            return (row.record, reached.sorted { $0.rank < $1.rank }.map(\.record))
+        return zip(records, slots.rowSlots).map { record, slot in
+            let reached = (slot < 0 ? [] : middleKeys[slot]).flatMap { destinations[$0] ?? [] }
+            return (record, reached.sorted { $0.rank < $1.rank }.map(\.record))
         }
     }
 }

@@ -56,17 +56,16 @@ extension Association where Cardinality == ToMany {
     ) -> NestedAssociation<Origin, Destination, (Destination, [Nested])> {
         let (link, nestedLink) = (link, nested.link)
         return NestedAssociation(link: link) { keys, db in
+            let keyIndex = try EagerLoad.columnIndex(of: link.destinationColumn, in: Destination.self)
             let nestedKeyIndex = try EagerLoad.columnIndex(of: nestedLink.originColumn, in: Destination.self)
             var destinations: [(key: DatabaseValue, record: Destination, nestedKey: DatabaseValue)] = []
-            try EagerLoad.forEachMatch(of: link.destinationQuery, column: link.destinationColumn, in: keys, db) {
-                key, record, statement in
-                destinations.append((key, record, statement.value(at: nestedKeyIndex)))
+            try EagerLoad.forEachMatch(of: link, in: keys, db) { record, statement in
+                destinations.append((statement.value(at: keyIndex), record, statement.value(at: nestedKeyIndex)))
             }
+            let nestedDestinationIndex = try EagerLoad.columnIndex(of: nestedLink.destinationColumn, in: Nested.self)
             var nestedRecords: [DatabaseValue: [Nested]] = [:]
-            try EagerLoad.forEachMatch(
-                of: nestedLink.destinationQuery, column: nestedLink.destinationColumn, in: destinations.map(\.nestedKey), db
-            ) { key, record, _ in
-                nestedRecords[key, default: []].append(record)
+            try EagerLoad.forEachMatch(of: nestedLink, in: destinations.map(\.nestedKey), db) { record, statement in
+                nestedRecords[statement.value(at: nestedDestinationIndex), default: []].append(record)
             }
             var elements: [DatabaseValue: [(Destination, [Nested])]] = [:]
             for destination in destinations {
@@ -105,9 +104,11 @@ public struct IncludingAllNestedQuery<Origin: TableRecord, Destination: TableRec
 
     /// Every origin the query matches, in its order, with its elements in the association's order.
     public func fetchAll(_ db: Connection) throws -> [(Origin, [Element])] {
-        let rows = try EagerLoad.origins(of: origins, keyedBy: association.link.originColumn, db)
-        let elements = try association.loadElements(rows.map(\.key), db)
-        return rows.map { ($0.record, elements[$0.key] ?? []) }
+        let (records, slots) = try EagerLoad.origins(of: origins, keyedBy: association.link.originColumn, db)
+        let elements = try association.loadElements(slots.keys, db)
+        return zip(records, slots.rowSlots).map { record, slot in
+            (record, slot < 0 ? [] : elements[slots.keys[slot]] ?? [])
+        }
     }
 }
 

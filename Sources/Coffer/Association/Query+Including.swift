@@ -20,14 +20,17 @@ public struct IncludingAllQuery<Origin: TableRecord, Destination: TableRecord, K
     /// Every origin the query matches, in its order, with its associated records in the association's
     /// order (an origin with no match, or a NULL key, gets none).
     public func fetchAll(_ db: Connection) throws -> [(Origin, [Destination])] {
-        let rows = try EagerLoad.origins(of: origins, keyedBy: link.originColumn, db)
-
-        var destinations: [DatabaseValue: [Destination]] = [:]
-        try EagerLoad.forEachMatch(of: link.destinationQuery, column: link.destinationColumn, in: rows.map(\.key), db) {
-            key, record, _ in
-            destinations[key, default: []].append(record)
+        let (records, slots) = try EagerLoad.origins(of: origins, keyedBy: link.originColumn, db)
+        let keyIndex = try EagerLoad.columnIndex(of: link.destinationColumn, in: Destination.self)
+        // One array per distinct key, filled in place: no dictionary of arrays, no key boxed per row.
+        var destinations = [[Destination]](repeating: [], count: slots.keys.count)
+        try EagerLoad.forEachMatch(of: link, in: slots.keys, db) { record, statement in
+            if let slot = slots.slot(ofKeyAt: keyIndex, in: statement) { destinations[slot].append(record) }
         }
-        return rows.map { ($0.record, destinations[$0.key] ?? []) }
+        var result: [(Origin, [Destination])] = []
+        result.reserveCapacity(records.count)
+        for (record, slot) in zip(records, slots.rowSlots) { result.append((record, slot < 0 ? [] : destinations[slot])) }
+        return result
     }
 }
 
@@ -36,41 +39,34 @@ enum EagerLoad {
     /// SQLite's default limit on bound variables per statement (`SQLITE_MAX_VARIABLE_NUMBER`, 999 in 3.15.2).
     static let maximumVariables = 999
 
-    /// The records `query` fetches, in its order, each with its value of `column` (the eager load's key).
+    /// The records `query` fetches, in its order, with their values of `column` (the eager load's key).
     static func origins<Record: TableRecord>(
         of query: Query<Record>, keyedBy column: String, _ db: Connection
-    ) throws -> [(record: Record, key: DatabaseValue)] {
+    ) throws -> (records: [Record], slots: KeySlots) {
         let keyIndex = try columnIndex(of: column, in: Record.self)
         let (sql, arguments) = try query.selectFragment.render()
         return try db.withStatement(sql: sql, arguments: arguments) { statement in
             let decoder = StatementDecoder.forRecord(Record.self, on: statement)
-            var rows: [(record: Record, key: DatabaseValue)] = []
+            var records: [Record] = []
+            var slots = KeySlots()
             while try statement.step() {
-                rows.append((try decoder.record(Record.self), statement.value(at: keyIndex)))
+                records.append(try decoder.record(Record.self))
+                slots.appendRow(keyAt: keyIndex, of: statement)
             }
-            return rows
+            return (records, slots)
         }
     }
 
-    /// Runs `query` restricted to the rows whose `column` is among `keys` (see ``forEachChunk(of:otherArguments:_:)``),
-    /// calling `body` with each row's `column` value, record and statement (to read other columns), in the
-    /// query's order within each chunk.
-    static func forEachMatch<Record: TableRecord>(
-        of query: Query<Record>, column: String, in keys: [DatabaseValue], _ db: Connection,
-        _ body: (DatabaseValue, Record, Statement) throws -> Void
+    /// Runs `link`'s destination query restricted to the rows whose key is among `keys` (see
+    /// ``forEachChunk(of:otherArguments:_:)``), calling `body` with each record and the statement on its
+    /// row (to read its key or other columns), in the query's order within each chunk. Each chunk's
+    /// statement is the link's prepared query for its padded key count.
+    static func forEachMatch<Origin: TableRecord, Record: TableRecord>(
+        of link: AssociationLink<Origin, Record>, in keys: [DatabaseValue], _ db: Connection,
+        _ body: (Record, Statement) throws -> Void
     ) throws {
-        let keyIndex = try columnIndex(of: column, in: Record.self)
-        let otherArguments = try query.selectFragment.renderTemplate().values.count
-        try forEachChunk(of: keys, otherArguments: otherArguments) { chunk in
-            var restricted = query
-            restricted.filters.append(membership(of: column, in: Record.self, chunk))
-            let (sql, arguments) = try restricted.selectFragment.render()
-            try db.withStatement(sql: sql, arguments: arguments) { statement in
-                let decoder = StatementDecoder.forRecord(Record.self, on: statement)
-                while try statement.step() {
-                    try body(statement.value(at: keyIndex), try decoder.record(Record.self), statement)
-                }
-            }
+        try forEachChunk(of: keys, otherArguments: try link.otherArgumentCount()) { chunk in
+            try link.membershipQuery(count: chunk.count).forEachRecord(db, arguments: chunk, body)
         }
     }
 
@@ -93,7 +89,7 @@ enum EagerLoad {
         }
     }
 
-    /// `"table"."column" IN (?, …)` over `keys`.
+    /// `"table"."column" IN (?, …)` over `keys`, bound as values (the nested joins' chunks).
     static func membership<Record: TableRecord>(
         of column: String, in record: Record.Type, _ keys: [DatabaseValue]
     ) -> SQLFragment {

@@ -33,30 +33,33 @@ extension Connection {
     }
 }
 
-/// Values lazily loaded during one transaction, each under its query's SQL and key value, valid while
-/// the connection has changed no row since (`sqlite3_total_changes`; a savepoint rollback clears them).
+/// Values lazily loaded during one transaction, each under its query's shape (a ``PreparedQuery``'s
+/// identifier: equal for equal SQL, hashed as an integer) and key value, valid while the connection has
+/// changed no row since (`sqlite3_total_changes`; a savepoint rollback clears them).
 struct FaultCache {
     private struct Key: Hashable {
-        let sql: String
+        let shape: Int
         let value: DatabaseValue
     }
 
     private var entries: [Key: (changes: Int32, value: Any)] = [:]
 
-    /// The value loaded for `sql` and `value` on `connection`, unless a row changed since.
-    func value(sql: String, key value: DatabaseValue, on connection: Connection) -> Any? {
-        guard let entry = entries[Key(sql: sql, value: value)],
+    /// The value loaded for query shape `shape` and `value` on `connection`, unless a row changed since.
+    func value(shape: Int, key value: DatabaseValue, on connection: Connection) -> Any? {
+        guard let entry = entries[Key(shape: shape, value: value)],
             entry.changes == sqlite3_total_changes(connection.handle)
         else { return nil }
         return entry.value
     }
 
-    /// Keeps `loaded` for `sql` and `value` until the connection changes a row or the transaction ends.
-    mutating func store(_ loaded: Any, sql: String, key value: DatabaseValue, on connection: Connection) {
-        entries[Key(sql: sql, value: value)] = (sqlite3_total_changes(connection.handle), loaded)
+    /// Keeps `loaded` for `shape` and `value` until the connection changes a row or the transaction ends.
+    mutating func store(_ loaded: Any, shape: Int, key value: DatabaseValue, on connection: Connection) {
+        entries[Key(shape: shape, value: value)] = (sqlite3_total_changes(connection.handle), loaded)
     }
 
     mutating func removeAll() {
-        if !entries.isEmpty { entries.removeAll() }
+        // Capacity kept while small: a transaction that faults a few relationships, the common case,
+        // then allocates no table per transaction.
+        if !entries.isEmpty { entries.removeAll(keepingCapacity: entries.capacity <= 64) }
     }
 }

@@ -37,7 +37,7 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
     /// The positions in `template` (0-based) that take the arguments, in order.
     private let parameterPositions: [Int]
     /// The shape's identifier: equal for equal SQL, the key of each connection's compiled statement.
-    private let shapeID: Int
+    let shapeID: Int
 
     init(query: Query<Root>) throws {
         let (sql, values, positions) = try query.selectFragment.renderTemplate()
@@ -99,6 +99,21 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
         defer { end(statement) }
         try bind(statement, first, repeat each rest)
         return try StatementDecoder.fetchOne(Root.self, from: statement)
+    }
+
+    /// Calls `body` with each matching record and the statement on its row, with `arguments` bound to
+    /// the parameters in order (eager loads read each row's key from the statement).
+    func forEachRecord(
+        _ db: Connection, arguments: [DatabaseValue], _ body: (Root, Statement) throws -> Void
+    ) throws {
+        let statement = try begin(db)
+        defer { end(statement) }
+        try checkArgumentCount(arguments.count)
+        for (index, value) in arguments.enumerated() {
+            try statement.bind(value, toParameter: parameterPositions[index] + 1)
+        }
+        let decoder = StatementDecoder.forRecord(Root.self, on: statement)
+        while try statement.step() { try body(try decoder.record(Root.self), statement) }
     }
 
     // Execution runs straight through (no closures): in a client module these generic methods run

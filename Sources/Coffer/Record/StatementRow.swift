@@ -64,6 +64,26 @@ public struct StatementRow {
     public func decode<T: Decodable>(_ type: T.Type, at index: Int) throws -> T { try reader(index).decode(type) }
 
     /// The value at `index`, or nil when it is NULL: an optional property.
+    public func decodeIfPresent(_ type: Int64.Type, at index: Int) throws -> Int64? {
+        let reader = reader(index)
+        return reader.storageClass == SQLITE_NULL ? nil : try reader.int64()
+    }
+    /// The value at `index`, or nil when it is NULL: an optional property.
+    public func decodeIfPresent(_ type: Int.Type, at index: Int) throws -> Int? {
+        let reader = reader(index)
+        return reader.storageClass == SQLITE_NULL ? nil : try reader.integer() as Int
+    }
+    /// The value at `index`, or nil when it is NULL: an optional property.
+    public func decodeIfPresent(_ type: String.Type, at index: Int) throws -> String? {
+        let reader = reader(index)
+        return reader.storageClass == SQLITE_NULL ? nil : try reader.string()
+    }
+    /// The value at `index`, or nil when it is NULL: an optional property.
+    public func decodeIfPresent(_ type: Double.Type, at index: Int) throws -> Double? {
+        let reader = reader(index)
+        return reader.storageClass == SQLITE_NULL ? nil : try reader.double()
+    }
+    /// The value at `index`, or nil when it is NULL: an optional property of any other type.
     public func decodeIfPresent<T: Decodable>(_ type: T.Type, at index: Int) throws -> T? {
         let reader = reader(index)
         guard reader.storageClass != SQLITE_NULL else { return nil }
