@@ -102,3 +102,12 @@ extension Connection {
         snapshotStamp.placement = .begun(started: counts.started, finished: counts.finished)
     }
 }
+
+/// What a clock's attachment keeps on one connection, so that the connection reaches it with no lock:
+/// the attachment itself and the parts it hands out by key (the record cache's registry, and its store
+/// per record type under the type's `ObjectIdentifier`). Only the attachment's layer fills and reads it,
+/// on the connection's one thread at a time.
+struct AttachmentView {
+    var attachment: AnyObject?
+    var parts: [(key: ObjectIdentifier, part: AnyObject)] = []
+}

@@ -47,11 +47,13 @@ public final class Connection {
     var errorObserver: ((CofferError) -> Void)?
     /// Whoever listens to SQLite's statement trace on this connection (see `addTraceListener`).
     let traceListeners = TraceListeners()
-    /// Rows this connection's statements returned (monitoring's `coffer_rows_read`).
+    /// Statements and rows this connection ran and returned (monitoring's metrics).
     let stepCounter = StepCounter()
     /// The database's commit counter and this connection's read transaction's place in it (record cache).
     var commitClock: CommitClock?
     @exclusivity(unchecked) var snapshotStamp = SnapshotStamp()
+    /// What the clock's attachment keeps on this connection (the record cache's stores), found lock-free.
+    @exclusivity(unchecked) var attachmentView = AttachmentView()
 
     init(path: String, flags: Int32, logger: Logger, vfs: String? = nil) throws {
         var handle: OpaquePointer?

@@ -2,7 +2,7 @@ import Foundation
 
 /// An in-memory, cost-bounded LRU cache of decoded values, one per ``KeyValueStore``.
 ///
-/// A hit is one lock, one hash lookup and a relink of a list node: no SQLite, no decoding.
+/// A hit is one lock, one hash lookup and a relink in a ``CostBoundedLRU``: no SQLite, no decoding.
 ///
 /// Staleness under concurrency. A reader that misses reads the database and then inserts what it
 /// decoded. If a write commits in between, the reader's snapshot may predate it, and inserting would
@@ -52,31 +52,16 @@ final class DecodedObjectCache: @unchecked Sendable {
         }
     }
 
-    private final class Node {
-        let key: Key
+    private struct Entry {
         let value: any Sendable
-        let cost: Int
         let expiresAt: Date?
-        weak var previous: Node?
-        var next: Node?
-
-        init(key: Key, value: any Sendable, cost: Int, expiresAt: Date?) {
-            self.key = key
-            self.value = value
-            self.cost = cost
-            self.expiresAt = expiresAt
-        }
     }
 
     /// The total cost the cache keeps; 0 disables it.
     let costLimit: Int
     private let lock = NSLock()
-    private var nodes: [Key: Node] = [:]
-    /// Most recently used.
-    private var head: Node?
-    /// Least recently used.
-    private var tail: Node?
-    private var totalCost = 0
+    // Guarded by `lock`, like everything below.
+    @exclusivity(unchecked) private var entries: CostBoundedLRU<Key, Entry>
     private var currentGeneration: UInt64 = 0
     /// Writes between ``beginWrite()`` and ``endWrite(_:)``: while any runs, nothing is inserted.
     private var writesInFlight = 0
@@ -88,13 +73,14 @@ final class DecodedObjectCache: @unchecked Sendable {
 
     init(costLimit: Int) {
         self.costLimit = max(0, costLimit)
+        self.entries = CostBoundedLRU(costLimit: costLimit)
     }
 
     /// The write generation; see the type's discussion.
     var generation: UInt64 { lock.withLock { currentGeneration } }
 
     /// The number of cached values.
-    var count: Int { lock.withLock { nodes.count } }
+    var count: Int { lock.withLock { entries.count } }
 
     /// The cached value for `key` unless it expired by `now`; marks it most recently used.
     func value(for key: Key, now: Date) -> (any Sendable)? {
@@ -110,13 +96,12 @@ final class DecodedObjectCache: @unchecked Sendable {
                 }
                 return nil
             }
-            guard let node = nodes[key] else { return nil }
-            if let expiresAt = node.expiresAt, expiresAt <= now {
-                remove(node)
+            guard let entry = entries.use(key) else { return nil }
+            if let expiresAt = entry.expiresAt, expiresAt <= now {
+                entries.removeValue(for: key)
                 return nil
             }
-            moveToFront(node)
-            return node.value
+            return entry.value
         }
     }
 
@@ -126,12 +111,7 @@ final class DecodedObjectCache: @unchecked Sendable {
         guard costLimit > 0, cost <= costLimit else { return }
         lock.withLock {
             guard generation == currentGeneration, writesInFlight == 0 else { return }
-            if let old = nodes[key] { remove(old) }
-            let node = Node(key: key, value: value, cost: cost, expiresAt: expiresAt)
-            nodes[key] = node
-            totalCost += cost
-            linkAtFront(node)
-            while totalCost > costLimit, let last = tail { remove(last) }
+            entries.insert(Entry(value: value, expiresAt: expiresAt), for: key, cost: cost)
         }
     }
 
@@ -181,54 +161,10 @@ final class DecodedObjectCache: @unchecked Sendable {
     private func invalidateLocked(_ invalidation: CacheInvalidation) {
         currentGeneration &+= 1
         if invalidation.all {
-            // Unlink every node so the list's strong `next` references are released.
-            var node = head
-            while let current = node {
-                node = current.next
-                current.next = nil
-            }
-            nodes.removeAll()
-            head = nil
-            tail = nil
-            totalCost = 0
+            entries.removeAll()
         } else {
-            for key in invalidation.keys {
-                if let node = nodes[key] { remove(node) }
-            }
+            for key in invalidation.keys { entries.removeValue(for: key) }
         }
-    }
-
-    // MARK: List maintenance (lock held)
-
-    private func linkAtFront(_ node: Node) {
-        node.previous = nil
-        node.next = head
-        head?.previous = node
-        head = node
-        if tail == nil { tail = node }
-    }
-
-    private func unlink(_ node: Node) {
-        let previous = node.previous
-        let next = node.next
-        previous?.next = next
-        next?.previous = previous
-        if head === node { head = next }
-        if tail === node { tail = previous }
-        node.previous = nil
-        node.next = nil
-    }
-
-    private func moveToFront(_ node: Node) {
-        guard head !== node else { return }
-        unlink(node)
-        linkAtFront(node)
-    }
-
-    private func remove(_ node: Node) {
-        unlink(node)
-        nodes[node.key] = nil
-        totalCost -= node.cost
     }
 }
 

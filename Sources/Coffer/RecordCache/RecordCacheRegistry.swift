@@ -6,12 +6,12 @@ import Foundation
 /// (which installs the writer's change hooks, and with them the ``CommitClock``) and activates the clock.
 /// Each commit's change set forgets the rows it changed; a whole-database change (a schema change, a
 /// `DELETE` SQLite reports wholesale, another process's commit) forgets everything. Rekey and close empty
-/// it. One lock guards every store: a hit holds it for one hash lookup and a relink.
+/// it. Its lock guards the list of stores; each store has its own lock, the only one a hit takes.
 final class RecordCacheRegistry: CommitClockAttachment, @unchecked Sendable {
     private let clock: CommitClock
     private let lock = NSLock()
     // Guarded by `lock`.
-    private var stores: [ObjectIdentifier: RecordCacheStore] = [:]
+    private var stores: [ObjectIdentifier: any RecordCacheStoring] = [:]
 
     private init(clock: CommitClock) { self.clock = clock }
 
@@ -36,14 +36,15 @@ final class RecordCacheRegistry: CommitClockAttachment, @unchecked Sendable {
         clock.activate()
     }
 
-    /// The store of `Record`, created with the type's level on first use.
-    func withStore<Record: CachedRecord, T>(_ type: Record.Type, _ body: (RecordCacheStore) -> T) -> T {
-        lock.withLock {
-            let key = ObjectIdentifier(type)
-            if let store = stores[key] { return body(store) }
-            let store = RecordCacheStore(table: Record.tableName, level: Record.recordCache)
-            stores[key] = store
-            return body(store)
+    /// The store of `Record`, created on first use.
+    func store<Record: CachedRecord>(_ type: Record.Type) throws -> RecordCacheStore<Record> {
+        let key = ObjectIdentifier(type)
+        if let store = lock.withLock({ stores[key] }) as? RecordCacheStore<Record> { return store }
+        let created = RecordCacheStore<Record>(lookup: try RecordLookup.of(type))
+        return lock.withLock {
+            if let store = stores[key] as? RecordCacheStore<Record> { return store }
+            stores[key] = created
+            return created
         }
     }
 
@@ -86,6 +87,11 @@ final class RecordCacheRegistry: CommitClockAttachment, @unchecked Sendable {
 
     /// The records and estimated bytes each cached type holds, for measurements and tests.
     var usage: [(table: String, records: Int, cost: Int)] {
-        lock.withLock { stores.values.map { ($0.table, $0.count, $0.totalCost) } }
+        lock.withLock {
+            stores.values.map { store in
+                let usage = store.usage
+                return (store.table, usage.records, usage.cost)
+            }
+        }
     }
 }

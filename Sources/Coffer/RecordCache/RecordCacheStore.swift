@@ -1,108 +1,83 @@
 import Foundation
 
-/// One record type's cache in one database: records by rowid, least recently used first out once their
-/// cost passes the limit. Not locked itself: ``RecordCacheRegistry`` guards every call with its lock.
+/// What ``RecordCacheRegistry`` needs of a store whatever its record type: forgetting and measuring.
+protocol RecordCacheStoring: AnyObject, Sendable {
+    /// The table's name, lower-cased, to match change sets.
+    var table: String { get }
+    /// Forgets the given rows, changed by the commit that made the count `commits`.
+    func invalidate(rowIDs: [Int64], at commits: UInt64)
+    /// Forgets everything (a whole-database change, a rekey, close) as of `commits`.
+    func removeAll(at commits: UInt64)
+    /// The records kept and their estimated bytes.
+    var usage: (records: Int, cost: Int) { get }
+}
+
+/// One record type's cache in one database: its records by rowid, typed (no existential box, no cast on
+/// a hit), least recently used first out once their cost passes the type's limit, and the type's
+/// primary-key lookup for misses.
 ///
-/// Entries live in an array of slots linked into a recency list by index (no node objects, no
-/// reference counting per hit); freed slots are reused.
-final class RecordCacheStore {
-    private struct Slot {
-        var rowID: Int64
-        var record: any Sendable
-        var cost: Int
+/// One lock guards the store; a hit holds it for one hash lookup and a relink. Connections keep their
+/// stores (see ``Connection/recordCacheStore(_:)``), so a hit takes no other lock.
+final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @unchecked Sendable {
+    private struct Entry {
+        var record: Record
         /// The first commit count at which the record is known current: readers placed earlier miss.
         var validFrom: UInt64
-        var newer = -1
-        var older = -1
     }
 
-    /// The table's name, lower-cased, to match change sets.
     let table: String
-    let level: RecordCacheLevel
-    private var slots: [Slot] = []
-    private var freeSlots: [Int] = []
-    private var index: [Int64: Int] = [:]
-    private var newest = -1
-    private var oldest = -1
-    private(set) var totalCost = 0
+    /// The type's primary-key lookup.
+    let lookup: RecordLookup
+    /// False when the type is not cached (level ``RecordCacheLevel/none``, or a key that is no rowid):
+    /// its lookups run SQL.
+    let isEnabled: Bool
+    private let lock = NSLock()
+    // Guarded by `lock` (the lock, not the dynamic exclusivity check, keeps accesses apart).
+    @exclusivity(unchecked) private var entries: CostBoundedLRU<Int64, Entry>
     /// The commit count at which a commit last changed this table (or everything was dropped): a record
     /// read at an earlier snapshot may be stale and is not stored.
-    private(set) var changedAt: UInt64 = 0
+    @exclusivity(unchecked) private var changedAt: UInt64 = 0
 
-    init(table: String, level: RecordCacheLevel) {
-        self.table = table.lowercased()
-        self.level = level
+    init(lookup: RecordLookup) {
+        let level = Record.recordCache
+        self.table = Record.tableName.lowercased()
+        self.lookup = lookup
+        self.isEnabled = lookup.isCacheable && level.costLimit > 0
+        self.entries = CostBoundedLRU(costLimit: level.costLimit)
     }
 
-    var count: Int { index.count }
+    /// The bytes an entry takes besides its record's heap storage (strings, data).
+    static var bytesPerEntry: Int { CostBoundedLRU<Int64, Entry>.bytesPerEntry }
 
     /// The record cached for `rowID`, if one is current for a snapshot that saw `commits` commits.
-    func record(rowID: Int64, commits: UInt64) -> (any Sendable)? {
-        guard let position = index[rowID], slots[position].validFrom <= commits else { return nil }
-        if position != newest {
-            unlink(position)
-            linkAsNewest(position)
-        }
-        return slots[position].record
+    func record(rowID: Int64, commits: UInt64) -> Record? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let entry = entries.use(rowID), entry.validFrom <= commits else { return nil }
+        return entry.record
     }
 
     /// Stores `record`, read by a snapshot that saw `commits` commits, unless the table changed since.
-    func store(_ record: any Sendable, rowID: Int64, cost: Int, commits: UInt64) {
-        guard changedAt <= commits, cost <= level.costLimit else { return }
-        remove(rowID: rowID)
-        let slot = Slot(rowID: rowID, record: record, cost: cost, validFrom: changedAt)
-        let position: Int
-        if let free = freeSlots.popLast() {
-            slots[free] = slot
-            position = free
-        } else {
-            slots.append(slot)
-            position = slots.count - 1
+    func store(_ record: Record, rowID: Int64, cost: Int, commits: UInt64) {
+        lock.withLock {
+            guard changedAt <= commits else { return }
+            entries.insert(Entry(record: record, validFrom: changedAt), for: rowID, cost: cost)
         }
-        index[rowID] = position
-        linkAsNewest(position)
-        totalCost += cost
-        while totalCost > level.costLimit, oldest >= 0 { remove(rowID: slots[oldest].rowID) }
     }
 
-    /// Forgets the given rows, changed by the commit that made the count `commits`.
-    func invalidate(rowIDs: some Sequence<Int64>, at commits: UInt64) {
-        changedAt = max(changedAt, commits)
-        for rowID in rowIDs { remove(rowID: rowID) }
+    func invalidate(rowIDs: [Int64], at commits: UInt64) {
+        lock.withLock {
+            changedAt = max(changedAt, commits)
+            for rowID in rowIDs { entries.removeValue(for: rowID) }
+        }
     }
 
-    /// Forgets everything (a whole-database change, a rekey, close) as of `commits`.
     func removeAll(at commits: UInt64) {
-        changedAt = max(changedAt, commits)
-        slots.removeAll()
-        freeSlots.removeAll()
-        index.removeAll()
-        newest = -1
-        oldest = -1
-        totalCost = 0
+        lock.withLock {
+            changedAt = max(changedAt, commits)
+            entries.removeAll()
+        }
     }
 
-    private func remove(rowID: Int64) {
-        guard let position = index.removeValue(forKey: rowID) else { return }
-        unlink(position)
-        totalCost -= slots[position].cost
-        slots[position].record = ()
-        freeSlots.append(position)
-    }
-
-    private func unlink(_ position: Int) {
-        let slot = slots[position]
-        if slot.newer >= 0 { slots[slot.newer].older = slot.older } else { newest = slot.older }
-        if slot.older >= 0 { slots[slot.older].newer = slot.newer } else { oldest = slot.newer }
-        slots[position].newer = -1
-        slots[position].older = -1
-    }
-
-    private func linkAsNewest(_ position: Int) {
-        slots[position].older = newest
-        slots[position].newer = -1
-        if newest >= 0 { slots[newest].newer = position }
-        newest = position
-        if oldest < 0 { oldest = position }
-    }
+    var usage: (records: Int, cost: Int) { lock.withLock { (entries.count, entries.totalCost) } }
 }

@@ -24,47 +24,76 @@ extension CachedRecord {
     /// current for this read's snapshot is there; otherwise by SQL, keeping what it read.
     public static func fetchOne(_ db: Connection, id: Int64) throws -> Self? { try fetchOneThroughCache(db, id: id) }
 
+    /// A hit is the store's lock, one hash lookup and a relink: the snapshot was placed by the
+    /// transaction's first lookup, and the connection keeps the typed store.
     fileprivate static func fetchOneThroughCache(_ db: Connection, id: Int64) throws -> Self? {
-        let lookup = try RecordLookup.of(Self.self)
-        guard lookup.isCacheable, Self.recordCache != .none, let registry = RecordCacheRegistry.of(db),
-            let commits = try db.placeSnapshot(registry)
-        else { return try lookup.fetch(Self.self, db, id: id)?.record }
-        let hit = registry.withStore(Self.self) { $0.record(rowID: id, commits: commits) }
-        if let record = hit as? Self { return record }
-        guard let (record, cost) = try lookup.fetch(Self.self, db, id: id) else { return nil }
-        registry.withStore(Self.self) { $0.store(record, rowID: id, cost: cost, commits: commits) }
+        guard let (store, commits) = try db.recordCacheStore(Self.self) else {
+            return try RecordLookup.of(Self.self).fetch(Self.self, db, id: id)?.record
+        }
+        if let record = store.record(rowID: id, commits: commits) { return record }
+        let entryBytes = RecordCacheStore<Self>.bytesPerEntry
+        guard let (record, cost) = try store.lookup.fetch(Self.self, db, id: id, entryBytes: entryBytes) else { return nil }
+        store.store(record, rowID: id, cost: cost, commits: commits)
         return record
     }
 }
 
 extension Connection {
-    /// The number of commits the running read transaction's snapshot sees, placing it at the first call
-    /// (see the RecordCache article); nil when it cannot be placed exactly and the cache must be skipped.
-    fileprivate func placeSnapshot(_ registry: RecordCacheRegistry) throws -> UInt64? {
+    /// This connection's store of `Record` and the number of commits the running read transaction's
+    /// snapshot sees; nil when the cache is not used (a write, a snapshot that cannot be placed exactly, a
+    /// type that is not cached). Starts the database's record cache at the first call.
+    fileprivate func recordCacheStore<Record: CachedRecord>(
+        _ type: Record.Type
+    ) throws -> (store: RecordCacheStore<Record>, commits: UInt64)? {
+        if attachmentView.attachment == nil {
+            guard Record.recordCache != .none, try RecordLookup.of(type).isCacheable,
+                let registry = RecordCacheRegistry.of(self)
+            else { return nil }
+            attachmentView.attachment = registry
+        }
+        let commits: UInt64
         switch snapshotStamp.placement {
+        case .exact(let placed):
+            commits = placed
         case .none, .unknown:
             return nil
-        case .exact(let commits):
-            return commits
         case .begun(let started, let finished):
-            // Opens the snapshot if nothing in the transaction has yet: it starts between BEGIN and now.
-            let version = try fetchValue(Int.self, sql: "PRAGMA data_version") ?? 0
-            guard let clock = commitClock, started == finished, clock.counts.started == started else {
-                snapshotStamp.placement = .unknown
-                return nil
-            }
-            if let last = snapshotStamp.lastDataVersion, last.commits == started, last.version != version {
-                // Another connection committed since this reader's last placed snapshot, and the writer
-                // did not: a commit the cache has not heard of yet.
-                registry.externalChange()
-                snapshotStamp.placement = .unknown
-                snapshotStamp.lastDataVersion = nil
-                return nil
-            }
-            snapshotStamp.placement = .exact(commits: started)
-            snapshotStamp.lastDataVersion = (version, started)
-            return started
+            guard let placed = try placeSnapshot(started: started, finished: finished) else { return nil }
+            commits = placed
         }
+        let key = ObjectIdentifier(type)
+        for entry in attachmentView.parts where entry.key == key {
+            // Only appended below: the part under a type's identifier is that type's store.
+            let store = unsafeDowncast(entry.part, to: RecordCacheStore<Record>.self)
+            return store.isEnabled ? (store, commits) : nil
+        }
+        guard let registry = attachmentView.attachment as? RecordCacheRegistry else { return nil }
+        let store = try registry.store(type)
+        attachmentView.parts.append((key: key, part: store))
+        return store.isEnabled ? (store, commits) : nil
+    }
+
+    /// Places the running read transaction's snapshot, begun with these counts, at its first cached
+    /// lookup (see the RecordCache article): the number of commits it sees, or nil when it cannot be
+    /// placed exactly and the cache must be skipped for the whole transaction.
+    private func placeSnapshot(started: UInt64, finished: UInt64) throws -> UInt64? {
+        // Opens the snapshot if nothing in the transaction has yet: it starts between BEGIN and now.
+        let version = try fetchValue(Int.self, sql: "PRAGMA data_version") ?? 0
+        guard let clock = commitClock, started == finished, clock.counts.started == started else {
+            snapshotStamp.placement = .unknown
+            return nil
+        }
+        if let last = snapshotStamp.lastDataVersion, last.commits == started, last.version != version {
+            // Another connection committed since this reader's last placed snapshot, and the writer
+            // did not: a commit the cache has not heard of yet.
+            (attachmentView.attachment as? RecordCacheRegistry)?.externalChange()
+            snapshotStamp.placement = .unknown
+            snapshotStamp.lastDataVersion = nil
+            return nil
+        }
+        snapshotStamp.placement = .exact(commits: started)
+        snapshotStamp.lastDataVersion = (version, started)
+        return started
     }
 }
 
@@ -95,17 +124,28 @@ struct RecordLookup: Sendable {
         return lookup
     }
 
-    /// Runs the lookup: the record and its estimated size in memory (its layout, the bytes of its
-    /// columns, and the cache's bookkeeping per entry).
-    func fetch<Record: TableRecord>(_ type: Record.Type, _ db: Connection, id: Int64) throws -> (record: Record, cost: Int)? {
+    /// Runs the lookup: the record, and with `entryBytes` (a cache entry's own bytes) its estimated size
+    /// in memory: those bytes plus the heap storage of its text and blob columns.
+    func fetch<Record: TableRecord>(
+        _ type: Record.Type, _ db: Connection, id: Int64, entryBytes: Int? = nil
+    ) throws -> (record: Record, cost: Int)? {
         try db.withStatement(sql: sql, arguments: [id]) { statement in
             guard try statement.step() else { return nil }
-            var cost = MemoryLayout<Record>.stride + Self.entryOverhead
-            for column in 0..<Int32(statement.columnCount) { cost += Int(sqlite3_column_bytes(statement.handle, column)) }
+            var cost = 0
+            if let entryBytes {
+                cost = entryBytes
+                for column in 0..<Int32(statement.columnCount) {
+                    let type = sqlite3_column_type(statement.handle, column)
+                    guard type == SQLITE_TEXT || type == SQLITE_BLOB else { continue }
+                    let bytes = Int(sqlite3_column_bytes(statement.handle, column))
+                    // Up to 15 bytes live inside a Swift string or data value; more take a heap block.
+                    if bytes > 15 { cost += bytes + Self.heapBlockHeader }
+                }
+            }
             return (try StatementDecoder.forRecord(type, on: statement).record(type), cost)
         }
     }
 
-    /// A cache entry's own bytes: its slot, its index entry and the record's existential box header.
-    static let entryOverhead = 96
+    /// The header of a string's or a data value's heap block.
+    static let heapBlockHeader = 32
 }
