@@ -26,6 +26,21 @@ final class ObservationDeliveryTests: XCTestCase {
         withExtendedLifetime(handle) {}
     }
 
+    func testCallbacksRunOnTheChosenQueue() throws {
+        let database = try makeDatabase()
+        let queue = DispatchQueue(label: "observation-chosen")
+        let key = DispatchSpecificKey<Int>()
+        queue.setSpecific(key: key, value: 22)
+        let observed = ObservedValues<Int?>()
+        let handle = database.observe(on: queue, { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM a") ?? -1 }) { _ in
+            observed.append(DispatchQueue.getSpecific(key: key))
+        }
+        XCTAssertTrue(observed.wait { values, _ in values.count == 1 })
+        try database.write { try $0.execute(sql: "INSERT INTO a(v) VALUES (1)") }
+        XCTAssertTrue(observed.wait { values, _ in values == [22, 22] }, "the first value and the next on the chosen queue")
+        withExtendedLifetime(handle) {}
+    }
+
     func testABurstOfCommitsCostsABoundedNumberOfFetches() throws {
         let database = try makeDatabase()
         let interval = 0.05

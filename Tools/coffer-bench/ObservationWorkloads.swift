@@ -16,6 +16,9 @@ import Foundation
 ///   latency); commits are spaced 25 ms apart so each is measured alone.
 /// - `W9-burst-fetches-max`: 10,000 commits back to back with 100 observations of the written table;
 ///   `ops_per_s` is the most fetches any observation ran (the bound coalescing gives), `seconds` the burst.
+///
+/// `--only W9-commits W9-commits-unrelated` runs just those (for callgrind: the latency and burst parts
+/// are long under it); `W9-latency` selects both percentiles.
 struct ObservationWorkloads {
     let writes: WriteWorkloads
     var harness: Harness { writes.harness }
@@ -23,14 +26,16 @@ struct ObservationWorkloads {
     let latencyCommits: Int
     let burstCommits: Int
 
-    func run(_ impl: Implementation) throws -> [Measurement] {
+    /// Runs the workloads named in `only` (W9-… names; all of them when empty).
+    func run(_ impl: Implementation, only: [String] = []) throws -> [Measurement] {
         guard impl == .coffer else { return [] }
+        func wants(_ name: String) -> Bool { only.isEmpty || only.contains(name) }
         var results: [Measurement] = []
         let variants: [(String, String?, Bool)] = [
             ("W9-commits", nil, false), ("W9-commits-unrelated", "other", false), ("W9-commits-related", "person", false),
             ("W9-commits-kv-cache", nil, true),
         ]
-        for (name, observed, withStore) in variants {
+        for (name, observed, withStore) in variants where wants(name) {
             let seconds = try harness.median(setUp: {
                 let state = try prepare(observing: observed)
                 if withStore { state.store = try KeyValueStore(database: state.database, name: "w9") }
@@ -45,11 +50,14 @@ struct ObservationWorkloads {
                     workload: name, impl: impl.rawValue, opsPerSecond: Double(writes.transactionCount) / seconds, seconds: seconds
                 ))
         }
-        let latencies = try measureLatencies()
-        for (name, fraction) in [("W9-latency-p50", 0.5), ("W9-latency-p99", 0.99)] {
-            let latency = latencies[min(latencies.count - 1, Int(Double(latencies.count) * fraction))]
-            results.append(Measurement(workload: name, impl: impl.rawValue, opsPerSecond: 1 / latency, seconds: latency))
+        if wants("W9-latency") || wants("W9-latency-p50") || wants("W9-latency-p99") {
+            let latencies = try measureLatencies()
+            for (name, fraction) in [("W9-latency-p50", 0.5), ("W9-latency-p99", 0.99)] {
+                let latency = latencies[min(latencies.count - 1, Int(Double(latencies.count) * fraction))]
+                results.append(Measurement(workload: name, impl: impl.rawValue, opsPerSecond: 1 / latency, seconds: latency))
+            }
         }
+        guard wants("W9-burst-fetches-max") else { return results }
         let (maxFetches, meanFetches, seconds) = try measureBurst()
         FileHandle.standardError.write(
             Data(

@@ -15,7 +15,9 @@ struct CofferBench: ParsableCommand {
     @Flag(help: "Smaller counts: the whole run takes under a minute.")
     var quick = false
 
-    @Option(parsing: .upToNextOption, help: "Run only these workloads (W0 W1 W1-sql W2 W3 W4 W4b W5 W6 W7 W8 W9 W10 W11 F1).")
+    @Option(
+        parsing: .upToNextOption,
+        help: "Run only these workloads (W0 W1 W1-sql W2 W3 W4 W4b W5 W6 W7 W8 W9 W10 W11 F1; W9-commits… alone too).")
     var only: [String] = []
 
     @Option(parsing: .upToNextOption, help: "Run only these implementations (raw-c raw-c-plain coffer coffer-plain).")
@@ -99,7 +101,8 @@ struct CofferBench: ParsableCommand {
             if wants("W6") { try record(concurrent.run(impl)) }
             if wants("W7") { try record(keyValue.run(impl)) }
             if wants("W11") { try record(documents.run(impl)) }
-            if wants("W9") { try record(observation.run(impl)) }
+            let observationParts = only.filter { $0.hasPrefix("W9-") }
+            if wants("W9") || !observationParts.isEmpty { try record(observation.run(impl, only: observationParts)) }
             if wants("W8") { try record(fullText.run(impl)) }
             if wants("W10") {
                 try record(associations.run(impl))

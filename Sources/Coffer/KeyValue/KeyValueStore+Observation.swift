@@ -68,7 +68,7 @@ final class KeyValueCacheFollower: Sendable {
         let lowered = table.lowercased()
         let center = database.observation
         self.center = center
-        subscription = center.subscribe(.tables) { [weak cache] changes in
+        subscription = center.subscribe(.tables, tables: [lowered]) { [weak cache] changes in
             guard let cache, !changes.tags.contains(tag), changes.touches(lowercased: [lowered]) else { return }
             cache.invalidate(.everything)
         }

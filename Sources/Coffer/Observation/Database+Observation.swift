@@ -100,7 +100,7 @@ extension Database {
     public func changes(in tables: [String]? = nil) -> AsyncStream<DatabaseChangeSet> {
         let wanted = tables.map { Set($0.map { $0.lowercased() }) }
         let (stream, continuation) = AsyncStream.makeStream(of: DatabaseChangeSet.self)
-        let id = observation.subscribe(.rows, onClose: { continuation.finish() }) { changes in
+        let id = observation.subscribe(.rows, tables: wanted, onClose: { continuation.finish() }) { changes in
             guard let wanted else {
                 continuation.yield(changes)
                 return

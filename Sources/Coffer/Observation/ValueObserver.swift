@@ -15,6 +15,11 @@ import Foundation
 ///   fetch is followed by another if the commit touched that region. One announced while a fetch waits
 ///   to start is covered by it (bursts coalesce), and fetches start at most once per `minimumInterval`.
 /// - So after the last commit, the last fetch starts after it: the last value is the final state.
+///
+/// The ``ObservationCenter`` tells it only of commits to the tables its last fetch read (a commit to
+/// another table cannot touch the region, and costs this observation nothing), and of every commit while
+/// a fetch runs, whose region is not known yet: it widens before the fetch reads, and narrows once the
+/// region is recorded.
 final class ValueObserver<Value: Sendable>: @unchecked Sendable {
     private let database: Database
     private let fetch: @Sendable (Connection) throws -> Value
@@ -40,6 +45,8 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
     private var lastStart = DispatchTime(uptimeNanoseconds: 0)
     // Touched only by the fetch in progress.
     private var recorder = ReadRegionRecorder()
+    /// The tables the center tells this observation of (nil: every commit).
+    private var followedTables: Set<String>?
     private var lastValue: Value?
 
     init(
@@ -139,6 +146,7 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
         }
         guard let forget else { return }
         if forget { recorder.forgetCachedRegions() }
+        follow(nil)
         let recorder = self.recorder
         let fetch = self.fetch
         // Without readers (in-memory databases) the fetch runs on the writer, whose statement trace is the
@@ -153,6 +161,7 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
         switch result {
         case .success(let (value, newRegion)):
             lock.withLock { region = newRegion }
+            follow(newRegion.tables.map { Set($0.keys) })
             if let last = lastValue, let isDuplicate, isDuplicate(last, value) {
                 delivery = nil
             } else {
@@ -175,5 +184,12 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
             return nextDelay()
         }
         if let delay { schedule(after: delay) }
+    }
+
+    /// Asks the center for the commits to `tables` only (nil: all); called by the fetch in progress.
+    private func follow(_ tables: Set<String>?) {
+        guard tables != followedTables, let id = lock.withLock({ subscription }) else { return }
+        followedTables = tables
+        database.observation.setTables(tables, for: id)
     }
 }

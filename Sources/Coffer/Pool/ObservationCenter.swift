@@ -25,8 +25,8 @@ final class ObservationCenter: @unchecked Sendable {
     private let writer: SerializedConnection
     private let lock = NSLock()
     // Guarded by `lock`.
-    /// In subscription order, which is the order they are told in.
-    private var subscribers: [(id: Int, demand: ObservationDemand, subscriber: Subscriber, onClose: (@Sendable () -> Void)?)] = []
+    /// Indexed by the tables each wants; told in subscription order.
+    private var subscribers = ObservationSubscribers()
     private var nextID = 0
     /// How many subscribers need rows, and how many table names only.
     private var rowSubscribers = 0
@@ -49,15 +49,17 @@ final class ObservationCenter: @unchecked Sendable {
     }
 
     /// Registers `subscriber`, told (on the writer's queue, so keep it short) of every commit after this
-    /// call returns, and `onClose` when the database closes; returns the id to ``unsubscribe(_:)`` with,
-    /// or nil once the database is closed.
+    /// call returns that may have changed one of `tables` (lower-cased; nil: every commit; see
+    /// ``setTables(_:for:)``), and `onClose` when the database closes; returns the id to
+    /// ``unsubscribe(_:)`` with, or nil once the database is closed.
     func subscribe(
-        _ demand: ObservationDemand = .rows, onClose: (@Sendable () -> Void)? = nil, _ subscriber: @escaping Subscriber
+        _ demand: ObservationDemand = .rows, tables: Set<String>? = nil, onClose: (@Sendable () -> Void)? = nil,
+        _ subscriber: @escaping Subscriber
     ) -> Int? {
         let (id, isFirst, startsPolling) = lock.withLock { () -> (Int?, Bool, Bool) in
             guard !closed else { return (nil, false, false) }
             nextID += 1
-            subscribers.append((nextID, demand, subscriber, onClose))
+            subscribers.insert(nextID, .init(demand: demand, subscriber: subscriber, onClose: onClose, tables: tables))
             if demand == .rows { rowSubscribers += 1 } else { tableSubscribers += 1 }
             return (nextID, subscribers.count == 1, demand == .rows && pollingTimer == nil && externalLatency > 0)
         }
@@ -75,13 +77,20 @@ final class ObservationCenter: @unchecked Sendable {
         return id
     }
 
+    /// From now on, tells subscriber `id` only of the commits that may have changed one of `tables`
+    /// (lower-cased; nil: every commit). Commits that may have changed anything (schema changes, other
+    /// processes) reach every subscriber. A commit being published while this runs may be told with the
+    /// old tables or the new ones: widen before reading, narrow once what was read is known.
+    func setTables(_ tables: Set<String>?, for id: Int) {
+        lock.withLock { subscribers.setTables(tables, for: id) }
+    }
+
     /// Stops telling subscriber `id`; the poller stops once no ``ObservationDemand/rows`` subscriber is
     /// left (the hooks go, or become lighter, at the writer's next use).
     func unsubscribe(_ id: Int) {
         let stopped = lock.withLock { () -> DispatchSourceTimer? in
-            if let index = subscribers.firstIndex(where: { $0.id == id }) {
-                if subscribers[index].demand == .rows { rowSubscribers -= 1 } else { tableSubscribers -= 1 }
-                subscribers.remove(at: index)
+            if let removed = subscribers.remove(id) {
+                if removed.demand == .rows { rowSubscribers -= 1 } else { tableSubscribers -= 1 }
             }
             guard rowSubscribers == 0 else { return nil }
             defer { pollingTimer = nil }
@@ -96,13 +105,13 @@ final class ObservationCenter: @unchecked Sendable {
             () -> (DispatchSourceTimer?, [@Sendable () -> Void], [@Sendable () -> Void]) in
             closed = true
             defer {
-                subscribers.removeAll()
+                subscribers = ObservationSubscribers()
                 rowSubscribers = 0
                 tableSubscribers = 0
                 pollingTimer = nil
                 checkWaiters = []
             }
-            return (pollingTimer, checkWaiters, subscribers.compactMap(\.onClose))
+            return (pollingTimer, checkWaiters, subscribers.all.compactMap(\.onClose))
         }
         stopped?.cancel()
         waiters.forEach { $0() }
@@ -164,11 +173,12 @@ final class ObservationCenter: @unchecked Sendable {
         lock.withLock { rowSubscribers > 0 ? .rows : tableSubscribers > 0 ? .tables : nil }
     }
 
-    /// Tells every subscriber about `changes` (on the writer's queue), in subscription order: a key-value
-    /// store's cache is emptied before observations registered after the store re-fetch.
+    /// Tells the subscribers `changes` may concern (on the writer's queue), in subscription order: a
+    /// key-value store's cache is emptied before observations registered after the store re-fetch. Those
+    /// that follow only other tables are not visited: a commit's cost does not grow with them.
     private func publish(_ changes: DatabaseChangeSet) {
-        let current = lock.withLock { subscribers }
-        for entry in current { entry.subscriber(changes) }
+        let concerned = lock.withLock { subscribers.subscribers(for: changes) }
+        for subscriber in concerned { subscriber(changes) }
     }
 }
 
