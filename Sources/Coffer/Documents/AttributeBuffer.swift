@@ -34,9 +34,14 @@ final class AttributeBuffer {
     /// Inserts every held row, in key order.
     func flush(_ store: DocumentStore, in db: Connection) throws {
         guard !rows.isEmpty else { return }
-        rows.sort(by: Self.precedes)
+        // Sorting positions moves 4 bytes per swap instead of a row with three references.
+        var order = Array(0..<Int32(rows.count))
+        order.sort { Self.precedes(rows[Int($0)], rows[Int($1)]) }
         let insert = try db.cachedStatement(sql: store.schema.insertAttribute)
-        for row in rows { try store.insert(row.attribute, id: row.id, with: insert) }
+        for position in order {
+            let row = rows[Int(position)]
+            try store.insert(row.attribute, id: row.id, with: insert)
+        }
         rows.removeAll(keepingCapacity: true)
     }
 
