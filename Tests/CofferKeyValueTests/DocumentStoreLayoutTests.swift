@@ -51,6 +51,38 @@ final class DocumentStoreLayoutTests: XCTestCase {
         XCTAssertEqual(try attributeRows(database), 0)
     }
 
+    /// A batch holds its documents' rows back and inserts them sorted, some thousands at a time: rows of a
+    /// document replaced or deleted later in the same batch (held or already inserted) are all removed,
+    /// every row reaches the table before commit, and a failed batch leaves nothing.
+    func testABatchInsertsItsRowsSortedAndReplacesHeldRows() throws {
+        let database = try Database.temporary()
+        let store = try DocumentStore(database: database, name: "d")
+        let document = { (index: Int) -> Document in
+            ["n": .int(Int64(index)), "name": .string("p\(index)"), "tags": [.string("t\(index % 3)"), "x"], "o": ["k": "v"]]
+        }
+        let perDocument = 7  // n, name, tags, tags[] twice, o, o.k
+        let count = 5_000  // 35,000 rows: more than the 32,768 a batch holds before inserting them
+        try store.batch { batch in
+            for index in 0..<count { try batch.put(document(index), for: "k\(index)") }
+            try batch.put(["n": -1], for: "k5")  // its rows were inserted by a flush already
+            try batch.put(["n": -2], for: "k\(count - 1)")  // its rows are still held
+            XCTAssertEqual(try batch.delete(["k\(count - 2)", "k7"]), 2)
+        }
+        XCTAssertEqual(try attributeRows(database), (count - 4) * perDocument + 2)
+        XCTAssertEqual(try store.keys(matching: DocumentQuery(DocumentField("n") < 0)), ["k\(count - 1)", "k5"])
+        XCTAssertEqual(try store.keys(matching: DocumentQuery(DocumentField("name") == "p5")), [])
+        XCTAssertEqual(try store.count(matching: DocumentQuery(DocumentField("tags[]") == "x")), count - 4)
+        XCTAssertEqual(try store.aggregate(.sum, of: "n"), Double((0..<count - 2).reduce(0, +) - 15))
+
+        struct Stop: Error {}
+        XCTAssertThrowsError(
+            try store.batch { batch in
+                for index in 0..<100 { try batch.put(document(index), for: "new\(index)") }
+                throw Stop()
+            })
+        XCTAssertEqual(try attributeRows(database), (count - 4) * perDocument + 2)
+    }
+
     func testALeafSearchIsARangeOfTheTableItself() throws {
         let database = try Database.temporary()
         _ = try DocumentStore(database: database, name: "people")

@@ -18,6 +18,7 @@ enum DocumentBinary {
 
     static func encode(_ value: DocumentValue) -> Data {
         var bytes: [UInt8] = [version]
+        bytes.reserveCapacity(256)
         append(value, to: &bytes)
         return Data(bytes)
     }
@@ -37,16 +38,15 @@ enum DocumentBinary {
             appendFixed(date.timeIntervalSince1970.bitPattern, to: &bytes)
         case .string(let string):
             bytes.append(6)
-            appendCounted(Array(string.utf8), to: &bytes)
+            appendCounted(string.utf8, to: &bytes)
         case .data(let data):
             bytes.append(7)
-            appendCounted(Array(data), to: &bytes)
+            appendCounted(data, to: &bytes)
         case .object(let members):
             bytes.append(8)
             appendVarint(UInt64(members.count), to: &bytes)
-            let sorted = members.map { (Array($0.key.utf8), $0.value) }.sorted { $0.0.lexicographicallyPrecedes($1.0) }
-            for (key, member) in sorted {
-                appendCounted(key, to: &bytes)
+            for (key, member) in members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+                appendCounted(key.utf8, to: &bytes)
                 append(member, to: &bytes)
             }
         case .array(let elements):
@@ -60,9 +60,11 @@ enum DocumentBinary {
         for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
     }
 
-    private static func appendCounted(_ payload: [UInt8], to bytes: inout [UInt8]) {
+    /// A LEB128 byte count, then the bytes, copied straight from `payload` (no intermediate array).
+    private static func appendCounted<Payload: Collection>(_ payload: Payload, to bytes: inout [UInt8])
+    where Payload.Element == UInt8 {
         appendVarint(UInt64(payload.count), to: &bytes)
-        bytes += payload
+        bytes.append(contentsOf: payload)
     }
 
     private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {

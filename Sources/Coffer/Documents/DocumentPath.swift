@@ -87,7 +87,8 @@ public struct DocumentPath: Hashable, Sendable, CustomStringConvertible, Express
 
     /// `key` with `\` before `.`, `[`, `]` and `\`.
     static func escape(_ key: String) -> String {
-        guard key.contains(where: { $0 == "." || $0 == "[" || $0 == "]" || $0 == "\\" }) else { return key }
+        // Bytes, not Characters: the common case (nothing to escape) skips grapheme breaking.
+        guard key.utf8.contains(where: { $0 == 0x2E || $0 == 0x5B || $0 == 0x5D || $0 == 0x5C }) else { return key }
         var result = ""
         for character in key {
             if character == "." || character == "[" || character == "]" || character == "\\" { result.append("\\") }

@@ -89,7 +89,12 @@ public final class DocumentStore: Sendable {
     /// }
     /// ```
     public func batch<T>(_ body: (DocumentBatch) throws -> T) throws -> T {
-        try database.write { db in try body(DocumentBatch(store: self, connection: db)) }
+        try database.write { db in
+            let batch = DocumentBatch(store: self, connection: db, buffer: AttributeBuffer())
+            let result = try body(batch)
+            try batch.buffer.flush(self, in: db)
+            return result
+        }
     }
 
     /// Deletes the document at `key` (from every bag too); returns whether there was one.
@@ -171,11 +176,14 @@ public final class DocumentStore: Sendable {
 
     /// Inserts or updates one document and rewrites its attribute rows (no UPSERT in SQLite 3.15, and
     /// `INSERT OR REPLACE` would give it a new id and drop its bag memberships). A replaced document's
-    /// old rows are found from its old body (``deleteAttributes(id:body:in:)``).
-    func save(_ pending: Pending, in db: Connection) throws {
+    /// old rows are found from its old body (``deleteAttributes(id:body:in:)``). With a `buffer` (a
+    /// batch), the new rows are held there and inserted in key order later; a replace first inserts
+    /// what the buffer holds, since the replaced document's rows may be among them.
+    func save(_ pending: Pending, in db: Connection, buffer: AttributeBuffer? = nil) throws {
         let now = Date().databaseValue
         let id: Int64
         if let (existing, oldBody) = try idAndBody(for: pending.key, in: db) {
+            try buffer?.flush(self, in: db)
             try db.execute(sql: schema.update, arguments: StatementArguments([.blob(pending.body), now, .integer(existing)]))
             try deleteAttributes(id: existing, body: oldBody, in: db)
             id = existing
@@ -184,22 +192,29 @@ public final class DocumentStore: Sendable {
                 sql: schema.insert, arguments: StatementArguments([.text(pending.key), .blob(pending.body), now, now]))
             id = db.lastInsertedRowID
         }
-        try insertAttributes(pending.attributes, id: id, in: db)
+        if let buffer {
+            try buffer.append(pending.attributes, id: id, store: self, in: db)
+        } else {
+            try insertAttributes(pending.attributes, id: id, in: db)
+        }
     }
 
     /// One cached statement bound in place per row: no argument array per attribute.
     func insertAttributes(_ attributes: [Attribute], id: Int64, in db: Connection) throws {
         let insert = try db.cachedStatement(sql: schema.insertAttribute)
-        for attribute in attributes {
-            try insert.bind(.text(attribute.path), toParameter: 1)
-            try insert.bind(.integer(attribute.kind.rawValue), toParameter: 2)
-            try insert.bind(attribute.value, toParameter: 3)
-            try insert.bind(.integer(id), toParameter: 4)
-            try insert.bind(.integer(attribute.ordinal), toParameter: 5)
-            try insert.bind(attribute.folded.map { .text($0) } ?? .null, toParameter: 6)
-            try insert.step()
-            insert.reset()
-        }
+        for attribute in attributes { try self.insert(attribute, id: id, with: insert) }
+    }
+
+    /// Inserts one attribute row of document `id` with `statement` (``DocumentSchema/insertAttribute``).
+    func insert(_ attribute: Attribute, id: Int64, with statement: Statement) throws {
+        try statement.bind(.text(attribute.path), toParameter: 1)
+        try statement.bind(.integer(attribute.kind.rawValue), toParameter: 2)
+        try statement.bind(attribute.value, toParameter: 3)
+        try statement.bind(.integer(id), toParameter: 4)
+        try statement.bind(.integer(attribute.ordinal), toParameter: 5)
+        try statement.bind(attribute.folded.map { .text($0) } ?? .null, toParameter: 6)
+        try statement.step()
+        statement.reset()
     }
 
     /// Removes the attribute rows of document `id` whose stored body is `body`: flattening the body
@@ -260,18 +275,22 @@ public final class DocumentStore: Sendable {
 }
 
 /// Writes grouped into one transaction by ``DocumentStore/batch(_:)``.
+///
+/// The attribute rows of the batch's documents are inserted in key order, some thousands at a time
+/// (see the Documents article), all within the batch's transaction.
 public struct DocumentBatch {
     let store: DocumentStore
     let connection: Connection
+    let buffer: AttributeBuffer
 
     /// Saves `document` under `key`.
     public func put(_ document: Document, for key: String) throws {
-        try store.save(store.prepare(.object(document), for: key), in: connection)
+        try put(.object(document), for: key)
     }
 
     /// Saves any value under `key`.
     public func put(_ value: DocumentValue, for key: String) throws {
-        try store.save(store.prepare(value, for: key), in: connection)
+        try store.save(store.prepare(value, for: key), in: connection, buffer: buffer)
     }
 
     /// Saves a `Codable` value under `key`.
@@ -282,6 +301,7 @@ public struct DocumentBatch {
     /// Deletes the documents at `keys`; returns how many there were.
     @discardableResult
     public func delete(_ keys: [String]) throws -> Int {
-        try store.delete(keys, in: connection)
+        try buffer.flush(store, in: connection)
+        return try store.delete(keys, in: connection)
     }
 }
