@@ -7,7 +7,7 @@ import Foundation
 /// with their byte counts straight from the caller's own bytes (no copy, no `strlen`), bindings are never
 /// cleared (every parameter is rebound), columns are read by pointer and byte count, and a read workload
 /// that Coffer runs in one read call runs in one transaction. The connection has Coffer's settings: the
-/// same page cache, `temp_store`, `foreign_keys`, WAL with `synchronous=NORMAL`, and no checkpoint on the
+/// same busy timeout and page cache, `temp_store`, `foreign_keys`, WAL with `synchronous=NORMAL`, and no checkpoint on the
 /// commit path (Coffer checkpoints on another thread; both checkpoint the whole WAL when they close).
 final class RawConnection {
     let handle: OpaquePointer
@@ -19,6 +19,8 @@ final class RawConnection {
         sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         guard let db else { throw BenchError("cannot open \(path)") }
         handle = db
+        // Coffer's default busy timeout: a connection opening the WAL (recovery) briefly locks the others.
+        sqlite3_busy_timeout(handle, 5000)
         if let key {
             sqlite3_key(handle, key, Int32(key.utf8.count))
             exec("PRAGMA cipher_page_size = \(pageSize)")
