@@ -12,19 +12,30 @@ protocol RecordCacheStoring: AnyObject, Sendable {
     var usage: (records: Int, cost: Int) { get }
 }
 
-/// One record type's cache in one database: its records by rowid, typed (no existential box, no cast on
-/// a hit), least recently used first out once their cost passes the type's limit, and the type's
-/// primary-key lookup for misses.
+/// A cached record and the first commit count at which it is known current (readers placed earlier
+/// miss). The LRU keeps this non-generic base: its code is then specialized inside Coffer, where a generic
+/// entry made every hit look up generic metadata several times (about 8,000 instructions a hit in
+/// unspecialized code); only the final downcast to ``RecordCacheEntry`` names the record type.
+class RecordCacheEntryBase {
+    final let validFrom: UInt64
+    init(validFrom: UInt64) { self.validFrom = validFrom }
+}
+
+/// A cached record of one type (see ``RecordCacheEntryBase``).
+final class RecordCacheEntry<Record>: RecordCacheEntryBase {
+    let record: Record
+    init(record: Record, validFrom: UInt64) {
+        self.record = record
+        super.init(validFrom: validFrom)
+    }
+}
+
+/// One record type's cache in one database: its records by rowid, least recently used first out once
+/// their cost passes the type's limit, and the type's primary-key lookup for misses.
 ///
 /// One lock guards the store; a hit holds it for one hash lookup and a relink. Connections keep their
 /// stores (see ``Connection/recordCacheStore(_:)``), so a hit takes no other lock.
 final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @unchecked Sendable {
-    private struct Entry {
-        var record: Record
-        /// The first commit count at which the record is known current: readers placed earlier miss.
-        var validFrom: UInt64
-    }
-
     let table: String
     /// The type's primary-key lookup.
     let lookup: RecordLookup
@@ -33,7 +44,7 @@ final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @uncheck
     let isEnabled: Bool
     private let lock = NSLock()
     // Guarded by `lock` (the lock, not the dynamic exclusivity check, keeps accesses apart).
-    @exclusivity(unchecked) private var entries: CostBoundedLRU<Int64, Entry>
+    @exclusivity(unchecked) private var entries: CostBoundedLRU<Int64, RecordCacheEntryBase>
     /// The commit count at which a commit last changed this table (or everything was dropped): a record
     /// read at an earlier snapshot may be stale and is not stored.
     @exclusivity(unchecked) private var changedAt: UInt64 = 0
@@ -46,22 +57,26 @@ final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @uncheck
         self.entries = CostBoundedLRU(costLimit: level.costLimit)
     }
 
-    /// The bytes an entry takes besides its record's heap storage (strings, data).
-    static var bytesPerEntry: Int { CostBoundedLRU<Int64, Entry>.bytesPerEntry }
+    /// The bytes an entry takes besides its record's heap storage (strings, data): the LRU's slot and
+    /// index entry, and the entry object (a 16-byte object header, the commit count, the record).
+    static var bytesPerEntry: Int {
+        CostBoundedLRU<Int64, RecordCacheEntryBase>.bytesPerEntry + 16 + MemoryLayout<UInt64>.stride
+            + MemoryLayout<Record>.stride
+    }
 
     /// The record cached for `rowID`, if one is current for a snapshot that saw `commits` commits.
     func record(rowID: Int64, commits: UInt64) -> Record? {
         lock.lock()
         defer { lock.unlock() }
         guard let entry = entries.use(rowID), entry.validFrom <= commits else { return nil }
-        return entry.record
+        return unsafeDowncast(entry, to: RecordCacheEntry<Record>.self).record
     }
 
     /// Stores `record`, read by a snapshot that saw `commits` commits, unless the table changed since.
     func store(_ record: Record, rowID: Int64, cost: Int, commits: UInt64) {
         lock.withLock {
             guard changedAt <= commits else { return }
-            entries.insert(Entry(record: record, validFrom: changedAt), for: rowID, cost: cost)
+            entries.insert(RecordCacheEntry(record: record, validFrom: changedAt), for: rowID, cost: cost)
         }
     }
 
