@@ -1,5 +1,6 @@
 import Coffer
 import CofferTestSupport
+import Foundation
 import XCTest
 
 /// `insertAll` on a table with a full-text index: the rows are indexed in one segment instead of one
@@ -22,6 +23,17 @@ final class FullTextInsertAllTests: XCTestCase {
         try database.write { try ChatMessage.fullTextIndex.checkIntegrity($0) }
         let paused = try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM coffer_fulltext_pause") }
         XCTAssertEqual(paused, 0, "the pause row is never committed")
+        // A row indexed twice passes integrity-check (the newer segment wins) but counts twice in the
+        // document total that BM25 reads: matchinfo's `n`, a native 32-bit integer.
+        let (total, rows) = try database.read { db in
+            let blob = try db.fetchValue(
+                Data.self, sql: "SELECT matchinfo(chat_fts, 'n') FROM chat_fts WHERE chat_fts MATCH '消息' LIMIT 1")
+            return (
+                blob.map { $0.prefix(4).reversed().reduce(0) { $0 << 8 | Int($1) } },
+                try db.fetchValue(Int.self, sql: "SELECT count(*) FROM chat")
+            )
+        }
+        XCTAssertEqual(total, rows, "every row is indexed once")
     }
 
     func testInsertAllIndexesTheRowsInOneSegmentAndRawSQLStillGoesThroughTheTrigger() throws {
