@@ -63,7 +63,7 @@ struct FullTextWorkloads {
                     let rows = messages[start..<min(start + 1_000, messages.count)].lazy.map {
                         BenchChat(id: nil, conversationID: $0.conversation, sender: $0.sender, body: $0.body)
                     }
-                    try database.write { db in try BenchChat.insertAll(rows, db) }
+                    _ = try database.write { db in try BenchChat.insertAll(rows, db) }
                 }
             }
             try database.read { Self.reportSize($0.handle, impl) }
