@@ -5,7 +5,9 @@
 // row's terms, so the triggers that delete run BEFORE the content changes, and those that insert AFTER
 // (SQLite's documented recipe for external content). They fire for every write whichever API made it —
 // records, `updateAll`/`deleteAll`, raw SQL — in the writer's own transaction. An UPDATE that leaves the
-// indexed columns and the rowid alone re-indexes nothing (the WHEN clause).
+// indexed columns and the rowid alone re-indexes nothing (the WHEN clause). The AFTER INSERT trigger
+// stands aside while the index's name is in `coffer_fulltext_pause`, a row only `insertAll` writes and
+// deletes inside its own savepoint (it indexes those rows itself, in one segment: FullTextIndex+Batch).
 
 extension FullTextIndex {
     /// `CREATE VIRTUAL TABLE … USING fts4(content="table", columns…, tokenize=…)`.
@@ -19,6 +21,9 @@ extension FullTextIndex {
         }
     }
 
+    /// The table whose rows (index names, never committed) make the AFTER INSERT triggers stand aside.
+    static var pauseTable: String { "coffer_fulltext_pause" }
+
     /// The triggers that keep the index in step with the content table, by name.
     var triggers: [(name: String, sql: String)] {
         get throws {
@@ -30,11 +35,13 @@ extension FullTextIndex {
             let changed = (["rowid"] + columns).map { "old.\($0) IS NOT new.\($0)" }.joined(separator: " OR ")
             let remove = "DELETE FROM \(fts) WHERE docid = old.rowid;"
             let add = "INSERT INTO \(fts)(docid, \(list)) VALUES (new.rowid, \(values));"
+            let literal = "'" + name.replacingOccurrences(of: "'", with: "''") + "'"
+            let unpaused = "NOT EXISTS (SELECT 1 FROM \(Self.pauseTable) WHERE index_name = \(literal))"
             let triggers = [
                 ("before_update", "BEFORE UPDATE ON \(table) WHEN \(changed) BEGIN \(remove) END"),
                 ("before_delete", "BEFORE DELETE ON \(table) BEGIN \(remove) END"),
                 ("after_update", "AFTER UPDATE ON \(table) WHEN \(changed) BEGIN \(add) END"),
-                ("after_insert", "AFTER INSERT ON \(table) BEGIN \(add) END"),
+                ("after_insert", "AFTER INSERT ON \(table) WHEN \(unpaused) BEGIN \(add) END"),
             ]
             return try triggers.map { suffix, body in
                 let triggerName = name + "_" + suffix
@@ -70,6 +77,8 @@ extension Connection {
         let createSQL = try index.createSQL
         let triggers = try index.triggers
         let recreate = current[index.name.lowercased()] != createSQL
+        try execute(
+            sql: "CREATE TABLE IF NOT EXISTS \(FullTextIndex<Root>.pauseTable)(index_name TEXT PRIMARY KEY) WITHOUT ROWID")
         if recreate {
             for trigger in triggers where current[trigger.name.lowercased()] != nil {
                 try execute(sql: "DROP TRIGGER " + (try SQLIdentifier.validated(trigger.name)))

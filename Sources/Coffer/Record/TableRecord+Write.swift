@@ -59,7 +59,7 @@ extension TableRecord {
 
     /// The connection's INSERT statement for this type and `resolution`, marked in use: its SQL is
     /// rendered once per connection, and found again without building or hashing it.
-    private static func insertStatement(_ db: Connection, _ resolution: ConflictResolution) throws -> Statement {
+    static func insertStatement(_ db: Connection, _ resolution: ConflictResolution) throws -> Statement {
         try db.recordStatement(for: Self.self, purpose: resolution.statementPurpose) { try insertSQL(resolution) }
     }
 

@@ -1,0 +1,117 @@
+// Inserting many rows of a table with a full-text index, with the index written in one segment.
+//
+// FTS4 flushes its pending terms into a new segment whenever a statement savepoint opens, and SQLite
+// opens one for every INSERT that fires a trigger writing to a virtual table: through the AFTER INSERT
+// trigger, each row is its own segment, and the index pays for writing and merging them. So `insertAll`
+// sets the trigger aside for its own rows — the index's name in `coffer_fulltext_pause`, written and
+// deleted inside `insertAll`'s savepoint, so never committed and never seen by another connection —
+// inserts the rows, then indexes them itself with single-row `INSERT`s into the FTS table (no trigger,
+// no statement savepoint), which FTS4 keeps pending until the next savepoint or the commit. Every other
+// write, raw SQL included, still goes through the triggers.
+
+extension FullTextSearchable {
+    /// Inserts many records through one prepared statement, atomically (in a savepoint), and indexes
+    /// them in one pass; returns the rowid of each (0 for a row that `.ignore` skipped).
+    ///
+    /// Same result as ``TableRecord/insertAll(_:_:onConflict:)``; it indexes the rows as one FTS4
+    /// segment instead of one per row, so writing and querying the index cost less. `.replace` (which
+    /// may delete rows of the same batch) and tables with triggers other than the index's own take the
+    /// per-row path.
+    ///
+    /// ```swift
+    /// try database.write { db in try Message.insertAll(messages, db) }
+    /// ```
+    @discardableResult
+    public static func insertAll(
+        _ records: some Sequence<Self>, _ db: Connection, onConflict resolution: ConflictResolution = .abort
+    ) throws -> [Int64] {
+        try db.savepoint {
+            let index = fullTextIndex
+            let positions = index.columnNames.compactMap { name in columnDefinitions.firstIndex { $0.name == name } }
+            var batch: FullTextBatch?
+            if resolution != .replace, positions.count == index.columnNames.count, try index.ownsTriggers(db) {
+                batch = try FullTextBatch(index, positions, db)
+            }
+            let statement = try insertStatement(db, resolution)
+            defer {
+                statement.reset()
+                statement.isInUse = false
+            }
+            var rowIDs: [Int64] = []
+            for record in records {
+                let values = try record.columnValues()
+                if batch != nil, !positions.allSatisfy({ values[$0].isTextOrNull }) {
+                    // FTS4 would index a number as its text, the content table may keep it otherwise.
+                    try batch?.finish(db)
+                    batch = nil
+                }
+                try statement.execute(StatementArguments(values))
+                let rowID = db.changesCount > 0 ? db.lastInsertedRowID : 0
+                if rowID != 0 { batch?.add(rowID: rowID, values: values) }
+                rowIDs.append(rowID)
+            }
+            try batch?.finish(db)
+            return rowIDs
+        }
+    }
+}
+
+/// The rows `insertAll` inserted while the index's AFTER INSERT trigger stood aside.
+private struct FullTextBatch {
+    let indexName: String
+    let pauseTable: String
+    let insertSQL: String
+    let positions: [Int]
+    var rows: [(rowID: Int64, values: [DatabaseValue])] = []
+
+    init<Root>(_ index: FullTextIndex<Root>, _ positions: [Int], _ db: Connection) throws {
+        indexName = index.name
+        pauseTable = FullTextIndex<Root>.pauseTable
+        self.positions = positions
+        let columns = try index.columnNames.map { try SQLIdentifier.validated($0) }
+        insertSQL =
+            "INSERT INTO \(try SQLIdentifier.validated(index.name))(docid, \(columns.joined(separator: ", "))) VALUES (?"
+            + String(repeating: ", ?", count: columns.count) + ")"
+        try db.execute(sql: "INSERT INTO \(pauseTable)(index_name) VALUES (?)", arguments: [index.name])
+    }
+
+    mutating func add(rowID: Int64, values: [DatabaseValue]) {
+        rows.append((rowID, positions.map { values[$0] }))
+    }
+
+    /// Puts the trigger back and indexes the rows.
+    mutating func finish(_ db: Connection) throws {
+        try db.execute(sql: "DELETE FROM \(pauseTable) WHERE index_name = ?", arguments: [indexName])
+        let statement = try db.cachedStatement(sql: insertSQL)
+        for row in rows { try statement.execute(StatementArguments([.integer(row.rowID)] + row.values)) }
+        rows = []
+    }
+}
+
+extension FullTextIndex {
+    /// True when the content table's triggers are exactly this index's current four, so that rows
+    /// inserted while the AFTER INSERT one stands aside have no other effect to miss (and a file not yet
+    /// upgraded, whose trigger ignores the pause, is not indexed twice).
+    func ownsTriggers(_ db: Connection) throws -> Bool {
+        let found = try db.fetchAll(
+            sql: """
+                SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?1 COLLATE NOCASE
+                UNION ALL SELECT name, sql FROM sqlite_temp_master WHERE type = 'trigger' AND tbl_name = ?1 COLLATE NOCASE
+                """,
+            arguments: [Root.tableName])
+        let expected = try triggers
+        guard found.count == expected.count else { return false }
+        return expected.allSatisfy { trigger in
+            found.contains { $0["name"] == trigger.name && $0["sql"] == trigger.sql }
+        }
+    }
+}
+
+extension DatabaseValue {
+    fileprivate var isTextOrNull: Bool {
+        switch self {
+        case .text, .null: return true
+        default: return false
+        }
+    }
+}
