@@ -64,12 +64,14 @@ final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @uncheck
             + MemoryLayout<Record>.stride
     }
 
-    /// The record cached for `rowID`, if one is current for a snapshot that saw `commits` commits.
-    func record(rowID: Int64, commits: UInt64) -> Record? {
+    /// The entry cached for `rowID`, if one is current for a snapshot that saw `commits` commits. (An
+    /// entry, not an optional record: an optional of the generic record type costs a metadata lookup per
+    /// call in unspecialized code.)
+    func entry(rowID: Int64, commits: UInt64) -> RecordCacheEntry<Record>? {
         lock.lock()
         defer { lock.unlock() }
         guard let entry = entries.use(rowID), entry.validFrom <= commits else { return nil }
-        return unsafeDowncast(entry, to: RecordCacheEntry<Record>.self).record
+        return unsafeDowncast(entry, to: RecordCacheEntry<Record>.self)
     }
 
     /// Stores `record`, read by a snapshot that saw `commits` commits, unless the table changed since.

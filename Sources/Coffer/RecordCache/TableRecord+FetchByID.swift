@@ -27,10 +27,11 @@ extension CachedRecord {
     /// A hit is the store's lock, one hash lookup and a relink: the snapshot was placed by the
     /// transaction's first lookup, and the connection keeps the typed store.
     fileprivate static func fetchOneThroughCache(_ db: Connection, id: Int64) throws -> Self? {
-        guard let (store, commits) = try db.recordCacheStore(Self.self) else {
+        var commits: UInt64 = 0
+        guard let store = try db.recordCacheStore(Self.self, commits: &commits) else {
             return try RecordLookup.of(Self.self).fetch(Self.self, db, id: id)?.record
         }
-        if let record = store.record(rowID: id, commits: commits) { return record }
+        if let entry = store.entry(rowID: id, commits: commits) { return entry.record }
         let entryBytes = RecordCacheStore<Self>.bytesPerEntry
         guard let (record, cost) = try store.lookup.fetch(Self.self, db, id: id, entryBytes: entryBytes) else { return nil }
         store.store(record, rowID: id, cost: cost, commits: commits)
@@ -39,19 +40,20 @@ extension CachedRecord {
 }
 
 extension Connection {
-    /// This connection's store of `Record` and the number of commits the running read transaction's
-    /// snapshot sees; nil when the cache is not used (a write, a snapshot that cannot be placed exactly, a
-    /// type that is not cached). Starts the database's record cache at the first call.
+    /// This connection's store of `Record`, with the number of commits the running read transaction's
+    /// snapshot sees in `commits`; nil when the cache is not used (a write, a snapshot that cannot be placed
+    /// exactly, a type that is not cached). Starts the database's record cache at the first call. (No
+    /// tuple or optional of a generic type on this path: in unspecialized code each costs a metadata lookup
+    /// per call.)
     fileprivate func recordCacheStore<Record: CachedRecord>(
-        _ type: Record.Type
-    ) throws -> (store: RecordCacheStore<Record>, commits: UInt64)? {
+        _ type: Record.Type, commits: inout UInt64
+    ) throws -> RecordCacheStore<Record>? {
         if attachmentView.attachment == nil {
             guard Record.recordCache != .none, try RecordLookup.of(type).isCacheable,
                 let registry = RecordCacheRegistry.of(self)
             else { return nil }
             attachmentView.attachment = registry
         }
-        let commits: UInt64
         switch snapshotStamp.placement {
         case .exact(let placed):
             commits = placed
@@ -65,12 +67,12 @@ extension Connection {
         for entry in attachmentView.parts where entry.key == key {
             // Only appended below: the part under a type's identifier is that type's store.
             let store = unsafeDowncast(entry.part, to: RecordCacheStore<Record>.self)
-            return store.isEnabled ? (store, commits) : nil
+            return store.isEnabled ? store : nil
         }
         guard let registry = attachmentView.attachment as? RecordCacheRegistry else { return nil }
         let store = try registry.store(type)
         attachmentView.parts.append((key: key, part: store))
-        return store.isEnabled ? (store, commits) : nil
+        return store.isEnabled ? store : nil
     }
 
     /// Places the running read transaction's snapshot, begun with these counts, at its first cached
