@@ -32,24 +32,18 @@ extension FullTextSearchable {
             if resolution != .replace, positions.count == index.columnNames.count, try index.ownsTriggers(db) {
                 batch = try FullTextBatch(index, positions, db)
             }
-            let statement = try insertStatement(db, resolution)
-            defer {
-                statement.reset()
-                statement.isInUse = false
-            }
-            var rowIDs: [Int64] = []
-            for record in records {
-                let values = try record.columnValues()
-                if batch != nil, !positions.allSatisfy({ values[$0].isTextOrNull }) {
-                    // FTS4 would index a number as its text, the content table may keep it otherwise.
-                    try batch?.finish(db)
-                    batch = nil
-                }
-                try statement.execute(StatementArguments(values))
-                let rowID = db.changesCount > 0 ? db.lastInsertedRowID : 0
-                if rowID != 0 { batch?.add(rowID: rowID, values: values) }
-                rowIDs.append(rowID)
-            }
+            let rowIDs = try insertEach(
+                records, db, resolution,
+                willInsert: { values in
+                    if batch != nil, !positions.allSatisfy({ values[$0].isTextOrNull }) {
+                        // FTS4 would index a number as its text, the content table may keep it otherwise.
+                        try batch?.finish(db)
+                        batch = nil
+                    }
+                },
+                didInsert: { rowID, values in
+                    if rowID != 0 { batch?.add(rowID: rowID, values: values) }
+                })
             try batch?.finish(db)
             return rowIDs
         }

@@ -59,7 +59,7 @@ extension TableRecord {
 
     /// The connection's INSERT statement for this type and `resolution`, marked in use: its SQL is
     /// rendered once per connection, and found again without building or hashing it.
-    static func insertStatement(_ db: Connection, _ resolution: ConflictResolution) throws -> Statement {
+    private static func insertStatement(_ db: Connection, _ resolution: ConflictResolution) throws -> Statement {
         try db.recordStatement(for: Self.self, purpose: resolution.statementPurpose) { try insertSQL(resolution) }
     }
 
@@ -69,19 +69,31 @@ extension TableRecord {
     public static func insertAll(
         _ records: some Sequence<Self>, _ db: Connection, onConflict resolution: ConflictResolution = .abort
     ) throws -> [Int64] {
-        try db.savepoint {
-            let statement = try insertStatement(db, resolution)
-            defer {
-                statement.reset()
-                statement.isInUse = false
-            }
-            var rowIDs: [Int64] = []
-            for record in records {
-                try statement.execute(StatementArguments(record.columnValues()))
-                rowIDs.append(db.changesCount > 0 ? db.lastInsertedRowID : 0)
-            }
-            return rowIDs
+        try db.savepoint { try insertEach(records, db, resolution) }
+    }
+
+    /// `insertAll`'s loop, without its savepoint: each record's column values go to `willInsert` before
+    /// its row is inserted, and with the row's rowid (0 when `.ignore` skipped it) to `didInsert` after.
+    static func insertEach(
+        _ records: some Sequence<Self>, _ db: Connection, _ resolution: ConflictResolution,
+        willInsert: ([DatabaseValue]) throws -> Void = { _ in },
+        didInsert: (_ rowID: Int64, _ values: [DatabaseValue]) -> Void = { _, _ in }
+    ) throws -> [Int64] {
+        let statement = try insertStatement(db, resolution)
+        defer {
+            statement.reset()
+            statement.isInUse = false
         }
+        var rowIDs: [Int64] = []
+        for record in records {
+            let values = try record.columnValues()
+            try willInsert(values)
+            try statement.execute(StatementArguments(values))
+            let rowID = db.changesCount > 0 ? db.lastInsertedRowID : 0
+            didInsert(rowID, values)
+            rowIDs.append(rowID)
+        }
+        return rowIDs
     }
 
     /// Inserts the record, or — when a row with the same values in `conflictColumns` exists — updates
