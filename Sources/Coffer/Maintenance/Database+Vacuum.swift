@@ -100,13 +100,11 @@ extension Database {
             checkpointer?.resume()
             readers?.resume()
         }
-        changeTracker.checkpointGate.lock()
-        defer { changeTracker.checkpointGate.unlock() }
         let path = self.path
         let factory = self.factory
         let checkpointer = self.checkpointer
         let writer = self.writer
-        try writer.sync { connection in
+        try syncHoldingCheckpoints { connection in
             // Everything committed goes into the main file first: its WAL must not outlive it.
             try connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
             checkpointer?.uninstall(from: connection)

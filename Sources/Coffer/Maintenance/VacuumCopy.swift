@@ -40,14 +40,7 @@ struct VacuumCopy {
         _ connection: Connection, destination: String, keySpec: SecureBytes?, pageSize: Int, encrypted: Bool,
         usesHMAC: Bool
     ) throws {
-        let attach = try connection.makeStatement(sql: "ATTACH DATABASE ? AS \(schemaName) KEY ?")
-        try attach.bind(.text(destination), toParameter: 1)
-        if let keySpec {
-            try keySpec.withUnsafeBytes { try attach.bindText(bytes: $0, toParameter: 2) }
-        } else {
-            try attach.bind(.text(""), toParameter: 2)
-        }
-        _ = try attach.step()
+        try connection.attach(destination, as: schemaName, keySpec: keySpec)
         var pragmas = ["PRAGMA \(schemaName).journal_mode = OFF", "PRAGMA \(schemaName).synchronous = OFF"]
         if encrypted {
             pragmas.insert("PRAGMA \(schemaName).cipher_page_size = \(pageSize)", at: 0)

@@ -46,12 +46,10 @@ extension Database {
         }
         let path = self.path
         let factory = self.factory
-        // The gate keeps a running incremental backup's page reads and the rekey's rewrite apart.
-        changeTracker.checkpointGate.lock()
-        defer { changeTracker.checkpointGate.unlock() }
         let checkpointer = self.checkpointer
         let writer = self.writer
-        try writer.sync { connection in
+        // The gate keeps a running incremental backup's page reads and the rekey's rewrite apart.
+        try syncHoldingCheckpoints { connection in
             try connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;")
             let spec = newKey.existingFileSpec()
             let code = spec.withUnsafeBytes { sqlite3_rekey(connection.handle, $0.baseAddress, Int32($0.count)) }
@@ -141,14 +139,7 @@ extension Database {
     /// Attaches `destination` with `keySpec` (empty key = plaintext) and copies everything into it.
     private static func export(from connection: Connection, to destination: String, keySpec: SecureBytes?, pageSize: Int?) throws
     {
-        let attach = try connection.makeStatement(sql: "ATTACH DATABASE ? AS coffer_export KEY ?")
-        try attach.bind(.text(destination), toParameter: 1)
-        if let keySpec {
-            try keySpec.withUnsafeBytes { try attach.bindText(bytes: $0, toParameter: 2) }
-        } else {
-            try attach.bind(.text(""), toParameter: 2)
-        }
-        try attach.step()
+        try connection.attach(destination, as: "coffer_export", keySpec: keySpec)
         defer { try? connection.execute(sql: "DETACH DATABASE coffer_export") }
         if let pageSize { try connection.executeScript("PRAGMA coffer_export.cipher_page_size = \(pageSize)") }
         let userVersion = try connection.fetchValue(Int.self, sql: "PRAGMA main.user_version") ?? 0

@@ -10,9 +10,6 @@ extension Database {
     /// WAL, and the rows committed only in the WAL would be lost to the repair.
     /// SPI: for Coffer's own modules only.
     @_spi(CofferInternal) public func withFrozenFiles<T>(_ body: () throws -> T) throws -> T {
-        // Gate before writer, always (as `checkpoint(_:)` and incremental backups take them).
-        try commitHook.checkpointGate.withLock {
-            try writer.sync { _ in try body() }
-        }
+        try syncHoldingCheckpoints { _ in try body() }
     }
 }

@@ -226,14 +226,21 @@ public final class Database: Sendable {
         var rawValue: Int32 { self == .passive ? SQLITE_CHECKPOINT_PASSIVE : SQLITE_CHECKPOINT_TRUNCATE }
     }
 
+    /// Runs `body` on the writer while holding the checkpoint gate: no transaction commits and no
+    /// background, idle or backup-side checkpoint runs meanwhile, so the main file and the `-wal` stay as
+    /// they are. Gate before writer, always: an incremental backup holds the gate and then waits for the
+    /// writer. `operation` names the caller in writer-wait traces.
+    func syncHoldingCheckpoints<T>(
+        _ operation: StaticString = #function, _ body: (Connection) throws -> T
+    ) throws -> T {
+        try commitHook.checkpointGate.withLock { try writer.sync(operation, body) }
+    }
+
     /// Runs a checkpoint now on the writer.
     public func checkpoint(_ mode: CheckpointMode = .passive) throws {
-        // Gate before writer, always: an incremental backup holds the gate and then waits for the writer.
-        try commitHook.checkpointGate.withLock {
-            try writer.sync { connection in
-                let code = CheckpointCount.run(connection, mode: mode.rawValue, metrics: factory.metrics)
-                guard code == SQLITE_OK else { throw connection.failure(code: code, sql: "PRAGMA wal_checkpoint") }
-            }
+        try syncHoldingCheckpoints { connection in
+            let code = CheckpointCount.run(connection, mode: mode.rawValue, metrics: factory.metrics)
+            guard code == SQLITE_OK else { throw connection.failure(code: code, sql: "PRAGMA wal_checkpoint") }
         }
         // The files' sizes changed: so does the decrypted-page cache's cap (see DecryptedPageCache).
         if mode == .truncate { DecryptedPageCache.OpenFiles.shared.trim() } else { DecryptedPageCache.OpenFiles.shared.refresh() }
@@ -249,14 +256,12 @@ public final class Database: Sendable {
         checkpointer?.suspend()
         let readOnly = configuration.readOnly
         let checkpointer = self.checkpointer
-        let emptied = try commitHook.checkpointGate.withLock {
-            try writer.sync { connection -> Bool in
-                checkpointer?.uninstall(from: connection)
-                if !readOnly && path != ":memory:" {
-                    return sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil) == SQLITE_OK
-                }
-                return false
+        let emptied = try syncHoldingCheckpoints { connection -> Bool in
+            checkpointer?.uninstall(from: connection)
+            if !readOnly && path != ":memory:" {
+                return sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil) == SQLITE_OK
             }
+            return false
         }
         writer.queue.sync { writer.replaceConnection(nil) }
         // The WAL is in the main file: the changed-page set can outlive this process (see Backup).
