@@ -187,18 +187,12 @@ public final class Statement {
         guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
     }
 
-    /// Binds raw TEXT (or, with `isBlob`, BLOB) bytes in place (`SQLITE_STATIC`: no copy) and runs
-    /// `body`; when `body` returns or throws, the statement is reset and every binding cleared, so no
-    /// pointer to `bytes` outlives the call. Step the statement inside `body`. For repair's bulk load,
-    /// where copying each value into SQLite cost about a tenth of the writer's instructions.
+    /// Binds raw TEXT (or, with `isBlob`, BLOB) bytes in place (`SQLITE_STATIC`: no copy). The caller
+    /// keeps `bytes` alive and unchanged until it has stepped the statement and called
+    /// ``resetClearingBindings()``, inside the scope that owns them. For repair's bulk load, where copying
+    /// each value into SQLite cost about a tenth of the writer's instructions.
     @_spi(CofferInternal)
-    public func withBytesBound<T>(
-        _ bytes: UnsafeRawBufferPointer, isBlob: Bool, toParameter index: Int, _ body: () throws -> T
-    ) throws -> T {
-        defer {
-            sqlite3_reset(handle)
-            sqlite3_clear_bindings(handle)
-        }
+    public func bindInPlace(_ bytes: UnsafeRawBufferPointer, isBlob: Bool, toParameter index: Int) throws {
         let position = Int32(index)
         let code: Int32
         if let base = bytes.baseAddress, bytes.count > 0 {
@@ -211,7 +205,13 @@ public final class Statement {
             code = isBlob ? bindBlob(bytes, position) : bindText(UnsafeBufferPointer(start: nil, count: 0), position)
         }
         guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
-        return try body()
+    }
+
+    /// Resets the statement and clears every binding, so that no pointer bound in place outlives its bytes.
+    @_spi(CofferInternal)
+    public func resetClearingBindings() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
     }
 
     private func bindText(_ bytes: UnsafeBufferPointer<UInt8>, _ position: Int32) -> Int32 {

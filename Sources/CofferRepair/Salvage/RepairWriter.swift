@@ -342,15 +342,20 @@ public final class RepairWriter: SalvageSink {
     /// BLOB go in as raw bytes, bound in place while the row's arrays are alive (no copy into SQLite).
     private static func insert(_ row: SalvagedRow, withRowid: Bool, columns: Int, statement: Statement) throws {
         var position = 1
-        if withRowid, let rowid = row.rowid {
-            try statement.bind(.integer(rowid), toParameter: position)
-            position += 1
+        do {
+            if withRowid, let rowid = row.rowid {
+                try statement.bind(.integer(rowid), toParameter: position)
+                position += 1
+            }
+            try bind(row.values.prefix(columns), from: position, statement: statement)
+        } catch {
+            statement.resetClearingBindings()  // a bind failed before the step: nothing bound in place stays
+            throw error
         }
-        try bind(row.values.prefix(columns), from: position, statement: statement)
     }
 
     /// Binds `values` from `position` on, each TEXT or BLOB inside the scope that keeps its bytes alive,
-    /// and steps the statement innermost; the statement is reset and its bindings cleared after.
+    /// and innermost steps the statement, then resets it and clears its bindings (still inside every scope).
     private static func bind(_ values: ArraySlice<SalvagedValue>, from position: Int, statement: Statement) throws {
         var position = position
         var rest = values
@@ -362,15 +367,14 @@ public final class RepairWriter: SalvageSink {
             case .blob(let bytes), .text(let bytes):
                 let isBlob = if case .blob = value { true } else { false }
                 try bytes.withUnsafeBytes { buffer in
-                    try statement.withBytesBound(buffer, isBlob: isBlob, toParameter: position) {
-                        try bind(rest, from: position + 1, statement: statement)
-                    }
+                    try statement.bindInPlace(buffer, isBlob: isBlob, toParameter: position)
+                    try bind(rest, from: position + 1, statement: statement)
                 }
                 return
             }
             position += 1
         }
-        defer { statement.reset() }
+        defer { statement.resetClearingBindings() }
         while try statement.step() {}
     }
 
