@@ -18,7 +18,7 @@
 //    then triggers (each run as one authorized CREATE of its kind). Triggers come last so they never fire
 //    on salvaged rows. user_version and application_id are copied when page 1 was readable.
 
-import Coffer
+@_spi(CofferInternal) import Coffer
 import Foundation
 
 /// A ``SalvageSink`` that writes into a new Coffer database.
@@ -338,25 +338,43 @@ public final class RepairWriter: SalvageSink {
         let withRowid: Bool
     }
 
-    /// Binds the row (rowid first when the table has no alias column; TEXT and BLOB as raw bytes) and runs
-    /// the statement once.
+    /// Binds the row (rowid first when the table has no alias column) and runs the statement once. TEXT and
+    /// BLOB go in as raw bytes, bound in place while the row's arrays are alive (no copy into SQLite).
     private static func insert(_ row: SalvagedRow, withRowid: Bool, columns: Int, statement: Statement) throws {
-        defer { statement.reset() }
         var position = 1
-        if withRowid, let rowid = row.rowid {
-            try statement.bind(.integer(rowid), toParameter: position)
-            position += 1
+        do {
+            if withRowid, let rowid = row.rowid {
+                try statement.bind(.integer(rowid), toParameter: position)
+                position += 1
+            }
+            try bind(row.values.prefix(columns), from: position, statement: statement)
+        } catch {
+            statement.resetClearingBindings()  // a bind failed before the step: nothing bound in place stays
+            throw error
         }
-        for value in row.values.prefix(columns) {
+    }
+
+    /// Binds `values` from `position` on, each TEXT or BLOB inside the scope that keeps its bytes alive,
+    /// and innermost steps the statement, then resets it and clears its bindings (still inside every scope).
+    private static func bind(_ values: ArraySlice<SalvagedValue>, from position: Int, statement: Statement) throws {
+        var position = position
+        var rest = values
+        while let value = rest.popFirst() {
             switch value {
             case .null: try statement.bind(.null, toParameter: position)
             case .integer(let number): try statement.bind(.integer(number), toParameter: position)
             case .real(let number): try statement.bind(.real(number), toParameter: position)
-            case .blob(let bytes): try bytes.withUnsafeBytes { try statement.bindBlob(bytes: $0, toParameter: position) }
-            case .text(let bytes): try bytes.withUnsafeBytes { try statement.bindText(bytes: $0, toParameter: position) }
+            case .blob(let bytes), .text(let bytes):
+                let isBlob = if case .blob = value { true } else { false }
+                try bytes.withUnsafeBytes { buffer in
+                    try statement.bindInPlace(buffer, isBlob: isBlob, toParameter: position)
+                    try bind(rest, from: position + 1, statement: statement)
+                }
+                return
             }
             position += 1
         }
+        defer { statement.resetClearingBindings() }
         while try statement.step() {}
     }
 
