@@ -20,8 +20,9 @@ final class RecordBuffer<Record> {
         storage.deallocate()
     }
 
-    /// Adds `record` at the end.
-    func append(_ record: Record) {
+    /// Adds `record` at the end, moved in (a copy would retain each of its references and release them
+    /// again when the caller's value goes away).
+    func append(_ record: consuming Record) {
         if count == capacity {
             let larger = UnsafeMutablePointer<Record>.allocate(capacity: capacity * 2)
             larger.moveInitialize(from: storage, count: count)
@@ -29,7 +30,7 @@ final class RecordBuffer<Record> {
             storage = larger
             capacity *= 2
         }
-        (storage + count).initialize(to: record)
+        (storage + count).initialize(to: consume record)
         count += 1
     }
 
