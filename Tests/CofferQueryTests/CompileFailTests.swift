@@ -164,6 +164,42 @@ final class CompileFailTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("@Table needs an explicit type on 'count'"), result.stderr)
     }
 
+    /// The binder `@Table` generates for `Message`: one conversion per column, by the overload its
+    /// static type selects, then the binds nested in column order with the statement's run innermost;
+    /// none for a type whose own `encode(to:)` must run.
+    func testTheTableMacroGeneratesTheBinderUnlessTheTypeEncodesItself() throws {
+        let result = try typecheck(
+            """
+            @Table struct SelfEncoded: Codable {
+                var id: Int64
+                func encode(to encoder: any Encoder) throws {}
+            }
+            """, arguments: ["-Xfrontend", "-dump-macro-expansions"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let expansion = result.stderr.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .joined(separator: "\n")
+        let message = """
+            func bindColumns(to binder: Coffer.RecordBinder, then body: () throws -> Void) throws {
+            let value1 = try Coffer.DatabaseValue.optionalColumnValue(self.id)
+            let value2 = try Coffer.DatabaseValue.columnValue(self.conversationID)
+            let value3 = try Coffer.DatabaseValue.columnValue(self.body)
+            let value4 = try Coffer.DatabaseValue.columnValue(self.score)
+            try binder.bind(value1, at: 1) {
+            try binder.bind(value2, at: 2) {
+            try binder.bind(value3, at: 3) {
+            try binder.bind(value4, at: 4) {
+            try body()
+            }
+            }
+            }
+            }
+            }
+            """
+        XCTAssertTrue(expansion.contains(message), expansion)
+        // Conversation, Message and Attachment get one; SelfEncoded keeps the default.
+        XCTAssertEqual(expansion.components(separatedBy: "func bindColumns(").count - 1, 3, expansion)
+    }
+
     // MARK: Compiler driving
 
     private func assertDoesNotCompile(_ body: String, file: StaticString = #filePath, line: UInt = #line) throws {
@@ -173,7 +209,7 @@ final class CompileFailTests: XCTestCase {
         XCTAssertFalse(result.stderr.contains("no such module"), result.stderr, file: file, line: line)
     }
 
-    private func typecheck(_ body: String) throws -> Shell.Result {
+    private func typecheck(_ body: String, arguments extra: [String] = []) throws -> Shell.Result {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-compile-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -193,7 +229,7 @@ final class CompileFailTests: XCTestCase {
             "-load-plugin-executable", products.appendingPathComponent("CofferMacros-tool").path + "#CofferMacros",
         ]
         if FileManager.default.fileExists(atPath: "/usr/include/sqlcipher") { arguments += ["-I", "/usr/include/sqlcipher"] }
-        return try Shell.run("/usr/bin/env", arguments + [snippet.path])
+        return try Shell.run("/usr/bin/env", arguments + extra + [snippet.path])
     }
 
     /// The build's products directory: the parent of the test bundle, which holds `Modules/Coffer.swiftmodule`.

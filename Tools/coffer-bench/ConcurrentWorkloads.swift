@@ -36,14 +36,14 @@ struct ConcurrentWorkloads {
             let rows = (0..<Int64(writerRows)).map { BenchRow.make(firstID + $0) }
             _ = try session.readWhile { Thread.sleep(forTimeInterval: ConcurrentWorkloads.warmUpSeconds) }
             let countsBefore = DecryptedPageCache.counts
-            let (writerSeconds, lookups, misses) = try session.readWhile { try session.insert(rows) }
+            let withWriter = try session.readWhile { try session.insert(rows) }
+            let (writerSeconds, lookups, misses) = (withWriter.seconds, withWriter.lookups, withWriter.cacheMisses)
             let countsAfter = DecryptedPageCache.counts
             let decryptions = (hits: countsAfter.hits - countsBefore.hits, misses: countsAfter.misses - countsBefore.misses)
             writer.append(Double(rows.count) / writerSeconds)
             together.append(Double(lookups) / writerSeconds)
-            let (aloneSeconds, aloneLookups, aloneMisses) = try session.readWhile {
-                Thread.sleep(forTimeInterval: writerSeconds)
-            }
+            let readersAlone = try session.readWhile { Thread.sleep(forTimeInterval: writerSeconds) }
+            let (aloneSeconds, aloneLookups, aloneMisses) = (readersAlone.seconds, readersAlone.lookups, readersAlone.cacheMisses)
             alone.append(Double(aloneLookups) / aloneSeconds)
             // Why readers slow down: each page-cache miss is a page read and decrypted again, unless the
             // decrypted-page cache has it.
@@ -56,6 +56,18 @@ struct ConcurrentWorkloads {
                         rows.count / ConcurrentWorkloads.rowsPerTransaction,
                         Double(aloneMisses) / Double(max(aloneLookups, 1)),
                         decryptions.hits, decryptions.hits + decryptions.misses
+                    ).utf8))
+            // What bounds "readers keep": the CPU time the readers were given per wall second (two cores,
+            // three busy threads with the writer) times what each CPU second bought (page-cache refills).
+            FileHandle.standardError.write(
+                Data(
+                    String(
+                        format:
+                            "W6 %@: readers' CPU per wall second %.2f with the writer (writer %.2f), %.2f alone; lookups per reader CPU second %.0f with the writer, %.0f alone\n",
+                        impl.rawValue, withWriter.readersCPU / writerSeconds, withWriter.bodyCPU / writerSeconds,
+                        readersAlone.readersCPU / aloneSeconds,
+                        Double(lookups) / max(withWriter.readersCPU, 1e-9),
+                        Double(aloneLookups) / max(readersAlone.readersCPU, 1e-9)
                     ).utf8))
         }
         func measurement(_ name: String, _ values: [Double]) -> Measurement {
@@ -128,9 +140,9 @@ struct ConcurrentWorkloads {
             }
         }
 
-        /// Runs `body` on this thread while the readers look up rows on theirs; returns body's wall time
-        /// and the lookups the readers completed meanwhile.
-        func readWhile(_ body: () throws -> Void) throws -> (seconds: Double, lookups: Int, cacheMisses: Int) {
+        /// Runs `body` on this thread while the readers look up rows on theirs; returns body's wall time,
+        /// the lookups the readers completed meanwhile, and the CPU time the readers and `body` used.
+        func readWhile(_ body: () throws -> Void) throws -> Phase {
             let stop = StopFlag()
             let group = DispatchGroup()
             let counts = LookupCounts(readers: ConcurrentWorkloads.readerCount)
@@ -143,18 +155,23 @@ struct ConcurrentWorkloads {
                 thread.start()
             }
             let start = DispatchTime.now().uptimeNanoseconds
+            let cpuStart = threadCPUSeconds()
             var failure: (any Error)?
             do { try body() } catch { failure = error }
+            let bodyCPU = threadCPUSeconds() - cpuStart
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             stop.set()
             group.wait()
             if let failure { throw failure }
             if let error = counts.error { throw error }
-            return (seconds, counts.total, counts.totalMisses)
+            return Phase(
+                seconds: seconds, lookups: counts.total, cacheMisses: counts.totalMisses,
+                readersCPU: counts.totalCPUSeconds, bodyCPU: bodyCPU)
         }
 
-        private func lookUp(reader: Int, until stop: StopFlag) -> Result<(lookups: Int, misses: Int), any Error> {
+        private func lookUp(reader: Int, until stop: StopFlag) -> Result<ReaderTally, any Error> {
             Result {
+                let cpuStart = threadCPUSeconds()
                 var generator = SeededGenerator(seed: UInt64(60 + reader))
                 var lookups = 0
                 var misses = 0
@@ -176,7 +193,7 @@ struct ConcurrentWorkloads {
                     }
                     lookups += 1
                 }
-                return (lookups, misses)
+                return ReaderTally(lookups: lookups, misses: misses, cpuSeconds: threadCPUSeconds() - cpuStart)
             }
         }
 
@@ -190,6 +207,30 @@ struct ConcurrentWorkloads {
     }
 }
 
+/// What one reader thread did in a phase: lookups, page-cache misses, and the CPU time it was given.
+struct ReaderTally {
+    let lookups: Int
+    let misses: Int
+    let cpuSeconds: Double
+}
+
+/// One timed phase of W6: wall time, the readers' lookups and misses, the CPU time the readers and the
+/// phase's own body (the writer, or a sleep) used.
+struct Phase {
+    let seconds: Double
+    let lookups: Int
+    let cacheMisses: Int
+    let readersCPU: Double
+    let bodyCPU: Double
+}
+
+/// The calling thread's CPU time so far (user and system), in seconds.
+func threadCPUSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
 /// A flag the main thread sets and reader threads poll.
 final class StopFlag: @unchecked Sendable {
     private let lock = NSLock()
@@ -201,17 +242,19 @@ final class StopFlag: @unchecked Sendable {
 /// What each reader thread counted, or the error it stopped on.
 final class LookupCounts: @unchecked Sendable {
     private let lock = NSLock()
-    private var results: [Result<(lookups: Int, misses: Int), any Error>?]
+    private var results: [Result<ReaderTally, any Error>?]
 
     init(readers: Int) { results = Array(repeating: nil, count: readers) }
 
-    func finish(_ reader: Int, _ result: Result<(lookups: Int, misses: Int), any Error>) {
+    func finish(_ reader: Int, _ result: Result<ReaderTally, any Error>) {
         lock.withLock { results[reader] = result }
     }
 
     var total: Int { lock.withLock { results.reduce(0) { $0 + ((try? $1?.get().lookups) ?? 0) } } }
 
     var totalMisses: Int { lock.withLock { results.reduce(0) { $0 + ((try? $1?.get().misses) ?? 0) } } }
+
+    var totalCPUSeconds: Double { lock.withLock { results.reduce(0) { $0 + ((try? $1?.get().cpuSeconds) ?? 0) } } }
 
     var error: (any Error)? {
         lock.withLock {

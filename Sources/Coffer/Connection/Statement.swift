@@ -121,28 +121,22 @@ public final class Statement {
 
     /// Binds `values[index...]`, each text or blob inside the closure that keeps its bytes alive, and
     /// runs `body` innermost.
-    private func bindInPlace<T>(
+    func bindInPlace<T>(
         _ values: [DatabaseValue], from start: Int, bytesBound: inout Bool, _ body: () throws -> T
     ) throws -> T {
         var index = start
         while index < values.count {
             let position = Int32(index + 1)
             switch values[index] {
-            case .text(var text) where !text.isEmpty:
+            case .text(let text) where !text.isEmpty:
                 bytesBound = true
-                return try text.withUTF8 { bytes in
-                    let code = bytes.withMemoryRebound(to: CChar.self) {
-                        sqlite3_bind_text(handle, position, $0.baseAddress, Int32($0.count), nil)
-                    }
-                    guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
-                    return try bindInPlace(values, from: index + 1, bytesBound: &bytesBound, body)
+                return try withBound(text: text, at: position) {
+                    try bindInPlace(values, from: index + 1, bytesBound: &bytesBound, body)
                 }
             case .blob(let data) where !data.isEmpty:
                 bytesBound = true
-                return try data.withUnsafeBytes { bytes in
-                    let code = sqlite3_bind_blob(handle, position, bytes.baseAddress, Int32(bytes.count), nil)
-                    guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
-                    return try bindInPlace(values, from: index + 1, bytesBound: &bytesBound, body)
+                return try withBound(blob: data, at: position) {
+                    try bindInPlace(values, from: index + 1, bytesBound: &bytesBound, body)
                 }
             default:
                 try bind(values[index], toParameter: index + 1)
@@ -150,6 +144,56 @@ public final class Statement {
             }
         }
         return try body()
+    }
+
+    /// Binds `value` to the parameter at `position` (from 1) and runs `body`: text and blobs in place,
+    /// from `value`'s own bytes (`SQLITE_STATIC`), valid for exactly as long as `body` runs. The caller
+    /// resets the statement and clears its bindings before those bytes can go away.
+    func withBound<T>(_ value: DatabaseValue, at position: Int32, _ body: () throws -> T) throws -> T {
+        let code: Int32
+        switch value {
+        case .text(let text): return try withBound(text: text, at: position, body)
+        case .blob(let data): return try withBound(blob: data, at: position, body)
+        case .integer(let int): code = sqlite3_bind_int64(handle, position, int)
+        case .real(let double): code = sqlite3_bind_double(handle, position, double)
+        case .null: code = sqlite3_bind_null(handle, position)
+        }
+        guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
+        return try body()
+    }
+
+    /// Binds `text` in place to the parameter at `position` while `body` runs (an empty string is
+    /// copied: SQLite would read a missing pointer as NULL).
+    func withBound<T>(text: String, at position: Int32, _ body: () throws -> T) throws -> T {
+        // A native string lends its UTF-8 without a copy or a mutable access; a bridged one is made native.
+        if let result = try text.utf8.withContiguousStorageIfAvailable({ try withBound(utf8: $0, at: position, body) }) {
+            return result
+        }
+        var native = text
+        return try native.withUTF8 { try withBound(utf8: $0, at: position, body) }
+    }
+
+    private func withBound<T>(utf8 bytes: UnsafeBufferPointer<UInt8>, at position: Int32, _ body: () throws -> T) throws -> T {
+        let code =
+            bytes.isEmpty
+            ? bindText(bytes, position)
+            : bytes.withMemoryRebound(to: CChar.self) {
+                sqlite3_bind_text(handle, position, $0.baseAddress, Int32($0.count), nil)
+            }
+        guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
+        return try body()
+    }
+
+    /// Binds `data` in place to the parameter at `position` while `body` runs (an empty blob is bound
+    /// as a zero-length blob, never NULL).
+    func withBound<T>(blob data: Data, at position: Int32, _ body: () throws -> T) throws -> T {
+        try data.withUnsafeBytes { bytes in
+            let code =
+                bytes.isEmpty
+                ? bindBlob(bytes, position) : sqlite3_bind_blob(handle, position, bytes.baseAddress, Int32(bytes.count), nil)
+            guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
+            return try body()
+        }
     }
 
     /// Binds one value to the parameter at `index`, counted from 1 as SQLite does.

@@ -8,17 +8,26 @@ import Foundation
 /// was stored as JSON text and is decoded from it.
 struct ColumnReader: Decoder, SingleValueDecodingContainer {
     /// Not retained: a reader lives for one column read inside a decode, while the decoder that made it
-    /// holds the statement. Retaining it would cost two atomic operations per column.
-    unowned(unsafe) let statement: Statement
+    /// holds the statement. Retaining it would cost two atomic operations per column (an `unowned(unsafe)`
+    /// reference still did, around each read through it; `Unmanaged` does not).
+    private let unmanagedStatement: Unmanaged<Statement>
     let column: Int32
     /// The column's value in the current row, fetched once: reading its type and then its contents
     /// through `sqlite3_value_*` skips the statement and column checks each `sqlite3_column_*` call repeats.
     private let value: OpaquePointer?
 
+    /// The statement, for the paths that convert or report (not the per-column fast paths).
+    var statement: Statement { unmanagedStatement.takeUnretainedValue() }
+
     init(statement: Statement, column: Int32) {
-        self.statement = statement
+        self.init(statement: .passUnretained(statement), handle: statement.handle, column: column)
+    }
+
+    /// A reader of `column` of the statement `handle` belongs to, made without touching a strong reference.
+    init(statement: Unmanaged<Statement>, handle: OpaquePointer, column: Int32) {
+        self.unmanagedStatement = statement
         self.column = column
-        self.value = sqlite3_column_value(statement.handle, column)
+        self.value = sqlite3_column_value(handle, column)
     }
 
     var codingPath: [any CodingKey] { [] }

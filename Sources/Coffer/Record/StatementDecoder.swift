@@ -48,9 +48,9 @@ final class StatementDecoder {
     /// Every remaining row of `statement` as a `Record`.
     static func fetchAll<Record: TableRecord>(_ type: Record.Type, from statement: Statement) throws -> [Record] {
         let decoder = forRecord(type, on: statement)
-        var records: [Record] = []
+        let records = RecordBuffer<Record>()
         while try statement.step() { records.append(try decoder.record(type)) }
-        return records
+        return records.takeArray()
     }
 
     /// The next row of `statement` as a `Record`, or nil when there is none.

@@ -24,10 +24,22 @@ import Foundation
 public struct StatementRow {
     /// Not retained: a row lives for one record's decode, while the fetch that made it holds the decoder.
     unowned(unsafe) let decoder: StatementDecoder
+    // Copied from the decoder once per row: reading them through `decoder` retained and released it
+    // around every column.
+    private let statement: Unmanaged<Statement>
+    private let handle: OpaquePointer
+    private let base: Int
+
+    init(decoder: StatementDecoder) {
+        self.decoder = decoder
+        self.statement = .passUnretained(decoder.statement)
+        self.handle = decoder.handle
+        self.base = decoder.base
+    }
 
     @inline(__always)
     private func reader(_ index: Int) -> ColumnReader {
-        ColumnReader(statement: decoder.statement, column: Int32(decoder.base + index))
+        ColumnReader(statement: statement, handle: handle, column: Int32(base + index))
     }
 
     /// The value at `index`, which must not be NULL.

@@ -17,6 +17,9 @@ public enum ConflictResolution: String, Sendable {
     }
 }
 
+/// Which of a record type's kept statements updates by primary key (after the three inserts).
+private let updateStatementPurpose = 3
+
 extension TableRecord {
     /// The primary key's column names: a `@Column(primaryKey:)` column or a `.primaryKey` constraint.
     static var primaryKeyColumnNames: [String] {
@@ -53,7 +56,7 @@ extension TableRecord {
     public mutating func insert(_ db: Connection, onConflict resolution: ConflictResolution = .abort) throws {
         let statement = try Self.insertStatement(db, resolution)
         defer { statement.isInUse = false }
-        try statement.execute(StatementArguments(columnValues()))
+        try statement.execute(binding: self)
         if db.changesCount > 0 { didInsert(rowID: db.lastInsertedRowID) }
     }
 
@@ -72,25 +75,33 @@ extension TableRecord {
         try db.savepoint { try insertEach(records, db, resolution) }
     }
 
-    /// `insertAll`'s loop, without its savepoint: each record's column values go to `willInsert` before
-    /// its row is inserted, and with the row's rowid (0 when `.ignore` skipped it) to `didInsert` after.
+    /// `insertAll`'s loop, without its savepoint. Without hooks each record is bound by its
+    /// ``TableRecord/bindColumns(to:then:)``; with them, each record's column values go to `willInsert`
+    /// before its row is inserted, and with the row's rowid (0 when `.ignore` skipped it) to `didInsert`
+    /// after.
     static func insertEach(
         _ records: some Sequence<Self>, _ db: Connection, _ resolution: ConflictResolution,
-        willInsert: ([DatabaseValue]) throws -> Void = { _ in },
-        didInsert: (_ rowID: Int64, _ values: [DatabaseValue]) -> Void = { _, _ in }
+        willInsert: (([DatabaseValue]) throws -> Void)? = nil,
+        didInsert: ((_ rowID: Int64, _ values: [DatabaseValue]) -> Void)? = nil
     ) throws -> [Int64] {
         let statement = try insertStatement(db, resolution)
         defer {
             statement.reset()
             statement.isInUse = false
         }
+        let hooked = willInsert != nil || didInsert != nil
         var rowIDs: [Int64] = []
         for record in records {
+            guard hooked else {
+                try statement.execute(binding: record)
+                rowIDs.append(db.changesCount > 0 ? db.lastInsertedRowID : 0)
+                continue
+            }
             let values = try record.columnValues()
-            try willInsert(values)
+            try willInsert?(values)
             try statement.execute(StatementArguments(values))
             let rowID = db.changesCount > 0 ? db.lastInsertedRowID : 0
-            didInsert(rowID, values)
+            didInsert?(rowID, values)
             rowIDs.append(rowID)
         }
         return rowIDs
@@ -161,13 +172,13 @@ extension TableRecord {
     public func update(_ db: Connection) throws -> Bool {
         let key = Self.primaryKeyColumnNames
         guard !key.isEmpty else { throw CofferError(code: .apiMisuse, message: "\(Self.tableName) has no primary key") }
-        let names = Self.columnDefinitions.map(\.name)
-        let values = try columnValues()
-        let updated = names.filter { !key.contains($0) }
+        let updated = Self.columnDefinitions.map(\.name).filter { !key.contains($0) }
         guard !updated.isEmpty else { return false }
-        try db.execute(
-            sql: try Self.updateSQL(set: updated, target: key),
-            arguments: StatementArguments(Self.values(values, names, updated) + Self.values(values, names, key)))
+        let statement = try db.recordStatement(for: Self.self, purpose: updateStatementPurpose) {
+            try Self.updateByKeySQL(set: updated, key: key)
+        }
+        defer { statement.isInUse = false }
+        try statement.execute(binding: self)
         return db.changesCount > 0
     }
 
@@ -190,6 +201,23 @@ extension TableRecord {
 
     static func matchSQL(_ columns: [String]) throws -> String {
         try columns.map { try SQLIdentifier.validated($0) + " = ?" }.joined(separator: " AND ")
+    }
+
+    /// `UPDATE … SET a = ?2, … WHERE id = ?1`: each column is parameter `n` for the `n`th column, so that
+    /// the record's binder binds it in column order.
+    static func updateByKeySQL(set columns: [String], key: [String]) throws -> String {
+        let names = columnDefinitions.map(\.name)
+        func assignments(_ selected: [String]) throws -> [String] {
+            try selected.map { name in
+                guard let index = names.firstIndex(of: name) else {
+                    throw CofferError(code: .apiMisuse, message: "\(tableName) has no column '\(name)' for its primary key")
+                }
+                return try SQLIdentifier.validated(name) + " = ?" + String(index + 1)
+            }
+        }
+        return "UPDATE " + (try SQLIdentifier.validated(tableName)) + " SET "
+            + (try assignments(columns)).joined(separator: ", ") + " WHERE "
+            + (try assignments(key)).joined(separator: " AND ")
     }
 
     static func updateSQL(set columns: [String], target: [String]) throws -> String {

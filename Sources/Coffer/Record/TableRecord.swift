@@ -50,6 +50,12 @@ public protocol TableRecord: Codable {
     /// `DatabaseValue.columnValue(_:)`) for a struct that leaves `encode(to:)` to Codable and
     /// whose stored properties are plain; the default encodes through `encode(to:)`.
     func columnValues() throws -> [DatabaseValue]
+    /// Binds the record's columns to the statement `binder` holds, parameter `n` for the `n`th column, and
+    /// runs `body` once while they are bound: how inserts and updates write a record.
+    ///
+    /// `@Table` generates one that binds each property straight from the record (see ``RecordBinder``)
+    /// wherever it generates ``columnValues()``; the default binds ``columnValues()``.
+    func bindColumns(to binder: RecordBinder, then body: () throws -> Void) throws
 }
 
 extension TableRecord {
@@ -65,6 +71,10 @@ extension TableRecord {
     public init(statementRow row: StatementRow) throws { self = try row.decoder.decode(Self.self) }
     /// Encodes through the type's Codable `encode(to:)` by default.
     public func columnValues() throws -> [DatabaseValue] { try RecordEncoder<Self>().values(of: self) }
+    /// Binds ``columnValues()`` by default.
+    public func bindColumns(to binder: RecordBinder, then body: () throws -> Void) throws {
+        try binder.bind(columnValues(), then: body)
+    }
 }
 
 /// Makes a Codable struct a table: generates its typed columns (`Columns`, `columns`), its column
@@ -82,11 +92,12 @@ extension TableRecord {
 ///
 /// For a struct with plain stored properties and no `init(from:)` in its body, the macro also generates
 /// ``TableRecord/init(statementRow:)``, which fetches use instead of Codable's keyed containers; with no
-/// `encode(to:)` in its body, it generates ``TableRecord/columnValues()``, which inserts and updates bind
-/// instead of running Codable's encoder. Write a custom `init(from:)` or `encode(to:)` in the type's body,
+/// `encode(to:)` in its body, it generates ``TableRecord/columnValues()`` and
+/// ``TableRecord/bindColumns(to:then:)``, which inserts and updates use instead of running Codable's
+/// encoder. Write a custom `init(from:)` or `encode(to:)` in the type's body,
 /// not in an extension, so that the macro sees it and leaves decoding or encoding to it.
 @attached(member, names: named(Columns), named(columns), named(tableName), named(columnDefinitions), named(didInsert))
-@attached(extension, conformances: TableRecord, names: named(init), named(columnValues))
+@attached(extension, conformances: TableRecord, names: named(init), named(columnValues), named(bindColumns))
 public macro Table(_ name: String? = nil) = #externalMacro(module: "CofferMacros", type: "TableMacro")
 
 /// Declares column constraints on a stored property of a `@Table` type.
