@@ -112,10 +112,7 @@ public final class Statement {
                 code: .range, message: "statement expects \(expected) arguments, got \(arguments.values.count)", sql: sql)
         }
         var bytesBound = false
-        defer {
-            sqlite3_reset(handle)
-            if bytesBound { sqlite3_clear_bindings(handle) }
-        }
+        defer { bytesBound ? resetClearingBindings() : sqlite3_reset(handle) }
         return try bindInPlace(arguments.values, from: 0, bytesBound: &bytesBound, body)
     }
 
@@ -174,13 +171,7 @@ public final class Statement {
     }
 
     private func withBound<T>(utf8 bytes: UnsafeBufferPointer<UInt8>, at position: Int32, _ body: () throws -> T) throws -> T {
-        let code =
-            bytes.isEmpty
-            ? bindText(bytes, position)
-            : bytes.withMemoryRebound(to: CChar.self) {
-                sqlite3_bind_text(handle, position, $0.baseAddress, Int32($0.count), nil)
-            }
-        guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
+        try bindInPlace(UnsafeRawBufferPointer(bytes), isBlob: false, toParameter: Int(position))
         return try body()
     }
 
@@ -188,10 +179,7 @@ public final class Statement {
     /// as a zero-length blob, never NULL).
     func withBound<T>(blob data: Data, at position: Int32, _ body: () throws -> T) throws -> T {
         try data.withUnsafeBytes { bytes in
-            let code =
-                bytes.isEmpty
-                ? bindBlob(bytes, position) : sqlite3_bind_blob(handle, position, bytes.baseAddress, Int32(bytes.count), nil)
-            guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
+            try bindInPlace(bytes, isBlob: true, toParameter: Int(position))
             return try body()
         }
     }

@@ -48,10 +48,7 @@ extension Statement {
     /// completion once, then resets it and clears its bindings, so that it keeps no pointer into the
     /// record.
     func execute<Record: TableRecord>(binding record: Record) throws {
-        defer {
-            sqlite3_reset(handle)
-            sqlite3_clear_bindings(handle)
-        }
+        defer { resetClearingBindings() }
         var runs = 0
         try record.bindColumns(to: RecordBinder(statement: self)) {
             runs += 1
