@@ -112,7 +112,9 @@ public final class Statement {
                 code: .range, message: "statement expects \(expected) arguments, got \(arguments.values.count)", sql: sql)
         }
         var bytesBound = false
-        defer { bytesBound ? resetClearingBindings() : sqlite3_reset(handle) }
+        defer {
+            if bytesBound { resetClearingBindings() } else { sqlite3_reset(handle) }
+        }
         return try bindInPlace(arguments.values, from: 0, bytesBound: &bytesBound, body)
     }
 
@@ -221,8 +223,9 @@ public final class Statement {
 
     /// Binds raw TEXT (or, with `isBlob`, BLOB) bytes in place (`SQLITE_STATIC`: no copy). The caller
     /// keeps `bytes` alive and unchanged until it has stepped the statement and called
-    /// ``resetClearingBindings()``, inside the scope that owns them. For repair's bulk load, where copying
-    /// each value into SQLite cost about a tenth of the writer's instructions.
+    /// ``resetClearingBindings()``, inside the scope that owns them. Record writes bind through it, and so
+    /// does repair's bulk load, where copying each value into SQLite cost about a tenth of the writer's
+    /// instructions.
     @_spi(CofferInternal)
     public func bindInPlace(_ bytes: UnsafeRawBufferPointer, isBlob: Bool, toParameter index: Int) throws {
         let position = Int32(index)
