@@ -101,10 +101,12 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
         return try StatementDecoder.fetchOne(Root.self, from: statement)
     }
 
-    /// Calls `body` with each matching record and the statement on its row, with `arguments` bound to
-    /// the parameters in order (eager loads read each row's key from the statement).
-    func forEachRecord(
-        _ db: Connection, arguments: [DatabaseValue], _ body: (Root, Statement) throws -> Void
+    /// Appends each matching record to `records` and calls `body` with its index there and the statement
+    /// on its row, with `arguments` bound to the parameters in order (eager loads read each row's key from
+    /// the statement). The append runs here, not in `body`: in a client module this code is unspecialized,
+    /// and a closure that appended a record would look up its array's metadata at every row.
+    func appendRecords(
+        _ db: Connection, arguments: [DatabaseValue], to records: inout [Root], _ body: (Int, Statement) throws -> Void
     ) throws {
         let statement = try begin(db)
         defer { end(statement) }
@@ -113,7 +115,10 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
             try statement.bind(value, toParameter: parameterPositions[index] + 1)
         }
         let decoder = StatementDecoder.forRecord(Root.self, on: statement)
-        while try statement.step() { try body(try decoder.record(Root.self), statement) }
+        while try statement.step() {
+            records.append(try decoder.record(Root.self))
+            try body(records.count - 1, statement)
+        }
     }
 
     // Execution runs straight through (no closures): in a client module these generic methods run

@@ -16,14 +16,16 @@ protocol RecordCacheStoring: AnyObject, Sendable {
 /// miss). The LRU keeps this non-generic base: its code is then specialized inside Coffer, where a generic
 /// entry made every hit look up generic metadata several times (about 8,000 instructions a hit in
 /// unspecialized code); only the final downcast to ``RecordCacheEntry`` names the record type.
+@usableFromInline
 class RecordCacheEntryBase {
     final let validFrom: UInt64
     init(validFrom: UInt64) { self.validFrom = validFrom }
 }
 
 /// A cached record of one type (see ``RecordCacheEntryBase``).
+@usableFromInline
 final class RecordCacheEntry<Record>: RecordCacheEntryBase {
-    let record: Record
+    @usableFromInline let record: Record
     init(record: Record, validFrom: UInt64) {
         self.record = record
         super.init(validFrom: validFrom)
@@ -35,13 +37,14 @@ final class RecordCacheEntry<Record>: RecordCacheEntryBase {
 ///
 /// One lock guards the store; a hit holds it for one hash lookup and a relink. Connections keep their
 /// stores (see ``Connection/recordCacheStore(_:)``), so a hit takes no other lock.
+@usableFromInline
 final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @unchecked Sendable {
     let table: String
     /// The type's primary-key lookup.
     let lookup: RecordLookup
     /// False when the type is not cached (level ``RecordCacheLevel/none``, or a key that is no rowid):
     /// its lookups run SQL.
-    let isEnabled: Bool
+    @usableFromInline let isEnabled: Bool
     private let lock = NSLock()
     // Guarded by `lock` (the lock, not the dynamic exclusivity check, keeps accesses apart).
     @exclusivity(unchecked) private var entries: CostBoundedLRU<Int64, RecordCacheEntryBase>
@@ -67,6 +70,7 @@ final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @uncheck
     /// The entry cached for `rowID`, if one is current for a snapshot that saw `commits` commits. (An
     /// entry, not an optional record: an optional of the generic record type costs a metadata lookup per
     /// call in unspecialized code.)
+    @usableFromInline
     func entry(rowID: Int64, commits: UInt64) -> RecordCacheEntry<Record>? {
         lock.lock()
         defer { lock.unlock() }
