@@ -1,10 +1,13 @@
 /// A map whose entries each have a cost, the least recently used evicted once their total passes a
-/// limit: the record cache's and the key-value store's decoded-object cache's storage.
+/// limit: the record cache's and the key-value store's decoded-object cache's storage, keyed by any
+/// hashable key (``CostBoundedLRU``) or by `Int64` through an ``IntegerKeyIndex`` (the record cache's rowids).
 ///
 /// A value type with no lock: its owner guards it. Entries live in an array of slots linked into a
 /// recency list by index (no node objects, no reference counting per use); freed slots are reused. A
-/// use is one hash lookup and a relink of two indices.
-struct CostBoundedLRU<Key: Hashable, Value> {
+/// use is one index lookup and a relink of two indices.
+struct IndexedCostBoundedLRU<Index: CostBoundedLRUIndex, Value> {
+    typealias Key = Index.Key
+
     private struct Slot {
         var key: Key
         /// Nil once the slot is free, so that a freed slot holds no value alive.
@@ -18,7 +21,7 @@ struct CostBoundedLRU<Key: Hashable, Value> {
     let costLimit: Int
     private var slots: [Slot] = []
     private var freeSlots: [Int] = []
-    private var index: [Key: Int] = [:]
+    private var index = Index()
     private var newest = -1
     private var oldest = -1
     /// The sum of the kept entries' costs.
@@ -31,7 +34,7 @@ struct CostBoundedLRU<Key: Hashable, Value> {
 
     /// The bytes an entry takes besides its value's own heap storage: its slot and its index entry.
     static var bytesPerEntry: Int {
-        MemoryLayout<Slot>.stride + MemoryLayout<Key>.stride + MemoryLayout<Int>.stride + MemoryLayout<Int>.stride
+        MemoryLayout<Slot>.stride + Index.bytesPerEntry
     }
 
     /// The value kept for `key`, marked most recently used.
@@ -59,7 +62,7 @@ struct CostBoundedLRU<Key: Hashable, Value> {
             slots.append(slot)
             position = slots.count - 1
         }
-        index[key] = position
+        index.set(position, for: key)
         linkAsNewest(position)
         totalCost += cost
         while totalCost > costLimit, oldest >= 0 { removeValue(for: slots[oldest].key) }
@@ -103,4 +106,45 @@ struct CostBoundedLRU<Key: Hashable, Value> {
         newest = position
         if oldest < 0 { oldest = position }
     }
+}
+
+/// A ``IndexedCostBoundedLRU`` keyed by any hashable key, through a dictionary.
+typealias CostBoundedLRU<Key: Hashable, Value> = IndexedCostBoundedLRU<HashedLRUIndex<Key>, Value>
+
+/// How an ``IndexedCostBoundedLRU`` finds a key's slot.
+protocol CostBoundedLRUIndex {
+    associatedtype Key
+    init()
+    /// The number of keys kept.
+    var count: Int { get }
+    /// The bytes the index takes per key, roughly.
+    static var bytesPerEntry: Int { get }
+    /// The slot position kept for `key`.
+    subscript(key: Key) -> Int? { get }
+    /// Keeps `position` for `key`, replacing what was kept.
+    mutating func set(_ position: Int, for key: Key)
+    /// Forgets `key`; returns the position kept for it.
+    mutating func removeValue(forKey key: Key) -> Int?
+    /// Forgets every key and gives the memory back.
+    mutating func removeAll()
+}
+
+/// Slot positions by any hashable key, in a dictionary.
+struct HashedLRUIndex<Key: Hashable>: CostBoundedLRUIndex {
+    private var positions: [Key: Int] = [:]
+
+    init() {}
+
+    var count: Int { positions.count }
+
+    /// The key, the position and a word of the dictionary's own per entry.
+    static var bytesPerEntry: Int { MemoryLayout<Key>.stride + MemoryLayout<Int>.stride + MemoryLayout<Int>.stride }
+
+    subscript(key: Key) -> Int? { positions[key] }
+
+    mutating func set(_ position: Int, for key: Key) { positions[key] = position }
+
+    mutating func removeValue(forKey key: Key) -> Int? { positions.removeValue(forKey: key) }
+
+    mutating func removeAll() { positions.removeAll() }
 }

@@ -35,7 +35,7 @@ final class RecordCacheEntry<Record>: RecordCacheEntryBase {
 /// One record type's cache in one database: its records by rowid, least recently used first out once
 /// their cost passes the type's limit, and the type's primary-key lookup for misses.
 ///
-/// One lock guards the store; a hit holds it for one hash lookup and a relink. Connections keep their
+/// One lock guards the store; a hit holds it for one lookup in an ``IntegerKeyIndex`` and a relink. Connections keep their
 /// stores (see ``Connection/recordCacheStore(_:)``), so a hit takes no other lock.
 @usableFromInline
 final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @unchecked Sendable {
@@ -47,7 +47,7 @@ final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @uncheck
     @usableFromInline let isEnabled: Bool
     private let lock = NSLock()
     // Guarded by `lock` (the lock, not the dynamic exclusivity check, keeps accesses apart).
-    @exclusivity(unchecked) private var entries: CostBoundedLRU<Int64, RecordCacheEntryBase>
+    @exclusivity(unchecked) private var entries: IndexedCostBoundedLRU<IntegerKeyIndex, RecordCacheEntryBase>
     /// The commit count at which a commit last changed this table (or everything was dropped): a record
     /// read at an earlier snapshot may be stale and is not stored.
     @exclusivity(unchecked) private var changedAt: UInt64 = 0
@@ -57,13 +57,13 @@ final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @uncheck
         self.table = Record.tableName.lowercased()
         self.lookup = lookup
         self.isEnabled = lookup.isCacheable && level.costLimit > 0
-        self.entries = CostBoundedLRU(costLimit: level.costLimit)
+        self.entries = IndexedCostBoundedLRU(costLimit: level.costLimit)
     }
 
     /// The bytes an entry takes besides its record's heap storage (strings, data): the LRU's slot and
     /// index entry, and the entry object (a 16-byte object header, the commit count, the record).
     static var bytesPerEntry: Int {
-        CostBoundedLRU<Int64, RecordCacheEntryBase>.bytesPerEntry + 16 + MemoryLayout<UInt64>.stride
+        IndexedCostBoundedLRU<IntegerKeyIndex, RecordCacheEntryBase>.bytesPerEntry + 16 + MemoryLayout<UInt64>.stride
             + MemoryLayout<Record>.stride
     }
 
