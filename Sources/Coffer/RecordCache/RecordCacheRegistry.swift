@@ -36,13 +36,18 @@ final class RecordCacheRegistry: CommitClockAttachment, @unchecked Sendable {
         clock.activate()
     }
 
-    /// The store of `Record`, created on first use.
+    /// The store of `Record`, created on first use. A new store counts its table as changed at the
+    /// clock's count when it joins the list: the commits before it were applied to the stores of the
+    /// time, not to it, so a reader placed before any of them must not fill it.
     func store<Record: CachedRecord>(_ type: Record.Type) throws -> RecordCacheStore<Record> {
         let key = ObjectIdentifier(type)
         if let store = lock.withLock({ stores[key] }) as? RecordCacheStore<Record> { return store }
-        let created = RecordCacheStore<Record>(lookup: try RecordLookup.of(type))
+        let lookup = try RecordLookup.of(type)
         return lock.withLock {
             if let store = stores[key] as? RecordCacheStore<Record> { return store }
+            // Under the lock that `apply` takes: a commit applied after this reaches the new store, and
+            // one applied before it had already moved the count read here.
+            let created = RecordCacheStore<Record>(lookup: lookup, changedAt: clock.counts.started)
             stores[key] = created
             return created
         }

@@ -50,9 +50,11 @@ final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @uncheck
     @exclusivity(unchecked) private var entries: IndexedCostBoundedLRU<IntegerKeyIndex, RecordCacheEntryBase>
     /// The commit count at which a commit last changed this table (or everything was dropped): a record
     /// read at an earlier snapshot may be stale and is not stored.
-    @exclusivity(unchecked) private var changedAt: UInt64 = 0
+    @exclusivity(unchecked) private var changedAt: UInt64
 
-    init(lookup: RecordLookup) {
+    /// A store whose table counts as changed at `changedAt` (the commits its registry applied before it).
+    init(lookup: RecordLookup, changedAt: UInt64) {
+        self.changedAt = changedAt
         let level = Record.recordCache
         self.table = Record.tableName.lowercased()
         self.lookup = lookup
