@@ -74,11 +74,8 @@ enum EagerLoad {
         let keyIndex = try columnIndex(of: column, in: Record.self)
         let (sql, arguments) = try query.selectFragment.render()
         return try db.withStatement(sql: sql, arguments: arguments) { statement in
-            let decoder = StatementDecoder.forRecord(Record.self, on: statement)
-            var records: [Record] = []
             var slots = KeySlots()
-            while try statement.step() {
-                records.append(try decoder.record(Record.self))
+            let records = try StatementDecoder.records(Record.self, from: statement) { _ in
                 slots.appendRow(keyAt: keyIndex, of: statement)
             }
             return (records, slots)

@@ -103,8 +103,9 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
 
     /// Appends each matching record to `records` and calls `body` with its index there and the statement
     /// on its row, with `arguments` bound to the parameters in order (eager loads read each row's key from
-    /// the statement). The append runs here, not in `body`: in a client module this code is unspecialized,
-    /// and a closure that appended a record would look up its array's metadata at every row.
+    /// the statement). The records are collected here, not in `body`: in a client module this code is
+    /// unspecialized, and a closure that appended a record would look up its array's metadata at every row
+    /// (see ``StatementDecoder/records(_:from:_:)``).
     func appendRecords(
         _ db: Connection, arguments: [DatabaseValue], to records: inout [Root], _ body: (Int, Statement) throws -> Void
     ) throws {
@@ -114,11 +115,9 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
         for (index, value) in arguments.enumerated() {
             try statement.bind(value, toParameter: parameterPositions[index] + 1)
         }
-        let decoder = StatementDecoder.forRecord(Root.self, on: statement)
-        while try statement.step() {
-            records.append(try decoder.record(Root.self))
-            try body(records.count - 1, statement)
-        }
+        let offset = records.count
+        let fetched = try StatementDecoder.records(Root.self, from: statement) { try body(offset + $0, statement) }
+        if records.isEmpty { records = fetched } else { records += fetched }
     }
 
     // Execution runs straight through (no closures): in a client module these generic methods run
