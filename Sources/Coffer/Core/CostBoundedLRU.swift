@@ -41,8 +41,10 @@ struct IndexedCostBoundedLRU<Index: CostBoundedLRUIndex, Value> {
     mutating func use(_ key: Key) -> Value? {
         guard let position = index[key] else { return nil }
         if position != newest {
-            unlink(position)
-            linkAsNewest(position)
+            withLinks { slots, newest, oldest in
+                Self.unlink(position, in: slots, &newest, &oldest)
+                Self.linkAsNewest(position, in: slots, &newest, &oldest)
+            }
         }
         return slots[position].value
     }
@@ -63,7 +65,7 @@ struct IndexedCostBoundedLRU<Index: CostBoundedLRUIndex, Value> {
             position = slots.count - 1
         }
         index.set(position, for: key)
-        linkAsNewest(position)
+        withLinks { Self.linkAsNewest(position, in: $0, &$1, &$2) }
         totalCost += cost
         while totalCost > costLimit, oldest >= 0 { removeValue(for: slots[oldest].key) }
     }
@@ -72,7 +74,7 @@ struct IndexedCostBoundedLRU<Index: CostBoundedLRUIndex, Value> {
     @discardableResult
     mutating func removeValue(for key: Key) -> Value? {
         guard let position = index.removeValue(forKey: key) else { return nil }
-        unlink(position)
+        withLinks { Self.unlink(position, in: $0, &$1, &$2) }
         totalCost -= slots[position].cost
         let value = slots[position].value
         slots[position].value = nil
@@ -90,7 +92,17 @@ struct IndexedCostBoundedLRU<Index: CostBoundedLRUIndex, Value> {
         totalCost = 0
     }
 
-    private mutating func unlink(_ position: Int) {
+    /// Runs `body` on the slots' storage and the list's ends: a relink then checks the array's
+    /// uniqueness once, not at each of its writes (a hit relinks).
+    private mutating func withLinks(_ body: (UnsafeMutableBufferPointer<Slot>, inout Int, inout Int) -> Void) {
+        var (newest, oldest) = (self.newest, self.oldest)
+        slots.withUnsafeMutableBufferPointer { body($0, &newest, &oldest) }
+        (self.newest, self.oldest) = (newest, oldest)
+    }
+
+    private static func unlink(
+        _ position: Int, in slots: UnsafeMutableBufferPointer<Slot>, _ newest: inout Int, _ oldest: inout Int
+    ) {
         let newer = slots[position].newer
         let older = slots[position].older
         if newer >= 0 { slots[newer].older = older } else { newest = older }
@@ -99,7 +111,9 @@ struct IndexedCostBoundedLRU<Index: CostBoundedLRUIndex, Value> {
         slots[position].older = -1
     }
 
-    private mutating func linkAsNewest(_ position: Int) {
+    private static func linkAsNewest(
+        _ position: Int, in slots: UnsafeMutableBufferPointer<Slot>, _ newest: inout Int, _ oldest: inout Int
+    ) {
         slots[position].older = newest
         slots[position].newer = -1
         if newest >= 0 { slots[newest].newer = position }
