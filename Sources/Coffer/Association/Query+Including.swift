@@ -32,7 +32,12 @@ public struct IncludingAllQuery<Origin: TableRecord, Destination: TableRecord, K
         let destinations = Self.grouped(matches, bySlot: matchSlots, slotCount: slots.keys.count)
         var result: [(Origin, [Destination])] = []
         result.reserveCapacity(records.count)
-        for (record, slot) in zip(records, slots.rowSlots) { result.append((record, slot < 0 ? [] : destinations[slot])) }
+        // Indices, not `zip`: its unspecialized iterator costs about 3,000 instructions a step.
+        let rowSlots = slots.rowSlots
+        for index in records.indices {
+            let slot = rowSlots[index]
+            result.append((records[index], slot < 0 ? [] : destinations[slot]))
+        }
         return result
     }
 
