@@ -83,6 +83,27 @@ final class RecordCacheSnapshotTests: XCTestCase {
         }
     }
 
+    func testATypeFirstLookedUpAtAnOldSnapshotAfterANewerCommitIsNotFilledFromIt() throws {
+        let directory = try TemporaryDirectory()
+        let database = try makeContactDatabase(in: directory, count: 5)
+        try warmContacts(database, ids: 2...2)  // the registry runs; ResidentContact has no store yet
+        let seen = LockedBox<String?>(nil)
+        let reader = pausedRead(database) { db, pause in
+            _ = try CachedContact.fetchOne(db, id: 2)  // placed before the commit below
+            pause()
+            seen.value = try ResidentContact.fetchOne(db, id: 1)?.name  // creates the type's store
+        }
+        reader.paused.wait()
+        try database.write { db in try db.execute(sql: "UPDATE resident_contact SET name = 'new' WHERE id = 1") }
+        reader.resume.signal()
+        reader.done.wait()
+        XCTAssertNil(reader.failure.value)
+        XCTAssertEqual(seen.value, "name 1")
+        for _ in 0..<2 {
+            XCTAssertEqual(try database.read { try ResidentContact.fetchOne($0, id: 1)?.name }, "new")
+        }
+    }
+
     func testSeededReadersWriterAndRawSQLAlwaysAgreeWithUncachedReads() throws {
         let directory = try TemporaryDirectory()
         let rows: Int64 = 40

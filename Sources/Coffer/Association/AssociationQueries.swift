@@ -88,7 +88,9 @@ struct KeySlots {
     private(set) var keys: [DatabaseValue] = []
     /// Each origin row's slot, -1 when its key is NULL.
     private(set) var rowSlots: [Int] = []
-    private var integerSlots: [Int64: Int] = [:]
+    /// The slots of integer keys, in a table that hashes an `Int64` in a few instructions (a lookup per
+    /// associated row).
+    private var integerSlots = IntegerKeyIndex()
     private var otherSlots: [DatabaseValue: Int] = [:]
 
     /// Adds an origin row whose key is `column` of `statement`'s current row.
@@ -102,7 +104,7 @@ struct KeySlots {
             if let slot = integerSlots[value] {
                 rowSlots.append(slot)
             } else {
-                integerSlots[value] = keys.count
+                integerSlots.set(keys.count, for: value)
                 rowSlots.append(keys.count)
                 keys.append(.integer(value))
             }

@@ -81,24 +81,24 @@ public struct IncludingAllThroughQuery<Origin: TableRecord, Middle: TableRecord,
         let middleKeyIndex = try EagerLoad.columnIndex(of: second.originColumn, in: Middle.self)
         var middleKeys = [[DatabaseValue]](repeating: [], count: slots.keys.count)
         var allMiddleKeys: [DatabaseValue] = []
-        try EagerLoad.forEachMatch(of: first, in: slots.keys, db) { _, statement in
+        var middles: [Middle] = []
+        try EagerLoad.forEachMatch(of: first, in: slots.keys, db, into: &middles) { _, statement in
             guard let slot = slots.slot(ofKeyAt: firstKeyIndex, in: statement) else { return }
             let middleKey = statement.value(at: middleKeyIndex)
             middleKeys[slot].append(middleKey)
             allMiddleKeys.append(middleKey)
         }
 
-        // Each middle key's destinations, numbered in the order the destination query gave them.
+        // Each middle key's destinations, as their indices in the order the destination query gave them.
         let secondKeyIndex = try EagerLoad.columnIndex(of: second.destinationColumn, in: Destination.self)
-        var destinations: [DatabaseValue: [(rank: Int, record: Destination)]] = [:]
-        var rank = 0
-        try EagerLoad.forEachMatch(of: second, in: allMiddleKeys, db) { record, statement in
-            destinations[statement.value(at: secondKeyIndex), default: []].append((rank, record))
-            rank += 1
+        var destinations: [Destination] = []
+        var destinationIndices: [DatabaseValue: [Int]] = [:]
+        try EagerLoad.forEachMatch(of: second, in: allMiddleKeys, db, into: &destinations) { index, statement in
+            destinationIndices[statement.value(at: secondKeyIndex), default: []].append(index)
         }
         return zip(records, slots.rowSlots).map { record, slot in
-            let reached = (slot < 0 ? [] : middleKeys[slot]).flatMap { destinations[$0] ?? [] }
-            return (record, reached.sorted { $0.rank < $1.rank }.map(\.record))
+            let reached = (slot < 0 ? [] : middleKeys[slot]).flatMap { destinationIndices[$0] ?? [] }
+            return (record, reached.sorted().map { destinations[$0] })
         }
     }
 }

@@ -58,18 +58,22 @@ extension Association where Cardinality == ToMany {
         return NestedAssociation(link: link) { keys, db in
             let keyIndex = try EagerLoad.columnIndex(of: link.destinationColumn, in: Destination.self)
             let nestedKeyIndex = try EagerLoad.columnIndex(of: nestedLink.originColumn, in: Destination.self)
-            var destinations: [(key: DatabaseValue, record: Destination, nestedKey: DatabaseValue)] = []
-            try EagerLoad.forEachMatch(of: link, in: keys, db) { record, statement in
-                destinations.append((statement.value(at: keyIndex), record, statement.value(at: nestedKeyIndex)))
+            var destinations: [Destination] = []
+            var destinationKeys: [(key: DatabaseValue, nestedKey: DatabaseValue)] = []
+            try EagerLoad.forEachMatch(of: link, in: keys, db, into: &destinations) { _, statement in
+                destinationKeys.append((statement.value(at: keyIndex), statement.value(at: nestedKeyIndex)))
             }
             let nestedDestinationIndex = try EagerLoad.columnIndex(of: nestedLink.destinationColumn, in: Nested.self)
-            var nestedRecords: [DatabaseValue: [Nested]] = [:]
-            try EagerLoad.forEachMatch(of: nestedLink, in: destinations.map(\.nestedKey), db) { record, statement in
-                nestedRecords[statement.value(at: nestedDestinationIndex), default: []].append(record)
+            var nested: [Nested] = []
+            var nestedIndices: [DatabaseValue: [Int]] = [:]
+            try EagerLoad.forEachMatch(of: nestedLink, in: destinationKeys.map(\.nestedKey), db, into: &nested) {
+                index, statement in
+                nestedIndices[statement.value(at: nestedDestinationIndex), default: []].append(index)
             }
             var elements: [DatabaseValue: [(Destination, [Nested])]] = [:]
-            for destination in destinations {
-                elements[destination.key, default: []].append((destination.record, nestedRecords[destination.nestedKey] ?? []))
+            for (destination, keys) in zip(destinations, destinationKeys) {
+                let nestedRecords = (nestedIndices[keys.nestedKey] ?? []).map { nested[$0] }
+                elements[keys.key, default: []].append((destination, nestedRecords))
             }
             return elements
         }

@@ -73,8 +73,10 @@ protocol CommitClockAttachment: AnyObject, Sendable {
 }
 
 /// Where the read transaction running on a connection stands in the commit order (see ``CommitClock``).
+@usableFromInline
 struct SnapshotStamp {
     /// How far the transaction's snapshot is known.
+    @usableFromInline
     enum Placement {
         /// Not a stamped read transaction (a write, a read begun before the clock was active).
         case none
@@ -86,7 +88,7 @@ struct SnapshotStamp {
         case unknown
     }
 
-    var placement = Placement.none
+    @usableFromInline var placement = Placement.none
     /// `PRAGMA data_version` and the commit count at this connection's last exactly placed snapshot:
     /// a change of version without a commit of ours in between is another connection's commit.
     var lastDataVersion: (version: Int, commits: UInt64)?
@@ -107,7 +109,8 @@ extension Connection {
 /// the attachment itself and the parts it hands out by key (the record cache's registry, and its store
 /// per record type under the type's `ObjectIdentifier`). Only the attachment's layer fills and reads it,
 /// on the connection's one thread at a time.
+@usableFromInline
 struct AttachmentView {
     var attachment: AnyObject?
-    var parts: [(key: ObjectIdentifier, part: AnyObject)] = []
+    @usableFromInline var parts: [(key: ObjectIdentifier, part: AnyObject)] = []
 }

@@ -51,9 +51,9 @@ public final class Connection {
     let stepCounter = StepCounter()
     /// The database's commit counter and this connection's read transaction's place in it (record cache).
     var commitClock: CommitClock?
-    @exclusivity(unchecked) var snapshotStamp = SnapshotStamp()
+    @usableFromInline @exclusivity(unchecked) var snapshotStamp = SnapshotStamp()
     /// What the clock's attachment keeps on this connection (the record cache's stores), found lock-free.
-    @exclusivity(unchecked) var attachmentView = AttachmentView()
+    @usableFromInline @exclusivity(unchecked) var attachmentView = AttachmentView()
 
     init(path: String, flags: Int32, logger: Logger, vfs: String? = nil) throws {
         var handle: OpaquePointer?

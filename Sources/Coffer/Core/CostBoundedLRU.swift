@@ -1,10 +1,13 @@
 /// A map whose entries each have a cost, the least recently used evicted once their total passes a
-/// limit: the record cache's and the key-value store's decoded-object cache's storage.
+/// limit: the record cache's and the key-value store's decoded-object cache's storage, keyed by any
+/// hashable key (``CostBoundedLRU``) or by `Int64` through an ``IntegerKeyIndex`` (the record cache's rowids).
 ///
 /// A value type with no lock: its owner guards it. Entries live in an array of slots linked into a
 /// recency list by index (no node objects, no reference counting per use); freed slots are reused. A
-/// use is one hash lookup and a relink of two indices.
-struct CostBoundedLRU<Key: Hashable, Value> {
+/// use is one index lookup and a relink of two indices.
+struct IndexedCostBoundedLRU<Index: CostBoundedLRUIndex, Value> {
+    typealias Key = Index.Key
+
     private struct Slot {
         var key: Key
         /// Nil once the slot is free, so that a freed slot holds no value alive.
@@ -18,7 +21,7 @@ struct CostBoundedLRU<Key: Hashable, Value> {
     let costLimit: Int
     private var slots: [Slot] = []
     private var freeSlots: [Int] = []
-    private var index: [Key: Int] = [:]
+    private var index = Index()
     private var newest = -1
     private var oldest = -1
     /// The sum of the kept entries' costs.
@@ -31,15 +34,17 @@ struct CostBoundedLRU<Key: Hashable, Value> {
 
     /// The bytes an entry takes besides its value's own heap storage: its slot and its index entry.
     static var bytesPerEntry: Int {
-        MemoryLayout<Slot>.stride + MemoryLayout<Key>.stride + MemoryLayout<Int>.stride + MemoryLayout<Int>.stride
+        MemoryLayout<Slot>.stride + Index.bytesPerEntry
     }
 
     /// The value kept for `key`, marked most recently used.
     mutating func use(_ key: Key) -> Value? {
         guard let position = index[key] else { return nil }
         if position != newest {
-            unlink(position)
-            linkAsNewest(position)
+            withLinks { slots, newest, oldest in
+                Self.unlink(position, in: slots, &newest, &oldest)
+                Self.linkAsNewest(position, in: slots, &newest, &oldest)
+            }
         }
         return slots[position].value
     }
@@ -59,8 +64,8 @@ struct CostBoundedLRU<Key: Hashable, Value> {
             slots.append(slot)
             position = slots.count - 1
         }
-        index[key] = position
-        linkAsNewest(position)
+        index.set(position, for: key)
+        withLinks { Self.linkAsNewest(position, in: $0, &$1, &$2) }
         totalCost += cost
         while totalCost > costLimit, oldest >= 0 { removeValue(for: slots[oldest].key) }
     }
@@ -69,7 +74,7 @@ struct CostBoundedLRU<Key: Hashable, Value> {
     @discardableResult
     mutating func removeValue(for key: Key) -> Value? {
         guard let position = index.removeValue(forKey: key) else { return nil }
-        unlink(position)
+        withLinks { Self.unlink(position, in: $0, &$1, &$2) }
         totalCost -= slots[position].cost
         let value = slots[position].value
         slots[position].value = nil
@@ -87,7 +92,17 @@ struct CostBoundedLRU<Key: Hashable, Value> {
         totalCost = 0
     }
 
-    private mutating func unlink(_ position: Int) {
+    /// Runs `body` on the slots' storage and the list's ends: a relink then checks the array's
+    /// uniqueness once, not at each of its writes (a hit relinks).
+    private mutating func withLinks(_ body: (UnsafeMutableBufferPointer<Slot>, inout Int, inout Int) -> Void) {
+        var (newest, oldest) = (self.newest, self.oldest)
+        slots.withUnsafeMutableBufferPointer { body($0, &newest, &oldest) }
+        (self.newest, self.oldest) = (newest, oldest)
+    }
+
+    private static func unlink(
+        _ position: Int, in slots: UnsafeMutableBufferPointer<Slot>, _ newest: inout Int, _ oldest: inout Int
+    ) {
         let newer = slots[position].newer
         let older = slots[position].older
         if newer >= 0 { slots[newer].older = older } else { newest = older }
@@ -96,11 +111,54 @@ struct CostBoundedLRU<Key: Hashable, Value> {
         slots[position].older = -1
     }
 
-    private mutating func linkAsNewest(_ position: Int) {
+    private static func linkAsNewest(
+        _ position: Int, in slots: UnsafeMutableBufferPointer<Slot>, _ newest: inout Int, _ oldest: inout Int
+    ) {
         slots[position].older = newest
         slots[position].newer = -1
         if newest >= 0 { slots[newest].newer = position }
         newest = position
         if oldest < 0 { oldest = position }
     }
+}
+
+/// A ``IndexedCostBoundedLRU`` keyed by any hashable key, through a dictionary.
+typealias CostBoundedLRU<Key: Hashable, Value> = IndexedCostBoundedLRU<HashedLRUIndex<Key>, Value>
+
+/// How an ``IndexedCostBoundedLRU`` finds a key's slot.
+protocol CostBoundedLRUIndex {
+    associatedtype Key
+    init()
+    /// The number of keys kept.
+    var count: Int { get }
+    /// The bytes the index takes per key, roughly.
+    static var bytesPerEntry: Int { get }
+    /// The slot position kept for `key`.
+    subscript(key: Key) -> Int? { get }
+    /// Keeps `position` for `key`, replacing what was kept.
+    mutating func set(_ position: Int, for key: Key)
+    /// Forgets `key`; returns the position kept for it.
+    mutating func removeValue(forKey key: Key) -> Int?
+    /// Forgets every key and gives the memory back.
+    mutating func removeAll()
+}
+
+/// Slot positions by any hashable key, in a dictionary.
+struct HashedLRUIndex<Key: Hashable>: CostBoundedLRUIndex {
+    private var positions: [Key: Int] = [:]
+
+    init() {}
+
+    var count: Int { positions.count }
+
+    /// The key, the position and a word of the dictionary's own per entry.
+    static var bytesPerEntry: Int { MemoryLayout<Key>.stride + MemoryLayout<Int>.stride + MemoryLayout<Int>.stride }
+
+    subscript(key: Key) -> Int? { positions[key] }
+
+    mutating func set(_ position: Int, for key: Key) { positions[key] = position }
+
+    mutating func removeValue(forKey key: Key) -> Int? { positions.removeValue(forKey: key) }
+
+    mutating func removeAll() { positions.removeAll() }
 }

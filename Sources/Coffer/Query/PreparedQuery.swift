@@ -101,10 +101,13 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
         return try StatementDecoder.fetchOne(Root.self, from: statement)
     }
 
-    /// Calls `body` with each matching record and the statement on its row, with `arguments` bound to
-    /// the parameters in order (eager loads read each row's key from the statement).
-    func forEachRecord(
-        _ db: Connection, arguments: [DatabaseValue], _ body: (Root, Statement) throws -> Void
+    /// Appends each matching record to `records` and calls `body` with its index there and the statement
+    /// on its row, with `arguments` bound to the parameters in order (eager loads read each row's key from
+    /// the statement). The records are collected here, not in `body`: in a client module this code is
+    /// unspecialized, and a closure that appended a record would look up its array's metadata at every row
+    /// (see ``StatementDecoder/records(_:from:_:)``).
+    func appendRecords(
+        _ db: Connection, arguments: [DatabaseValue], to records: inout [Root], _ body: (Int, Statement) throws -> Void
     ) throws {
         let statement = try begin(db)
         defer { end(statement) }
@@ -112,8 +115,9 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
         for (index, value) in arguments.enumerated() {
             try statement.bind(value, toParameter: parameterPositions[index] + 1)
         }
-        let decoder = StatementDecoder.forRecord(Root.self, on: statement)
-        while try statement.step() { try body(try decoder.record(Root.self), statement) }
+        let offset = records.count
+        let fetched = try StatementDecoder.records(Root.self, from: statement) { try body(offset + $0, statement) }
+        if records.isEmpty { records = fetched } else { records += fetched }
     }
 
     // Execution runs straight through (no closures): in a client module these generic methods run

@@ -47,9 +47,23 @@ final class StatementDecoder {
 
     /// Every remaining row of `statement` as a `Record`.
     static func fetchAll<Record: TableRecord>(_ type: Record.Type, from statement: Statement) throws -> [Record] {
+        try records(type, from: statement) { _ in }
+    }
+
+    /// Every remaining row of `statement` as a `Record`, calling `body` with each record's index once it is
+    /// decoded (while the statement is on its row). The records go into a ``RecordBuffer``, which
+    /// becomes the array once (no `Array.append` per row in this unspecialized code).
+    static func records<Record: TableRecord>(
+        _ type: Record.Type, from statement: Statement, _ body: (Int) throws -> Void
+    ) throws -> [Record] {
         let decoder = forRecord(type, on: statement)
         let records = RecordBuffer<Record>()
-        while try statement.step() { records.append(try decoder.record(type)) }
+        var index = 0
+        while try statement.step() {
+            records.append(try decoder.record(type))
+            try body(index)
+            index += 1
+        }
         return records.takeArray()
     }
 

@@ -16,14 +16,16 @@ protocol RecordCacheStoring: AnyObject, Sendable {
 /// miss). The LRU keeps this non-generic base: its code is then specialized inside Coffer, where a generic
 /// entry made every hit look up generic metadata several times (about 8,000 instructions a hit in
 /// unspecialized code); only the final downcast to ``RecordCacheEntry`` names the record type.
+@usableFromInline
 class RecordCacheEntryBase {
     final let validFrom: UInt64
     init(validFrom: UInt64) { self.validFrom = validFrom }
 }
 
 /// A cached record of one type (see ``RecordCacheEntryBase``).
+@usableFromInline
 final class RecordCacheEntry<Record>: RecordCacheEntryBase {
-    let record: Record
+    @usableFromInline let record: Record
     init(record: Record, validFrom: UInt64) {
         self.record = record
         super.init(validFrom: validFrom)
@@ -33,40 +35,44 @@ final class RecordCacheEntry<Record>: RecordCacheEntryBase {
 /// One record type's cache in one database: its records by rowid, least recently used first out once
 /// their cost passes the type's limit, and the type's primary-key lookup for misses.
 ///
-/// One lock guards the store; a hit holds it for one hash lookup and a relink. Connections keep their
+/// One lock guards the store; a hit holds it for one lookup in an ``IntegerKeyIndex`` and a relink. Connections keep their
 /// stores (see ``Connection/recordCacheStore(_:)``), so a hit takes no other lock.
+@usableFromInline
 final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @unchecked Sendable {
     let table: String
     /// The type's primary-key lookup.
     let lookup: RecordLookup
     /// False when the type is not cached (level ``RecordCacheLevel/none``, or a key that is no rowid):
     /// its lookups run SQL.
-    let isEnabled: Bool
+    @usableFromInline let isEnabled: Bool
     private let lock = NSLock()
     // Guarded by `lock` (the lock, not the dynamic exclusivity check, keeps accesses apart).
-    @exclusivity(unchecked) private var entries: CostBoundedLRU<Int64, RecordCacheEntryBase>
+    @exclusivity(unchecked) private var entries: IndexedCostBoundedLRU<IntegerKeyIndex, RecordCacheEntryBase>
     /// The commit count at which a commit last changed this table (or everything was dropped): a record
     /// read at an earlier snapshot may be stale and is not stored.
-    @exclusivity(unchecked) private var changedAt: UInt64 = 0
+    @exclusivity(unchecked) private var changedAt: UInt64
 
-    init(lookup: RecordLookup) {
+    /// A store whose table counts as changed at `changedAt` (the commits its registry applied before it).
+    init(lookup: RecordLookup, changedAt: UInt64) {
+        self.changedAt = changedAt
         let level = Record.recordCache
         self.table = Record.tableName.lowercased()
         self.lookup = lookup
         self.isEnabled = lookup.isCacheable && level.costLimit > 0
-        self.entries = CostBoundedLRU(costLimit: level.costLimit)
+        self.entries = IndexedCostBoundedLRU(costLimit: level.costLimit)
     }
 
     /// The bytes an entry takes besides its record's heap storage (strings, data): the LRU's slot and
     /// index entry, and the entry object (a 16-byte object header, the commit count, the record).
     static var bytesPerEntry: Int {
-        CostBoundedLRU<Int64, RecordCacheEntryBase>.bytesPerEntry + 16 + MemoryLayout<UInt64>.stride
+        IndexedCostBoundedLRU<IntegerKeyIndex, RecordCacheEntryBase>.bytesPerEntry + 16 + MemoryLayout<UInt64>.stride
             + MemoryLayout<Record>.stride
     }
 
     /// The entry cached for `rowID`, if one is current for a snapshot that saw `commits` commits. (An
     /// entry, not an optional record: an optional of the generic record type costs a metadata lookup per
     /// call in unspecialized code.)
+    @usableFromInline
     func entry(rowID: Int64, commits: UInt64) -> RecordCacheEntry<Record>? {
         lock.lock()
         defer { lock.unlock() }

@@ -22,20 +22,57 @@ extension TableRecord {
 extension CachedRecord {
     /// The record whose integer primary key is `id`, or nil, from the record cache when a record
     /// current for this read's snapshot is there; otherwise by SQL, keeping what it read.
-    public static func fetchOne(_ db: Connection, id: Int64) throws -> Self? { try fetchOneThroughCache(db, id: id) }
+    ///
+    /// Inlinable: a hit is specialized in the caller's module for the record type (the snapshot's place,
+    /// the connection's store of the type, one lookup under the store's lock, the record's copy), where
+    /// Coffer's generic code would look up the record type's metadata at run time on every call.
+    @inlinable
+    public static func fetchOne(_ db: Connection, id: Int64) throws -> Self? {
+        if let entry = db.recordCacheHit(Self.self, id: id) { return entry.record }
+        return try fetchOneThroughCache(db, id: id)
+    }
 
-    /// A hit is the store's lock, one hash lookup and a relink: the snapshot was placed by the
-    /// transaction's first lookup, and the connection keeps the typed store.
-    fileprivate static func fetchOneThroughCache(_ db: Connection, id: Int64) throws -> Self? {
+    /// The whole lookup: places the snapshot and finds the store when the hit path could not, then a hit
+    /// or a miss.
+    @usableFromInline
+    static func fetchOneThroughCache(_ db: Connection, id: Int64) throws -> Self? {
         var commits: UInt64 = 0
         guard let store = try db.recordCacheStore(Self.self, commits: &commits) else {
             return try RecordLookup.of(Self.self).fetch(Self.self, db, id: id)?.record
         }
         if let entry = store.entry(rowID: id, commits: commits) { return entry.record }
+        return try fetchAndStore(db, id: id, in: store, commits: commits)
+    }
+
+    /// A miss: the record by SQL, kept in `store`. Out of line: its `(record, cost)` result is a tuple of
+    /// the generic record type, whose metadata its frame looks up at entry (about 1,400 instructions in
+    /// unspecialized code), which a hit must not pay.
+    @inline(never)
+    private static func fetchAndStore(
+        _ db: Connection, id: Int64, in store: RecordCacheStore<Self>, commits: UInt64
+    ) throws -> Self? {
         let entryBytes = RecordCacheStore<Self>.bytesPerEntry
         guard let (record, cost) = try store.lookup.fetch(Self.self, db, id: id, entryBytes: entryBytes) else { return nil }
         store.store(record, rowID: id, cost: cost, commits: commits)
         return record
+    }
+}
+
+extension Connection {
+    /// The entry of `Record` cached for `id` when this connection's read transaction already has its
+    /// snapshot placed and the type's store at hand, and the store holds a record current for that
+    /// snapshot; nil otherwise (``CachedRecord/fetchOneThroughCache(_:id:)`` then does the rest). The
+    /// same checks as the full path's, in the same order: only their lookups are inlined.
+    @inlinable
+    func recordCacheHit<Record: CachedRecord>(_ type: Record.Type, id: Int64) -> RecordCacheEntry<Record>? {
+        guard case .exact(let commits) = snapshotStamp.placement else { return nil }
+        let key = ObjectIdentifier(type)
+        for entry in attachmentView.parts where entry.key == key {
+            // Only ever appended by `recordCacheStore`: the part under a type's identifier is its store.
+            let store = unsafeDowncast(entry.part, to: RecordCacheStore<Record>.self)
+            return store.isEnabled ? store.entry(rowID: id, commits: commits) : nil
+        }
+        return nil
     }
 }
 
