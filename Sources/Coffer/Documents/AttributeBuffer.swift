@@ -6,7 +6,7 @@ import Foundation
 /// documents' values for one path are far apart (`user-10@…`, `user-11@…` after `user-1@…`), so rows
 /// inserted as documents come touch a different leaf page almost every time, and with a table larger
 /// than the page cache each touch can be a read and a decryption. Sorted by the table's key
-/// `(path, kind, value, doc_id, ordinal)` first, a run of rows walks the B-tree once, in order. At most
+/// `(path_id, kind, value, doc_id, ordinal)` first, a run of rows walks the B-tree once, in order. At most
 /// ``capacity`` rows are held (memory stays bounded however large the batch); the rest is inserted
 /// before the batch's transaction commits, and before anything in the batch replaces or deletes a
 /// document (whose rows may still be held here).
@@ -19,15 +19,24 @@ final class AttributeBuffer {
 
     private struct Row {
         let attribute: Attribute
+        let pathID: Int64
         let id: Int64
     }
 
+    /// The path ids of the batch's transaction.
+    let paths: AttributePaths
     private var rows: [Row] = []
+
+    init(paths: AttributePaths) {
+        self.paths = paths
+    }
 
     /// Holds `attributes` of document `id`, inserting what is held when the buffer is full.
     func append(_ attributes: [Attribute], id: Int64, store: DocumentStore, in db: Connection) throws {
         rows.reserveCapacity(Self.capacity)
-        for attribute in attributes { rows.append(Row(attribute: attribute, id: id)) }
+        for attribute in attributes {
+            rows.append(Row(attribute: attribute, pathID: try paths.id(for: attribute.path, in: db), id: id))
+        }
         if rows.count >= Self.capacity { try flush(store, in: db) }
     }
 
@@ -40,14 +49,14 @@ final class AttributeBuffer {
         let insert = try db.cachedStatement(sql: store.schema.insertAttribute)
         for position in order {
             let row = rows[Int(position)]
-            try store.insert(row.attribute, id: row.id, with: insert)
+            try store.insert(row.attribute, pathID: row.pathID, id: row.id, with: insert)
         }
         rows.removeAll(keepingCapacity: true)
     }
 
     private static func precedes(_ left: Row, _ right: Row) -> Bool {
+        if left.pathID != right.pathID { return left.pathID < right.pathID }
         let (l, r) = (left.attribute, right.attribute)
-        if l.path != r.path { return l.path < r.path }
         if l.kind != r.kind { return l.kind.rawValue < r.kind.rawValue }
         if let order = valueOrder(l.value, r.value) { return order }
         if left.id != right.id { return left.id < right.id }
