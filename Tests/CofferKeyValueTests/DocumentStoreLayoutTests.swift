@@ -89,14 +89,22 @@ final class DocumentStoreLayoutTests: XCTestCase {
         let (plan, indexes) = try database.read { db in
             (
                 try db.fetchAll(
-                    sql: "EXPLAIN QUERY PLAN SELECT doc_id FROM \"doc-attr:people\" WHERE path = ? AND kind = ? AND value > ?",
+                    sql: """
+                        EXPLAIN QUERY PLAN SELECT doc_id FROM "doc-attr:people"
+                        WHERE path_id = (SELECT id FROM "doc-path:people" WHERE path = ?) AND kind = ? AND value > ?
+                        """,
                     arguments: ["age", 2, 30]
                 ).map { try $0.decode(String.self, at: 3) },
                 try db.fetchValue(
                     Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'doc-attr:people'")
             )
         }
-        XCTAssertEqual(plan, ["SEARCH TABLE doc-attr:people USING PRIMARY KEY (path=? AND kind=? AND value>?)"])
+        XCTAssertEqual(
+            plan,
+            [
+                "SEARCH TABLE doc-attr:people USING PRIMARY KEY (path_id=? AND kind=? AND value>?)", "EXECUTE SCALAR SUBQUERY 1",
+                "SEARCH TABLE doc-path:people USING COVERING INDEX sqlite_autoindex_doc-path:people_1 (path=?)",
+            ])
         XCTAssertEqual(indexes, 0, "one B-tree: no second index to write per attribute")
     }
 

@@ -6,7 +6,7 @@ import Foundation
 /// documents' values for one path are far apart (`user-10@…`, `user-11@…` after `user-1@…`), so rows
 /// inserted as documents come touch a different leaf page almost every time, and with a table larger
 /// than the page cache each touch can be a read and a decryption. Sorted by the table's key
-/// `(path, kind, value, doc_id, ordinal)` first, a run of rows walks the B-tree once, in order. At most
+/// `(path_id, kind, value, doc_id, ordinal)` first, a run of rows walks the B-tree once, in order. At most
 /// ``capacity`` rows are held (memory stays bounded however large the batch); the rest is inserted
 /// before the batch's transaction commits, and before anything in the batch replaces or deletes a
 /// document (whose rows may still be held here).
@@ -19,39 +19,50 @@ final class AttributeBuffer {
 
     private struct Row {
         let attribute: Attribute
+        let pathID: Int64
         let id: Int64
     }
 
+    /// The path ids of the batch's transaction.
+    let paths: AttributePaths
     private var rows: [Row] = []
+
+    init(paths: AttributePaths) {
+        self.paths = paths
+    }
 
     /// Holds `attributes` of document `id`, inserting what is held when the buffer is full.
     func append(_ attributes: [Attribute], id: Int64, store: DocumentStore, in db: Connection) throws {
         rows.reserveCapacity(Self.capacity)
-        for attribute in attributes { rows.append(Row(attribute: attribute, id: id)) }
+        for attribute in attributes {
+            rows.append(Row(attribute: attribute, pathID: try paths.id(for: attribute.path, in: db), id: id))
+        }
         if rows.count >= Self.capacity { try flush(store, in: db) }
     }
 
     /// Inserts every held row, in key order.
     func flush(_ store: DocumentStore, in db: Connection) throws {
         guard !rows.isEmpty else { return }
-        // Sorting positions moves 4 bytes per swap instead of a row with three references.
-        var order = Array(0..<Int32(rows.count))
-        order.sort { Self.precedes(rows[Int($0)], rows[Int($1)]) }
         let insert = try db.cachedStatement(sql: store.schema.insertAttribute)
-        for position in order {
-            let row = rows[Int(position)]
-            try store.insert(row.attribute, id: row.id, with: insert)
+        try rows.withUnsafeBufferPointer { held in
+            // Sorting positions moves 4 bytes per swap, and rows are compared and read where they are:
+            // copying one (three references) to compare it cost as much as the comparison.
+            var order = Array(0..<Int32(held.count))
+            order.sort { Self.precedes(held, Int($0), Int($1)) }
+            for position in order.lazy.map({ Int($0) }) {
+                try store.insert(held[position].attribute, pathID: held[position].pathID, id: held[position].id, with: insert)
+            }
         }
         rows.removeAll(keepingCapacity: true)
     }
 
-    private static func precedes(_ left: Row, _ right: Row) -> Bool {
-        let (l, r) = (left.attribute, right.attribute)
-        if l.path != r.path { return l.path < r.path }
-        if l.kind != r.kind { return l.kind.rawValue < r.kind.rawValue }
-        if let order = valueOrder(l.value, r.value) { return order }
-        if left.id != right.id { return left.id < right.id }
-        return l.ordinal < r.ordinal
+    private static func precedes(_ rows: UnsafeBufferPointer<Row>, _ left: Int, _ right: Int) -> Bool {
+        if rows[left].pathID != rows[right].pathID { return rows[left].pathID < rows[right].pathID }
+        let (leftKind, rightKind) = (rows[left].attribute.kind, rows[right].attribute.kind)
+        if leftKind != rightKind { return leftKind.rawValue < rightKind.rawValue }
+        if let order = valueOrder(rows[left].attribute.value, rows[right].attribute.value) { return order }
+        if rows[left].id != rows[right].id { return rows[left].id < rows[right].id }
+        return rows[left].attribute.ordinal < rows[right].attribute.ordinal
     }
 
     /// Whether `left` sorts before `right` in the index, or nil when they sort together.

@@ -2,8 +2,8 @@ import Foundation
 
 /// A ``DocumentPredicate`` turned into a `SELECT` of matching document ids over a store's tables.
 ///
-/// Each leaf is one range scan of the `(path, kind, value)` index (`SELECT doc_id FROM attr WHERE
-/// path = ? AND kind = ? AND value > ?`); `&&`, `||` and `!` become `INTERSECT`, `UNION` and `EXCEPT`
+/// Each leaf is one range scan of the `(path_id, kind, value)` key (`SELECT doc_id FROM attr WHERE
+/// path_id = (SELECT id FROM paths WHERE path = ?) AND kind = ? AND value > ?`); `&&`, `||` and `!` become `INTERSECT`, `UNION` and `EXCEPT`
 /// of those sets (each operand wrapped as a subquery, since SQLite's compound selects take no
 /// parentheses). Every value, path, key and bag is bound; only the store's quoted table names and fixed
 /// fragments are spliced.
@@ -113,7 +113,7 @@ struct PredicateCompiler {
         if let path {
             arguments.append(.text(path.description))
             arguments += conditionArguments
-            return "SELECT doc_id FROM \(schema.attributes) WHERE path = ? AND \(condition)"
+            return "SELECT doc_id FROM \(schema.attributes) WHERE \(schema.pathMatch) AND \(condition)"
         }
         arguments += conditionArguments
         return "SELECT doc_id FROM \(schema.attributes) WHERE \(condition)"

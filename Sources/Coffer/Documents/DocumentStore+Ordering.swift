@@ -24,7 +24,7 @@ extension DocumentStore {
         for ordering in query.ordering {
             let direction = ordering.descending ? "DESC" : "ASC"
             let scan =
-                "SELECT doc_id, kind, value FROM \(schema.attributes) WHERE path = ? ORDER BY kind \(direction), value \(direction)"
+                "SELECT doc_id, kind, value FROM \(schema.attributes) WHERE \(schema.pathMatch) ORDER BY kind \(direction), value \(direction)"
             var rank: [Int64: Int] = [:]
             var group = 0
             var last: (kind: Int64, value: DatabaseValue)?

@@ -71,7 +71,7 @@ extension DocumentStore {
             : "SELECT id FROM \(schema.documents) WHERE id IN (\(try compiler.idSet(predicate)))"
         let sql = """
             SELECT \(function.rawValue)(value) FROM \(schema.attributes)
-            WHERE path = ? AND kind = ? AND doc_id IN (\(ids))
+            WHERE \(schema.pathMatch) AND kind = ? AND doc_id IN (\(ids))
             """
         let arguments = StatementArguments(
             [.text(path.description), .integer(AttributeKind.number.rawValue)] + compiler.arguments)
@@ -94,7 +94,8 @@ extension DocumentStore {
                     ($0.int64(at: 0), $0.data(at: 1))
                 }
             }
-            for (id, body) in doomed { try deleteDocument(id: id, body: body, in: db) }
+            let paths = AttributePaths(schema: schema)
+            for (id, body) in doomed { try deleteDocument(id: id, body: body, in: db, paths: paths) }
             return doomed.count
         }
     }

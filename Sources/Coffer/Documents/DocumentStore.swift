@@ -47,8 +47,10 @@ public final class DocumentStore: Sendable {
         self.name = name
         self.database = database
         self.limits = limits
-        self.schema = DocumentSchema(storeName: name)
-        if !database.configuration.readOnly {
+        if database.configuration.readOnly {
+            self.schema = try database.read { db in try DocumentLayout.readingSchema(storeName: name, in: db) }
+        } else {
+            self.schema = DocumentSchema(storeName: name)
             try database.write { db in try DocumentLayout.prepare(self, in: db) }
         }
     }
@@ -90,7 +92,7 @@ public final class DocumentStore: Sendable {
     /// ```
     public func batch<T>(_ body: (DocumentBatch) throws -> T) throws -> T {
         try database.write { db in
-            let batch = DocumentBatch(store: self, connection: db, buffer: AttributeBuffer())
+            let batch = DocumentBatch(store: self, connection: db, buffer: AttributeBuffer(paths: AttributePaths(schema: schema)))
             let result = try body(batch)
             try batch.buffer.flush(self, in: db)
             return result
@@ -113,10 +115,12 @@ public final class DocumentStore: Sendable {
     @discardableResult
     public func removeAll() throws -> Int {
         let attributes = "DELETE FROM \(schema.attributes)"
+        let paths = "DELETE FROM \(schema.paths)"
         let bags = "DELETE FROM \(schema.bags)"
         let documents = "DELETE FROM \(schema.documents)"
         return try database.write { db in
             try db.execute(sql: attributes)
+            try db.execute(sql: paths)
             try db.execute(sql: bags)
             try db.execute(sql: documents)
             return db.changesCount
@@ -176,16 +180,17 @@ public final class DocumentStore: Sendable {
 
     /// Inserts or updates one document and rewrites its attribute rows (no UPSERT in SQLite 3.15, and
     /// `INSERT OR REPLACE` would give it a new id and drop its bag memberships). A replaced document's
-    /// old rows are found from its old body (``deleteAttributes(id:body:in:)``). With a `buffer` (a
-    /// batch), the new rows are held there and inserted in key order later; a replace first inserts
+    /// old rows are found from its old body (``deleteAttributes(id:body:in:paths:)``). With a `buffer`
+    /// (a batch), the new rows are held there and inserted in key order later; a replace first inserts
     /// what the buffer holds, since the replaced document's rows may be among them.
     func save(_ pending: Pending, in db: Connection, buffer: AttributeBuffer? = nil) throws {
         let now = Date().databaseValue
+        let paths = buffer?.paths ?? AttributePaths(schema: schema)
         let id: Int64
         if let (existing, oldBody) = try idAndBody(for: pending.key, in: db) {
             try buffer?.flush(self, in: db)
             try db.execute(sql: schema.update, arguments: StatementArguments([.blob(pending.body), now, .integer(existing)]))
-            try deleteAttributes(id: existing, body: oldBody, in: db)
+            try deleteAttributes(id: existing, body: oldBody, in: db, paths: paths)
             id = existing
         } else {
             try db.execute(
@@ -195,19 +200,21 @@ public final class DocumentStore: Sendable {
         if let buffer {
             try buffer.append(pending.attributes, id: id, store: self, in: db)
         } else {
-            try insertAttributes(pending.attributes, id: id, in: db)
+            try insertAttributes(pending.attributes, id: id, in: db, paths: paths)
         }
     }
 
     /// One cached statement bound in place per row: no argument array per attribute.
-    func insertAttributes(_ attributes: [Attribute], id: Int64, in db: Connection) throws {
+    func insertAttributes(_ attributes: [Attribute], id: Int64, in db: Connection, paths: AttributePaths) throws {
         let insert = try db.cachedStatement(sql: schema.insertAttribute)
-        for attribute in attributes { try self.insert(attribute, id: id, with: insert) }
+        for attribute in attributes {
+            try self.insert(attribute, pathID: try paths.id(for: attribute.path, in: db), id: id, with: insert)
+        }
     }
 
     /// Inserts one attribute row of document `id` with `statement` (``DocumentSchema/insertAttribute``).
-    func insert(_ attribute: Attribute, id: Int64, with statement: Statement) throws {
-        try statement.bind(.text(attribute.path), toParameter: 1)
+    func insert(_ attribute: Attribute, pathID: Int64, id: Int64, with statement: Statement) throws {
+        try statement.bind(.integer(pathID), toParameter: 1)
         try statement.bind(.integer(attribute.kind.rawValue), toParameter: 2)
         try statement.bind(attribute.value, toParameter: 3)
         try statement.bind(.integer(id), toParameter: 4)
@@ -221,7 +228,7 @@ public final class DocumentStore: Sendable {
     /// again gives each row's full key, so each is one keyed delete. When the body is damaged, or a
     /// row is not where its key says (a date whose seconds did not survive the round trip through
     /// `Date` to the last bit), the rest go by a scan of the table.
-    func deleteAttributes(id: Int64, body: Data, in db: Connection) throws {
+    func deleteAttributes(id: Int64, body: Data, in db: Connection, paths: AttributePaths) throws {
         guard let value = DocumentBinary.decode(body),
             let rows = try? AttributeFlattener.attributes(
                 of: value, maximumDepth: DocumentBinary.maximumDepth, maximumCount: .max, store: name, key: nil)
@@ -231,7 +238,8 @@ public final class DocumentStore: Sendable {
         let delete = try db.cachedStatement(sql: schema.deleteAttribute)
         var deleted = 0
         for row in rows {
-            try delete.bind(.text(row.path), toParameter: 1)
+            guard let pathID = try paths.existingID(for: row.path, in: db) else { continue }
+            try delete.bind(.integer(pathID), toParameter: 1)
             try delete.bind(.integer(row.kind.rawValue), toParameter: 2)
             try delete.bind(row.value, toParameter: 3)
             try delete.bind(.integer(id), toParameter: 4)
@@ -250,19 +258,20 @@ public final class DocumentStore: Sendable {
         return found
     }
 
-    func delete(_ keys: [String], in db: Connection) throws -> Int {
+    func delete(_ keys: [String], in db: Connection, paths: AttributePaths? = nil) throws -> Int {
+        let paths = paths ?? AttributePaths(schema: schema)
         var deleted = 0
         for key in keys {
             guard let (id, body) = try idAndBody(for: key, in: db) else { continue }
-            try deleteDocument(id: id, body: body, in: db)
+            try deleteDocument(id: id, body: body, in: db, paths: paths)
             deleted += 1
         }
         return deleted
     }
 
     /// Deletes document `id` and its attribute rows (the trigger removes its bag memberships).
-    func deleteDocument(id: Int64, body: Data, in db: Connection) throws {
-        try deleteAttributes(id: id, body: body, in: db)
+    func deleteDocument(id: Int64, body: Data, in db: Connection, paths: AttributePaths) throws {
+        try deleteAttributes(id: id, body: body, in: db, paths: paths)
         try db.execute(sql: schema.deleteDocument, arguments: [id])
     }
 
@@ -302,6 +311,6 @@ public struct DocumentBatch {
     @discardableResult
     public func delete(_ keys: [String]) throws -> Int {
         try buffer.flush(store, in: connection)
-        return try store.delete(keys, in: connection)
+        return try store.delete(keys, in: connection, paths: buffer.paths)
     }
 }

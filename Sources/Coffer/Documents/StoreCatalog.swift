@@ -61,7 +61,8 @@ extension DocumentStore {
     @discardableResult
     public static func drop(named name: String, in database: Database) throws -> Bool {
         try StoreCatalog.validate(name: name, store: name)
-        return try StoreCatalog.drop(tables: ["doc:" + name, "doc-attr:" + name, "doc-bag:" + name], in: database)
+        return try StoreCatalog.drop(
+            tables: ["doc:" + name, "doc-attr:" + name, "doc-path:" + name, "doc-bag:" + name], in: database)
     }
 }
 
