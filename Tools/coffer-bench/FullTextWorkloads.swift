@@ -10,6 +10,16 @@ import Foundation
     var body: String
 }
 
+extension BenchChat {
+    /// The row a raw statement is on (columns id, conversationID, sender, body), read by pointer and
+    /// byte count.
+    init(statement: OpaquePointer) {
+        self.init(
+            id: sqlite3_column_int64(statement, 0), conversationID: sqlite3_column_int64(statement, 1),
+            sender: FullTextWorkloads.rawText(statement, 2), body: FullTextWorkloads.rawText(statement, 3))
+    }
+}
+
 extension BenchChat: FullTextSearchable {
     static let fullTextIndex = FullTextIndex<BenchChat>(columns.body, columns.sender)
 }
@@ -22,7 +32,8 @@ extension BenchChat: FullTextSearchable {
 /// Then `queries` searches of each kind, each its own read and timed alone (p50/p99 in the
 /// JSON): `W8-term` an English word, `W8-cjk` two Chinese characters, `W8-phrase` two adjacent English
 /// words, `W8-prefix` three letters and `*` — each fetching the first 50 matching rows in index order
-/// (`matching(_:)`: the records; raw C reads the same columns) — and `W8-ranked` a word's top 20 by BM25
+/// (`matching(_:)`: the records; raw C reads each row into the same `BenchChat` by pointer and byte count,
+/// as its other read workloads do) — and `W8-ranked` a word's top 20 by BM25
 /// with a snippet (Coffer's from the matched ranges, raw C's `snippet()`).
 ///
 /// Raw C registers the same tokenizer through `coffer_fts_register` on its own connection, inserts into
@@ -50,9 +61,9 @@ struct FullTextWorkloads {
             return [measurement("W8-index", impl, [index], operations: count)]
                 + [measurement("W8-optimize", impl, [optimize], operations: 1)]
                 + (try kinds.all.map { name, patterns in
-                    let sql = name == "W8-ranked" ? Self.rawRankedSQL : Self.rawPageSQL
                     let texts = try patterns.map { try $0.matchExpression() }
-                    return measurement(name, impl, try Self.rawQueries(texts, sql: sql, connection), operations: 1)
+                    return measurement(
+                        name, impl, try Self.rawQueries(texts, ranked: name == "W8-ranked", connection), operations: 1)
                 })
         case .coffer, .cofferPlain:
             let database = try Database(path: path, configuration: harness.configuration(impl))
@@ -73,20 +84,9 @@ struct FullTextWorkloads {
                 measurement("W8-optimize", impl, [optimize], operations: 1),
             ]
             for (name, patterns) in kinds.all {
-                var times: [Double] = []
-                for fullText in patterns {
-                    if name == "W8-ranked" {
-                        times.append(
-                            try time {
-                                let found = try database.read { try BenchChat.search(fullText).limit(20).fetchAll($0) }
-                                for result in found { _ = result.snippet(maximumCharacters: 40) }
-                            })
-                    } else {
-                        times.append(
-                            try time { _ = try database.read { try BenchChat.matching(fullText).limit(50).fetchAll($0) } })
-                    }
-                }
-                results.append(measurement(name, impl, times, operations: 1))
+                results.append(
+                    measurement(
+                        name, impl, try Self.cofferQueries(patterns, ranked: name == "W8-ranked", database), operations: 1))
             }
             return results
         }
@@ -111,11 +111,29 @@ struct FullTextWorkloads {
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 
-    static let rawPageSQL = """
+    /// Each query timed alone, in its own read. Its own function (never inlined), like ``rawQueries``, so a
+    /// profiler can collect one kind's queries: `--toggle-collect='*cofferQueries*' --dump-after='*cofferQueries*'`.
+    @inline(never)
+    private static func cofferQueries(_ patterns: [FullTextPattern], ranked: Bool, _ database: Database) throws -> [Double] {
+        var times: [Double] = []
+        for fullText in patterns {
+            let start = DispatchTime.now().uptimeNanoseconds
+            if ranked {
+                let found = try database.read { try BenchChat.search(fullText).limit(20).fetchAll($0) }
+                for result in found { _ = result.snippet(maximumCharacters: 40) }
+            } else {
+                _ = try database.read { try BenchChat.matching(fullText).limit(50).fetchAll($0) }
+            }
+            times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        }
+        return times
+    }
+
+    private static let rawPageSQL = """
         SELECT chat.id, chat.conversationID, chat.sender, chat.body
         FROM chat_fts JOIN chat ON chat.rowid = chat_fts.docid WHERE chat_fts MATCH ? LIMIT 50
         """
-    static let rawRankedSQL = """
+    private static let rawRankedSQL = """
         SELECT chat.id, chat.conversationID, chat.sender, chat.body,
         coffer_bm25(matchinfo(chat_fts, 'pcnalx')) AS r, snippet(chat_fts, '[', ']', '…', -1, 10)
         FROM chat_fts JOIN chat ON chat.rowid = chat_fts.docid WHERE chat_fts MATCH ? ORDER BY r DESC LIMIT 20
@@ -150,22 +168,24 @@ struct FullTextWorkloads {
         }
     }
 
-    /// Each query timed alone: bind, step through the rows reading every column, reset.
-    private static func rawQueries(_ patterns: [String], sql: String, _ connection: RawConnection) throws -> [Double] {
-        let statement = try connection.prepare(sql)
+    /// Each query timed alone: bind, step through the rows, reset. Each row becomes a `BenchChat` read by
+    /// pointer and byte count, as every raw read workload reads its rows (`Person(statement:)`), so both
+    /// sides end with the same values; a ranked row adds its rank and `snippet()` text.
+    @inline(never)
+    private static func rawQueries(_ patterns: [String], ranked: Bool, _ connection: RawConnection) throws -> [Double] {
+        let statement = try connection.prepare(ranked ? rawRankedSQL : rawPageSQL)
         defer { sqlite3_finalize(statement) }
-        let columns = sqlite3_column_count(statement)
         var times: [Double] = []
         var checksum = 0
         for pattern in patterns {
             let start = DispatchTime.now().uptimeNanoseconds
+            var page: [BenchChat] = []
+            var ranks: [(Double, String)] = []
             let code = RawConnection.withStaticText([pattern], from: 1, on: statement) { () -> Int32 in
                 var code = sqlite3_step(statement)
                 while code == SQLITE_ROW {
-                    checksum &+= Int(sqlite3_column_int64(statement, 0))
-                    for column in 2..<columns {
-                        if let text = sqlite3_column_text(statement, column) { checksum &+= Int(text.pointee) }
-                    }
+                    page.append(BenchChat(statement: statement))
+                    if ranked { ranks.append((sqlite3_column_double(statement, 4), rawText(statement, 5))) }
                     code = sqlite3_step(statement)
                 }
                 return code
@@ -175,9 +195,17 @@ struct FullTextWorkloads {
                 throw BenchError("W8 raw query: \(String(cString: sqlite3_errmsg(connection.handle)))")
             }
             times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+            checksum &+= page.count &+ ranks.count
         }
         if checksum == 42 { print("") }  // keeps the reads
         return times
+    }
+
+    /// A text column by pointer and byte count (text before its byte count, as SQLite asks).
+    static func rawText(_ statement: OpaquePointer, _ column: Int32) -> String {
+        guard let bytes = sqlite3_column_text(statement, column) else { return "" }
+        return String(
+            decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, column))), as: UTF8.self)
     }
 
     /// The index's size (its segments) against the text it indexes, and how many segments, on standard error.

@@ -61,14 +61,15 @@ public struct FullTextSearch<Root: FullTextSearchable>: Sendable {
         let index = Root.fullTextIndex
         let content = Root.tableName
         let columns = Root.columnDefinitions.map { SQLFragment([.column(table: content, name: $0.name)]) }
-        let texts = index.columnNames.map { SQLFragment([.column(table: content, name: $0)]) }
+        // The indexed texts are read where the record's own columns are; one not among them is selected again.
+        let extraTexts = Self.extraTextColumns.map { SQLFragment([.column(table: content, name: $0)]) }
         let fts = SQLFragment([.identifier(index.name)])
         var rank = SQLFragment(raw: "coffer_bm25(matchinfo(") + fts + SQLFragment(raw: ", 'pcnalx')")
         for weight in weights { rank += SQLFragment(raw: ", ") + SQLFragment(value: .real(weight)) }
         rank += SQLFragment(raw: ")")
         var sql = SQLFragment(raw: "SELECT ") + SQLFragment.join(columns, separator: ", ") + SQLFragment(raw: ", ")
-        sql += rank + SQLFragment(raw: " AS coffer_rank, offsets(") + fts + SQLFragment(raw: "), ")
-        sql += SQLFragment.join(texts, separator: ", ")
+        sql += rank + SQLFragment(raw: " AS coffer_rank, offsets(") + fts + SQLFragment(raw: ")")
+        for text in extraTexts { sql += SQLFragment(raw: ", ") + text }
         sql += SQLFragment(raw: " FROM ") + fts + SQLFragment(raw: " JOIN ") + SQLFragment([.identifier(content)])
         sql += SQLFragment(raw: " ON ") + SQLFragment([.column(table: content, name: "rowid")]) + SQLFragment(raw: " = ")
         sql += fts + SQLFragment(raw: ".docid WHERE ") + fts + SQLFragment(raw: " MATCH ")
@@ -99,20 +100,38 @@ public struct FullTextSearch<Root: FullTextSearchable>: Sendable {
         let trimmed = pattern.trailingCJKTerms
         let recordColumns = Root.columnDefinitions.count
         let textColumns = Root.fullTextIndex.columnNames
+        let textPositions = Self.textPositions
         return try db.withStatement(sql: sql, arguments: arguments) { statement in
             let decoder = StatementDecoder.forRecord(Root.self, on: statement)
             var results: [FullTextResult<Root>] = []
             while try statement.step() {
                 let record = try decoder.record(Root.self)
-                let row = statement.row()
-                let rank = Double.fromDatabaseValue(row[recordColumns]) ?? 0
-                let offsets = String.fromDatabaseValue(row[recordColumns + 1]) ?? ""
-                let texts = textColumns.indices.map { String.fromDatabaseValue(row[recordColumns + 2 + $0]) ?? "" }
+                let rank = statement.double(at: recordColumns)
+                let offsets = statement.string(at: recordColumns + 1)
+                let texts = textPositions.map { statement.string(at: $0) }
                 let highlights = FullTextHighlight.from(
                     offsets: offsets, columns: textColumns, texts: texts, trimmedTerms: trimmed)
                 results.append(FullTextResult(record: record, rank: rank, highlights: highlights))
             }
             return results
+        }
+    }
+
+    /// The indexed columns that are not among the record's columns (selected after the rank and offsets).
+    private static var extraTextColumns: [String] {
+        let names = Set(Root.columnDefinitions.map(\.name))
+        return Root.fullTextIndex.columnNames.filter { !names.contains($0) }
+    }
+
+    /// Where each indexed column's text is in a result row: its record column, or its place after the
+    /// rank and offsets.
+    private static var textPositions: [Int] {
+        let names = Root.columnDefinitions.map(\.name)
+        var extra = names.count + 2
+        return Root.fullTextIndex.columnNames.map { name in
+            if let position = names.firstIndex(of: name) { return position }
+            defer { extra += 1 }
+            return extra
         }
     }
 }

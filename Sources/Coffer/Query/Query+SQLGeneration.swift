@@ -48,8 +48,8 @@ extension Query {
     /// `SELECT <columns> FROM "table" …`. The head is rendered once per record type (see
     /// ``RecordSelectHeads``): rebuilding and requoting it cost as much as SQLite's own point lookup.
     var selectFragment: SQLFragment {
-        if rowSource != nil { return SQLFragment(raw: "SELECT ") + Self.recordSelection + tail(from: source) }
-        return RecordSelectHeads.shared.head(for: Root.self) + clauses()
+        if rowSource != nil { return RecordSelectHeads.shared.head(for: Root.self, from: false) + tail(from: source) }
+        return RecordSelectHeads.shared.head(for: Root.self, from: true) + clauses()
     }
 
     /// `SELECT count(*) …`, wrapping the query when grouping or limits change what is counted.
@@ -85,7 +85,8 @@ extension Query {
     }
 }
 
-/// `SELECT "a", "b", … FROM "table"` for each record type, rendered once and kept as raw SQL.
+/// `SELECT "a", "b", … FROM "table"` for each record type, rendered once and kept as raw SQL; and
+/// `SELECT "a", "b", …` alone, for a query that reads another source first (``Query/source``).
 ///
 /// Every record fetch starts with it; the columns and table of a `@Table` type never change, so the text
 /// is the same each time. An identifier that cannot be rendered keeps its error, thrown at render time.
@@ -93,17 +94,22 @@ final class RecordSelectHeads: @unchecked Sendable {
     static let shared = RecordSelectHeads()
     private let lock = NSLock()
     // Guarded by `lock`.
-    private var heads: [ObjectIdentifier: SQLFragment] = [:]
+    private var heads: [Key: SQLFragment] = [:]
 
-    func head<Root: TableRecord>(for type: Root.Type) -> SQLFragment {
-        let key = ObjectIdentifier(type)
+    private struct Key: Hashable {
+        let type: ObjectIdentifier
+        let from: Bool
+    }
+
+    /// The head for `type`, with ` FROM "table"` when `from` is true.
+    func head<Root: TableRecord>(for type: Root.Type, from: Bool) -> SQLFragment {
+        let key = Key(type: ObjectIdentifier(type), from: from)
         if let head = lock.withLock({ heads[key] }) { return head }
         let head: SQLFragment
         do {
-            let (sql, _) = try
-                (SQLFragment(raw: "SELECT ") + Query<Root>.recordSelection + SQLFragment(raw: " FROM ")
-                + Query<Root>.table).render()
-            head = SQLFragment(raw: sql)
+            var fragment = SQLFragment(raw: "SELECT ") + Query<Root>.recordSelection
+            if from { fragment += SQLFragment(raw: " FROM ") + Query<Root>.table }
+            head = SQLFragment(raw: try fragment.render().sql)
         } catch {
             head = SQLFragment([.invalid(error as? CofferError ?? CofferError(code: .apiMisuse, message: "\(error)"))])
         }
