@@ -83,6 +83,33 @@ final class DocumentStoreLayoutTests: XCTestCase {
         XCTAssertEqual(try attributeRows(database), (count - 4) * perDocument + 2)
     }
 
+    /// A batch runs with a 16 MiB page cache (so W11's index pages are not spilled and read back), and
+    /// the writer's own size is back after it, whether it committed or threw; a larger own size is kept.
+    func testABatchWidensThePageCacheOnlyForItsDuration() throws {
+        let cacheSize = { (database: Database) in
+            try database.write { db in try db.fetchValue(Int.self, sql: "PRAGMA cache_size") }
+        }
+        let database = try Database.temporary()
+        let store = try DocumentStore(database: database, name: "d")
+        XCTAssertEqual(try cacheSize(database), -2048)
+        try store.batch { batch in try batch.put(["n": 1], for: "a") }
+        XCTAssertEqual(try cacheSize(database), -2048)
+        struct Stop: Error {}
+        XCTAssertThrowsError(
+            try store.batch { batch in
+                try batch.put(["n": 2], for: "b")
+                throw Stop()
+            })
+        XCTAssertEqual(try cacheSize(database), -2048)
+        XCTAssertEqual(try store.keys(matching: DocumentQuery()), ["a"])
+
+        var configuration = Coffer.Configuration()
+        configuration.cacheSizeKiB = 32_768
+        let large = try Database.temporary(configuration: configuration)
+        try DocumentStore(database: large, name: "d").batch { batch in try batch.put(["n": 1], for: "a") }
+        XCTAssertEqual(try cacheSize(large), -32_768)
+    }
+
     func testALeafSearchIsARangeOfTheTableItself() throws {
         let database = try Database.temporary()
         _ = try DocumentStore(database: database, name: "people")

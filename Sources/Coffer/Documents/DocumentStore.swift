@@ -84,6 +84,10 @@ public final class DocumentStore: Sendable {
 
     /// Groups writes into one transaction: all of them happen, or none.
     ///
+    /// For the batch's duration the writer's page cache is at least 16 MiB (SQLite takes the memory only
+    /// as pages are used, and gives back what is above the connection's own size when the batch ends), so
+    /// a large batch does not write index pages to the WAL and read them back again and again.
+    ///
     /// ```swift
     /// try people.batch { batch in
     ///     for (key, person) in imported { try batch.put(person, for: key) }
@@ -92,10 +96,13 @@ public final class DocumentStore: Sendable {
     /// ```
     public func batch<T>(_ body: (DocumentBatch) throws -> T) throws -> T {
         try database.write { db in
-            let batch = DocumentBatch(store: self, connection: db, buffer: AttributeBuffer(paths: AttributePaths(schema: schema)))
-            let result = try body(batch)
-            try batch.buffer.flush(self, in: db)
-            return result
+            try BatchPageCache.widening(db) {
+                let batch = DocumentBatch(
+                    store: self, connection: db, buffer: AttributeBuffer(paths: AttributePaths(schema: schema)))
+                let result = try body(batch)
+                try batch.buffer.flush(self, in: db)
+                return result
+            }
         }
     }
 
