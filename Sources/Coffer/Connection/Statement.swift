@@ -115,34 +115,7 @@ public final class Statement {
         defer {
             if bytesBound { resetClearingBindings() } else { sqlite3_reset(handle) }
         }
-        return try bindInPlace(arguments.values, from: 0, bytesBound: &bytesBound, body)
-    }
-
-    /// Binds `values[index...]`, each text or blob inside the closure that keeps its bytes alive, and
-    /// runs `body` innermost.
-    func bindInPlace<T>(
-        _ values: [DatabaseValue], from start: Int, bytesBound: inout Bool, _ body: () throws -> T
-    ) throws -> T {
-        var index = start
-        while index < values.count {
-            let position = Int32(index + 1)
-            switch values[index] {
-            case .text(let text) where !text.isEmpty:
-                bytesBound = true
-                return try withBound(text: text, at: position) {
-                    try bindInPlace(values, from: index + 1, bytesBound: &bytesBound, body)
-                }
-            case .blob(let data) where !data.isEmpty:
-                bytesBound = true
-                return try withBound(blob: data, at: position) {
-                    try bindInPlace(values, from: index + 1, bytesBound: &bytesBound, body)
-                }
-            default:
-                try bind(values[index], toParameter: index + 1)
-                index += 1
-            }
-        }
-        return try body()
+        return try bindInPlace(arguments.values, from: 0, parameter: 1, bytesBound: &bytesBound, body)
     }
 
     /// Binds `value` to the parameter at `position` (from 1) and runs `body`: text and blobs in place,

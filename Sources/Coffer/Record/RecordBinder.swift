@@ -39,7 +39,7 @@ public struct RecordBinder {
                 code: .range, message: "statement expects \(expected) arguments, got \(values.count)", sql: statement.sql)
         }
         var bytesBound = false
-        try statement.bindInPlace(values, from: 0, bytesBound: &bytesBound, rest)
+        try statement.bindInPlace(values, from: 0, parameter: 1, bytesBound: &bytesBound, rest)
     }
 }
 

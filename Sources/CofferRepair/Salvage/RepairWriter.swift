@@ -338,44 +338,26 @@ public final class RepairWriter: SalvageSink {
         let withRowid: Bool
     }
 
-    /// Binds the row (rowid first when the table has no alias column) and runs the statement once. TEXT and
-    /// BLOB go in as raw bytes, bound in place while the row's arrays are alive (no copy into SQLite).
+    /// Binds the row (rowid first when the table has no alias column), runs the statement once, then resets
+    /// it and clears its bindings. TEXT and BLOB go in as raw bytes, bound in place while the row's arrays
+    /// are alive (no copy into SQLite).
     private static func insert(_ row: SalvagedRow, withRowid: Bool, columns: Int, statement: Statement) throws {
-        var position = 1
+        var position: Int32 = 1
+        var bytesBound = false
         do {
             if withRowid, let rowid = row.rowid {
-                try statement.bind(.integer(rowid), toParameter: position)
-                position += 1
+                try statement.bind(.integer(rowid), toParameter: 1)
+                position = 2
             }
-            try bind(row.values.prefix(columns), from: position, statement: statement)
+            let values = row.values.prefix(columns)
+            try statement.bindInPlace(values, from: values.startIndex, parameter: position, bytesBound: &bytesBound) {
+                defer { statement.resetClearingBindings() }  // still inside every scope that lends bytes
+                while try statement.step() {}
+            }
         } catch {
             statement.resetClearingBindings()  // a bind failed before the step: nothing bound in place stays
             throw error
         }
-    }
-
-    /// Binds `values` from `position` on, each TEXT or BLOB inside the scope that keeps its bytes alive,
-    /// and innermost steps the statement, then resets it and clears its bindings (still inside every scope).
-    private static func bind(_ values: ArraySlice<SalvagedValue>, from position: Int, statement: Statement) throws {
-        var position = position
-        var rest = values
-        while let value = rest.popFirst() {
-            switch value {
-            case .null: try statement.bind(.null, toParameter: position)
-            case .integer(let number): try statement.bind(.integer(number), toParameter: position)
-            case .real(let number): try statement.bind(.real(number), toParameter: position)
-            case .blob(let bytes), .text(let bytes):
-                let isBlob = if case .blob = value { true } else { false }
-                try bytes.withUnsafeBytes { buffer in
-                    try statement.bindInPlace(buffer, isBlob: isBlob, toParameter: position)
-                    try bind(rest, from: position + 1, statement: statement)
-                }
-                return
-            }
-            position += 1
-        }
-        defer { statement.resetClearingBindings() }
-        while try statement.step() {}
     }
 
     private static func insertSQL(for shape: InsertShape, table: TableDescription) throws -> String {
