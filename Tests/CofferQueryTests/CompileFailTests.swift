@@ -166,13 +166,20 @@ final class CompileFailTests: XCTestCase {
 
     /// The binder `@Table` generates for `Message`: one conversion per column, by the overload its
     /// static type selects, then the binds nested in column order with the statement's run innermost;
-    /// none for a type whose own `encode(to:)` must run.
-    func testTheTableMacroGeneratesTheBinderUnlessTheTypeEncodesItself() throws {
+    /// none for a type whose own `encode(to:)` must run. And its reader: every column read into a local
+    /// by position (an optional through `decodeIfPresent`), then the properties assigned; none for a type
+    /// whose own `init(from:)` must run.
+    func testTheTableMacroGeneratesTheBinderAndReaderUnlessTheTypeCodesItself() throws {
         let result = try typecheck(
             """
             @Table struct SelfEncoded: Codable {
                 var id: Int64
                 func encode(to encoder: any Encoder) throws {}
+            }
+
+            @Table struct SelfDecoded: Codable {
+                var id: Int64
+                init(from decoder: any Decoder) throws { id = 0 }
             }
             """, arguments: ["-Xfrontend", "-dump-macro-expansions"])
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -196,8 +203,23 @@ final class CompileFailTests: XCTestCase {
             }
             """
         XCTAssertTrue(expansion.contains(message), expansion)
-        // Conversation, Message and Attachment get one; SelfEncoded keeps the default.
-        XCTAssertEqual(expansion.components(separatedBy: "func bindColumns(").count - 1, 3, expansion)
+        // Conversation, Message, Attachment and SelfDecoded get one; SelfEncoded keeps the default.
+        XCTAssertEqual(expansion.components(separatedBy: "func bindColumns(").count - 1, 4, expansion)
+        let reader = """
+            init(statementRow row: Coffer.StatementRow) throws {
+            let column0 = try row.decodeIfPresent(Int64.self, at: 0)
+            let column1 = try row.decode(Int64.self, at: 1)
+            let column2 = try row.decode(String.self, at: 2)
+            let column3 = try row.decode(Double.self, at: 3)
+            self.id = column0
+            self.conversationID = column1
+            self.body = column2
+            self.score = column3
+            }
+            """
+        XCTAssertTrue(expansion.contains(reader), expansion)
+        // Conversation, Message, Attachment and SelfEncoded get one; SelfDecoded keeps its own.
+        XCTAssertEqual(expansion.components(separatedBy: "init(statementRow row:").count - 1, 4, expansion)
     }
 
     // MARK: Compiler driving

@@ -122,10 +122,12 @@ struct KeySlots {
 
     /// The slot of the key in `column` of `statement`'s current row, or nil when no origin has it.
     func slot(ofKeyAt column: Int, in statement: Statement) -> Int? {
-        let position = Int32(column)
-        switch sqlite3_column_type(statement.handle, position) {
+        // The column's value fetched once, its type and integer read from it: one statement and column
+        // check instead of two (this runs once per associated row).
+        let value = sqlite3_column_value(statement.handle, Int32(column))
+        switch sqlite3_value_type(value) {
         case SQLITE_NULL: return nil
-        case SQLITE_INTEGER: return integerSlots[sqlite3_column_int64(statement.handle, position)]
+        case SQLITE_INTEGER: return integerSlots[sqlite3_value_int64(value)]
         default: return otherSlots[statement.value(at: column)]
         }
     }

@@ -81,8 +81,8 @@ public struct IncludingAllThroughQuery<Origin: TableRecord, Middle: TableRecord,
         let middleKeyIndex = try EagerLoad.columnIndex(of: second.originColumn, in: Middle.self)
         var middleKeys = [[DatabaseValue]](repeating: [], count: slots.keys.count)
         var allMiddleKeys: [DatabaseValue] = []
-        var middles: [Middle] = []
-        try EagerLoad.forEachMatch(of: first, in: slots.keys, db, into: &middles) { _, statement in
+        try EagerLoad.forEachMatch(of: first, in: slots.keys, distinct: true, db, into: RecordBuffer<Middle>()) {
+            _, statement in
             guard let slot = slots.slot(ofKeyAt: firstKeyIndex, in: statement) else { return }
             let middleKey = statement.value(at: middleKeyIndex)
             middleKeys[slot].append(middleKey)
@@ -91,11 +91,12 @@ public struct IncludingAllThroughQuery<Origin: TableRecord, Middle: TableRecord,
 
         // Each middle key's destinations, as their indices in the order the destination query gave them.
         let secondKeyIndex = try EagerLoad.columnIndex(of: second.destinationColumn, in: Destination.self)
-        var destinations: [Destination] = []
+        let buffer = RecordBuffer<Destination>()
         var destinationIndices: [DatabaseValue: [Int]] = [:]
-        try EagerLoad.forEachMatch(of: second, in: allMiddleKeys, db, into: &destinations) { index, statement in
+        try EagerLoad.forEachMatch(of: second, in: allMiddleKeys, db, into: buffer) { index, statement in
             destinationIndices[statement.value(at: secondKeyIndex), default: []].append(index)
         }
+        let destinations = buffer.takeArray()
         return zip(records, slots.rowSlots).map { record, slot in
             let reached = (slot < 0 ? [] : middleKeys[slot]).flatMap { destinationIndices[$0] ?? [] }
             return (record, reached.sorted().map { destinations[$0] })

@@ -58,18 +58,20 @@ extension Association where Cardinality == ToMany {
         return NestedAssociation(link: link) { keys, db in
             let keyIndex = try EagerLoad.columnIndex(of: link.destinationColumn, in: Destination.self)
             let nestedKeyIndex = try EagerLoad.columnIndex(of: nestedLink.originColumn, in: Destination.self)
-            var destinations: [Destination] = []
+            let destinationBuffer = RecordBuffer<Destination>()
             var destinationKeys: [(key: DatabaseValue, nestedKey: DatabaseValue)] = []
-            try EagerLoad.forEachMatch(of: link, in: keys, db, into: &destinations) { _, statement in
+            try EagerLoad.forEachMatch(of: link, in: keys, db, into: destinationBuffer) { _, statement in
                 destinationKeys.append((statement.value(at: keyIndex), statement.value(at: nestedKeyIndex)))
             }
+            let destinations = destinationBuffer.takeArray()
             let nestedDestinationIndex = try EagerLoad.columnIndex(of: nestedLink.destinationColumn, in: Nested.self)
-            var nested: [Nested] = []
+            let nestedBuffer = RecordBuffer<Nested>()
             var nestedIndices: [DatabaseValue: [Int]] = [:]
-            try EagerLoad.forEachMatch(of: nestedLink, in: destinationKeys.map(\.nestedKey), db, into: &nested) {
+            try EagerLoad.forEachMatch(of: nestedLink, in: destinationKeys.map(\.nestedKey), db, into: nestedBuffer) {
                 index, statement in
                 nestedIndices[statement.value(at: nestedDestinationIndex), default: []].append(index)
             }
+            let nested = nestedBuffer.takeArray()
             var elements: [DatabaseValue: [(Destination, [Nested])]] = [:]
             for (destination, keys) in zip(destinations, destinationKeys) {
                 let nestedRecords = (nestedIndices[keys.nestedKey] ?? []).map { nested[$0] }

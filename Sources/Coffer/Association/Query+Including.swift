@@ -22,14 +22,15 @@ public struct IncludingAllQuery<Origin: TableRecord, Destination: TableRecord, K
     public func fetchAll(_ db: Connection) throws -> [(Origin, [Destination])] {
         let (records, slots) = try EagerLoad.origins(of: origins, keyedBy: link.originColumn, db)
         let keyIndex = try EagerLoad.columnIndex(of: link.destinationColumn, in: Destination.self)
-        // The matches in one array with each one's key slot beside it, then one array per slot built once:
-        // per row, only non-generic work outside the fetch loop (see `PreparedQuery.appendRecords`).
-        var matches: [Destination] = []
+        // The matches in one buffer with each one's key slot beside it, then moved into one array per slot
+        // built once: per row, only non-generic work outside the fetch loop (see
+        // `PreparedQuery.appendRecords`).
+        let matches = RecordBuffer<Destination>()
         var matchSlots: [Int] = []
-        try EagerLoad.forEachMatch(of: link, in: slots.keys, db, into: &matches) { _, statement in
+        try EagerLoad.forEachMatch(of: link, in: slots.keys, distinct: true, db, into: matches) { _, statement in
             matchSlots.append(slots.slot(ofKeyAt: keyIndex, in: statement) ?? -1)
         }
-        let destinations = Self.grouped(matches, bySlot: matchSlots, slotCount: slots.keys.count)
+        let destinations = matches.takeGrouped(bySlot: matchSlots, slotCount: slots.keys.count)
         var result: [(Origin, [Destination])] = []
         result.reserveCapacity(records.count)
         // Indices, not `zip`: its unspecialized iterator costs about 3,000 instructions a step.
@@ -39,31 +40,6 @@ public struct IncludingAllQuery<Origin: TableRecord, Destination: TableRecord, K
             result.append((records[index], slot < 0 ? [] : destinations[slot]))
         }
         return result
-    }
-
-    /// `records` in one array per slot (in their order; a slot of -1 drops its record), each array
-    /// allocated once at its size.
-    private static func grouped(_ records: [Destination], bySlot recordSlots: [Int], slotCount: Int) -> [[Destination]] {
-        // Each slot's records' positions, one after another: the slot's start in `positions`, then its count.
-        var starts = [Int](repeating: 0, count: slotCount + 1)
-        for slot in recordSlots where slot >= 0 { starts[slot + 1] += 1 }
-        for slot in 0..<slotCount { starts[slot + 1] += starts[slot] }
-        var positions = [Int](repeating: 0, count: starts[slotCount])
-        var filled = starts
-        for (position, slot) in recordSlots.enumerated() where slot >= 0 {
-            positions[filled[slot]] = position
-            filled[slot] += 1
-        }
-        return records.withUnsafeBufferPointer { records in
-            (0..<slotCount).map { slot in
-                Array(unsafeUninitializedCapacity: starts[slot + 1] - starts[slot]) { buffer, count in
-                    for position in positions[starts[slot]..<starts[slot + 1]] {
-                        buffer.initializeElement(at: count, to: records[position])
-                        count += 1
-                    }
-                }
-            }
-        }
     }
 }
 
@@ -92,21 +68,22 @@ enum EagerLoad {
     /// its index there and the statement on its row (to read its key or other columns), in the query's
     /// order within each chunk. Each chunk's statement is the link's prepared query for its padded key count.
     static func forEachMatch<Origin: TableRecord, Record: TableRecord>(
-        of link: AssociationLink<Origin, Record>, in keys: [DatabaseValue], _ db: Connection,
-        into records: inout [Record], _ body: (Int, Statement) throws -> Void
+        of link: AssociationLink<Origin, Record>, in keys: [DatabaseValue], distinct: Bool = false, _ db: Connection,
+        into records: RecordBuffer<Record>, _ body: (Int, Statement) throws -> Void
     ) throws {
-        try forEachChunk(of: keys, otherArguments: try link.otherArgumentCount()) { chunk in
-            try link.membershipQuery(count: chunk.count).appendRecords(db, arguments: chunk, to: &records, body)
+        try forEachChunk(of: keys, distinct: distinct, otherArguments: try link.otherArgumentCount()) { chunk in
+            try link.membershipQuery(count: chunk.count).appendRecords(db, arguments: chunk, to: records, body)
         }
     }
 
-    /// Calls `body` with `keys` (NULLs and repeats dropped) in chunks of at most ``maximumVariables``
-    /// bound values beside a statement's `otherArguments`, each padded to a power of two.
+    /// Calls `body` with `keys` (NULLs and repeats dropped, unless the caller says they are `distinct`
+    /// and not NULL already, as ``KeySlots/keys`` are) in chunks of at most ``maximumVariables`` bound
+    /// values beside a statement's `otherArguments`, each padded to a power of two.
     static func forEachChunk(
-        of keys: [DatabaseValue], otherArguments: Int, _ body: ([DatabaseValue]) throws -> Void
+        of keys: [DatabaseValue], distinct: Bool = false, otherArguments: Int, _ body: ([DatabaseValue]) throws -> Void
     ) throws {
         var seen = Set<DatabaseValue>()
-        let keys = keys.filter { $0 != .null && seen.insert($0).inserted }
+        let keys = distinct ? keys : keys.filter { $0 != .null && seen.insert($0).inserted }
         let chunkSize = max(1, maximumVariables - otherArguments)
         var start = 0
         while start < keys.count {

@@ -107,7 +107,7 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
     /// unspecialized, and a closure that appended a record would look up its array's metadata at every row
     /// (see ``StatementDecoder/records(_:from:_:)``).
     func appendRecords(
-        _ db: Connection, arguments: [DatabaseValue], to records: inout [Root], _ body: (Int, Statement) throws -> Void
+        _ db: Connection, arguments: [DatabaseValue], to records: RecordBuffer<Root>, _ body: (Int, Statement) throws -> Void
     ) throws {
         let statement = try begin(db)
         defer { end(statement) }
@@ -115,9 +115,7 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
         for (index, value) in arguments.enumerated() {
             try statement.bind(value, toParameter: parameterPositions[index] + 1)
         }
-        let offset = records.count
-        let fetched = try StatementDecoder.records(Root.self, from: statement) { try body(offset + $0, statement) }
-        if records.isEmpty { records = fetched } else { records += fetched }
+        try StatementDecoder.append(Root.self, from: statement, to: records) { try body($0, statement) }
     }
 
     // Execution runs straight through (no closures): in a client module these generic methods run

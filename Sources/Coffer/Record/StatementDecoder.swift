@@ -56,15 +56,21 @@ final class StatementDecoder {
     static func records<Record: TableRecord>(
         _ type: Record.Type, from statement: Statement, _ body: (Int) throws -> Void
     ) throws -> [Record] {
-        let decoder = forRecord(type, on: statement)
         let records = RecordBuffer<Record>()
-        var index = 0
+        try append(type, from: statement, to: records, body)
+        return records.takeArray()
+    }
+
+    /// Appends every remaining row of `statement` as a `Record` to `records`, calling `body` with each
+    /// record's index there once it is decoded (while the statement is on its row).
+    static func append<Record: TableRecord>(
+        _ type: Record.Type, from statement: Statement, to records: RecordBuffer<Record>, _ body: (Int) throws -> Void
+    ) throws {
+        let decoder = forRecord(type, on: statement)
         while try statement.step() {
             records.append(try decoder.record(type))
-            try body(index)
-            index += 1
+            try body(records.count - 1)
         }
-        return records.takeArray()
     }
 
     /// The next row of `statement` as a `Record`, or nil when there is none.
