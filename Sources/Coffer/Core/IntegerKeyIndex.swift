@@ -126,19 +126,13 @@ extension Optional: IntegerKeyMapValue where Wrapped: AnyObject {
     var isAbsent: Bool { self == nil }
 }
 
-/// Positions by `Int64` key: the eager loads' integer key slots and an ``IndexedCostBoundedLRU``'s index.
+/// Positions by `Int64` key: the eager loads' integer key slots.
 typealias IntegerKeyIndex = IntegerKeyMap<Int>
 
-extension IntegerKeyMap: CostBoundedLRUIndex where Value == Int {
+extension IntegerKeyMap where Value == Int {
     /// The position kept for `key`.
     subscript(key: Int64) -> Int? {
         let position = value(for: key)
-        return position.isAbsent ? nil : position
-    }
-
-    /// Forgets `key`; returns the position kept for it.
-    mutating func removeValue(forKey key: Int64) -> Int? {
-        let position = removeValue(for: key)
         return position.isAbsent ? nil : position
     }
 }

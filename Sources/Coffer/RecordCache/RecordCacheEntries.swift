@@ -80,7 +80,8 @@ struct RecordCacheEntries {
         index.set(entry, for: entry.rowID)
         enqueue(entry)
         totalCost += entry.cost
-        // The new entry is last in the queue: the others all go before it does, and it alone fits.
+        // The new entry is never evicted by its own insert (it alone fits): entries given their second
+        // chance go behind it, and it goes behind them when eviction comes to it.
         while totalCost > costLimit, head < queue.count {
             let candidate = queue[head]
             queue[head] = nil
@@ -89,7 +90,9 @@ struct RecordCacheEntries {
                 holes -= 1
                 continue
             }
-            if candidate.referenced {
+            if candidate === entry {
+                enqueue(candidate)
+            } else if candidate.referenced {
                 candidate.referenced = false
                 enqueue(candidate)
             } else {
