@@ -5,14 +5,15 @@
 /// record type. The record lives in the same object, after these fields: a hit reads one object.
 @usableFromInline
 class RecordCacheEntryBase {
+    // What a hit reads comes first, next to the object's header: the stamp and the mark.
     final let validFrom: UInt64
-    final let rowID: Int64
-    final let cost: Int
     // Guarded by the store's lock (the lock, not the dynamic exclusivity check, keeps accesses apart).
-    /// The entry's place in ``RecordCacheEntries``' eviction queue.
-    @exclusivity(unchecked) final var queuePosition = 0
     /// Set by a hit, cleared when eviction passes the entry over (its second chance).
     @exclusivity(unchecked) final var referenced = false
+    final let rowID: Int64
+    final let cost: Int
+    /// The entry's place in ``RecordCacheEntries``' eviction queue.
+    @exclusivity(unchecked) final var queuePosition = 0
 
     init(rowID: Int64, cost: Int, validFrom: UInt64) {
         self.rowID = rowID
