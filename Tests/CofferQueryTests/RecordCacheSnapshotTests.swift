@@ -5,7 +5,8 @@ import XCTest
 @testable import Coffer
 
 /// The snapshot races of the record cache, each staged step by step on real threads: a reader older than
-/// a cached record, a reader filling the cache from an old snapshot after a newer commit, and a seeded
+/// a cached record, a reader filling the cache from an old snapshot after a newer commit (and after
+/// commits to other tables, which must not reach a type's cache), and a seeded
 /// run of readers, a writer and raw SQL where every cached read equals an uncached read at the same
 /// snapshot (also run under ThreadSanitizer by Tools/sanitize.sh).
 final class RecordCacheSnapshotTests: XCTestCase {
@@ -101,6 +102,35 @@ final class RecordCacheSnapshotTests: XCTestCase {
         XCTAssertEqual(seen.value, "name 1")
         for _ in 0..<2 {
             XCTAssertEqual(try database.read { try ResidentContact.fetchOne($0, id: 1)?.name }, "new")
+        }
+    }
+
+    func testCommitsToOtherTablesNeitherEmptyNorReachATypesCache() throws {
+        let directory = try TemporaryDirectory()
+        let database = try makeContactDatabase(in: directory, count: 5)
+        try warmContacts(database, ids: 1...3)
+        try database.read { db in _ = try ResidentContact.fetchOne(db, id: 1) }  // another type's store
+        let reader = pausedRead(database) { db, pause in
+            _ = try CachedContact.fetchOne(db, id: 1)  // placed before the commits below
+            pause()
+            // A miss at the old snapshot: kept only while no commit has reached cached_contact's store.
+            _ = try CachedContact.fetchOne(db, id: 4)
+        }
+        reader.paused.wait()
+        // A table no store follows, then another cached type's table.
+        try database.write { db in try db.execute(sql: "UPDATE plain_contact SET name = 'new' WHERE id = 4") }
+        try database.write { db in try db.execute(sql: "UPDATE resident_contact SET name = 'new' WHERE id = 4") }
+        reader.resume.signal()
+        reader.done.wait()
+        XCTAssertNil(reader.failure.value)
+        XCTAssertEqual(try cacheUsage(database)["cached_contact"]?.records, 4)
+        try database.read { db in
+            XCTAssertEqual(try ResidentContact.fetchOne(db, id: 4)?.name, "new")
+            for id in Int64(1)...4 {
+                let (contact, statements) = try db.countingStatements { try CachedContact.fetchOne(db, id: id) }
+                XCTAssertEqual(contact?.name, "name \(id)")
+                XCTAssertEqual(statements, 0, "contact \(id) stayed cached")
+            }
         }
     }
 

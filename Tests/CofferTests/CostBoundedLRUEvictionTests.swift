@@ -3,7 +3,7 @@ import XCTest
 
 @testable import Coffer
 
-/// The LRU under the record cache and the key-value store's decoded-object cache: recency, the cost
+/// The LRU under the key-value store's decoded-object cache: recency, the cost
 /// bound, replacement and reuse of freed slots.
 final class CostBoundedLRUEvictionTests: XCTestCase {
     func testTheLeastRecentlyUsedGoFirstOnceTheCostPassesTheLimit() {

@@ -1,6 +1,7 @@
 /// A map whose entries each have a cost, the least recently used evicted once their total passes a
-/// limit: the record cache's and the key-value store's decoded-object cache's storage, keyed by any
-/// hashable key (``CostBoundedLRU``) or by `Int64` through an ``IntegerKeyIndex`` (the record cache's rowids).
+/// limit: the key-value store's decoded-object cache's storage, keyed by any hashable key
+/// (``CostBoundedLRU``). (The record cache keeps its entries in `RecordCacheEntries` instead, whose hits
+/// write no list.)
 ///
 /// A value type with no lock: its owner guards it. Entries live in an array of slots linked into a
 /// recency list by index (no node objects, no reference counting per use); freed slots are reused. A

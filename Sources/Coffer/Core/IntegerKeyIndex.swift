@@ -1,15 +1,16 @@
-/// Positions by `Int64` key (rowids, integer foreign keys): an open-addressing table with linear probing,
+/// Values by `Int64` key (rowids, integer foreign keys): an open-addressing table with linear probing,
 /// for lookups on hot paths where `Dictionary` would hash each key with SipHash (about 150 instructions
-/// a lookup, against about 20 here).
+/// a lookup, against about 20 here). Each bucket holds its key and its value side by side, so a lookup
+/// reads one bucket (two on a collision) and follows no pointer.
 ///
 /// The hash is a multiply-and-shift mix of the key with a seed drawn per table, so the keys of a file
 /// cannot be chosen to collide in every process. Deletion shifts the following entries back (no
 /// tombstones). At most three quarters full; it doubles when fuller.
-struct IntegerKeyIndex: CostBoundedLRUIndex {
+struct IntegerKeyMap<Value: IntegerKeyMapValue> {
     private struct Bucket {
         var key: Int64
-        /// -1 when the bucket is empty.
-        var position: Int
+        /// ``IntegerKeyMapValue/absent`` when the bucket is empty.
+        var value: Value
     }
 
     private var buckets: [Bucket] = []
@@ -24,52 +25,52 @@ struct IntegerKeyIndex: CostBoundedLRUIndex {
     /// About two buckets per key (the table is between three eighths and three quarters full).
     static var bytesPerEntry: Int { 2 * MemoryLayout<Bucket>.stride }
 
-    /// The position kept for `key`.
-    subscript(key: Int64) -> Int? {
-        guard count > 0 else { return nil }
+    /// The value kept for `key`, ``IntegerKeyMapValue/absent`` when none is.
+    func value(for key: Int64) -> Value {
+        guard count > 0 else { return .absent }
         return buckets.withUnsafeBufferPointer { buckets in
             let mask = buckets.count - 1
             var bucket = home(of: key)
             while true {
                 let entry = buckets[bucket]
-                if entry.position < 0 { return nil }
-                if entry.key == key { return entry.position }
+                if entry.value.isAbsent || entry.key == key { return entry.value }
                 bucket = (bucket + 1) & mask
             }
         }
     }
 
-    /// Keeps `position` for `key`, replacing what was kept.
-    mutating func set(_ position: Int, for key: Int64) {
+    /// Keeps `value` (not ``IntegerKeyMapValue/absent``) for `key`, replacing what was kept.
+    mutating func set(_ value: Value, for key: Int64) {
         if (count + 1) * 4 > buckets.count * 3 { grow() }
         let mask = buckets.count - 1
         var bucket = home(of: key)
-        while buckets[bucket].position >= 0 {
+        while !buckets[bucket].value.isAbsent {
             if buckets[bucket].key == key {
-                buckets[bucket].position = position
+                buckets[bucket].value = value
                 return
             }
             bucket = (bucket + 1) & mask
         }
-        buckets[bucket] = Bucket(key: key, position: position)
+        buckets[bucket] = Bucket(key: key, value: value)
         count += 1
     }
 
-    /// Forgets `key`; returns the position kept for it.
-    mutating func removeValue(forKey key: Int64) -> Int? {
-        guard count > 0 else { return nil }
+    /// Forgets `key`; returns the value kept for it (``IntegerKeyMapValue/absent`` when none was).
+    @discardableResult
+    mutating func removeValue(for key: Int64) -> Value {
+        guard count > 0 else { return .absent }
         let mask = buckets.count - 1
         var hole = home(of: key)
-        while buckets[hole].key != key || buckets[hole].position < 0 {
-            if buckets[hole].position < 0 { return nil }
+        while buckets[hole].key != key || buckets[hole].value.isAbsent {
+            if buckets[hole].value.isAbsent { return .absent }
             hole = (hole + 1) & mask
         }
-        let removed = buckets[hole].position
+        let removed = buckets[hole].value
         // Moves back each following entry of the run whose home bucket is not between the hole and it.
         var next = hole
         while true {
             next = (next + 1) & mask
-            guard buckets[next].position >= 0 else { break }
+            guard !buckets[next].value.isAbsent else { break }
             let wanted = home(of: buckets[next].key)
             let staysPut = hole <= next ? (hole < wanted && wanted <= next) : (hole < wanted || wanted <= next)
             if !staysPut {
@@ -77,7 +78,7 @@ struct IntegerKeyIndex: CostBoundedLRUIndex {
                 hole = next
             }
         }
-        buckets[hole].position = -1
+        buckets[hole].value = .absent
         count -= 1
         return removed
     }
@@ -98,9 +99,40 @@ struct IntegerKeyIndex: CostBoundedLRUIndex {
     private mutating func grow() {
         let old = buckets
         let capacity = max(8, old.count * 2)
-        buckets = Array(repeating: Bucket(key: 0, position: -1), count: capacity)
+        buckets = Array(repeating: Bucket(key: 0, value: .absent), count: capacity)
         shift = UInt64(64 - capacity.trailingZeroBitCount)
         count = 0
-        for entry in old where entry.position >= 0 { set(entry.position, for: entry.key) }
+        for entry in old where !entry.value.isAbsent { set(entry.value, for: entry.key) }
+    }
+}
+
+/// A value an ``IntegerKeyMap`` can keep: one of its values marks an empty bucket and is never kept.
+protocol IntegerKeyMapValue {
+    /// The value that marks an empty bucket.
+    static var absent: Self { get }
+    /// Whether this is ``absent``.
+    var isAbsent: Bool { get }
+}
+
+/// A position (an index into an array); negative values are not kept.
+extension Int: IntegerKeyMapValue {
+    static var absent: Int { -1 }
+    var isAbsent: Bool { self < 0 }
+}
+
+/// An object reference; nil is not kept.
+extension Optional: IntegerKeyMapValue where Wrapped: AnyObject {
+    static var absent: Self { nil }
+    var isAbsent: Bool { self == nil }
+}
+
+/// Positions by `Int64` key: the eager loads' integer key slots.
+typealias IntegerKeyIndex = IntegerKeyMap<Int>
+
+extension IntegerKeyMap where Value == Int {
+    /// The position kept for `key`.
+    subscript(key: Int64) -> Int? {
+        let position = value(for: key)
+        return position.isAbsent ? nil : position
     }
 }

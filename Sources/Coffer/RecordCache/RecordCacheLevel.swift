@@ -5,12 +5,13 @@
 public enum RecordCacheLevel: Sendable, Equatable {
     /// Every lookup runs SQL (the default).
     case none
-    /// The records most recently fetched by primary key, the least recently used evicted once their
-    /// estimated size passes `costLimit` bytes. For types read in bursts (the rows of the screen shown).
+    /// The records most recently fetched or used by primary key, evicted in second-chance order (the
+    /// oldest fetched first, unless used since eviction last passed it) once their estimated size passes
+    /// `costLimit` bytes. For types read in bursts (the rows of the screen shown).
     case recent(costLimit: Int = 256 * 1024)
     /// Every record fetched by primary key stays until a commit changes its table or the database
-    /// closes. `costLimit` is only a safety cap (the least recently used go past it): for small, hot types
-    /// (users, settings, contacts) that an app extension can afford to keep whole.
+    /// closes. `costLimit` is only a safety cap (evicted as for ``recent(costLimit:)`` past it): for
+    /// small, hot types (users, settings, contacts) that an app extension can afford to keep whole.
     case all(costLimit: Int = 4 * 1024 * 1024)
 
     /// The byte budget; 0 for ``none``.

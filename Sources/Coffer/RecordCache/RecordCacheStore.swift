@@ -12,31 +12,13 @@ protocol RecordCacheStoring: AnyObject, Sendable {
     var usage: (records: Int, cost: Int) { get }
 }
 
-/// A cached record and the first commit count at which it is known current (readers placed earlier
-/// miss). The LRU keeps this non-generic base: its code is then specialized inside Coffer, where a generic
-/// entry made every hit look up generic metadata several times (about 8,000 instructions a hit in
-/// unspecialized code); only the final downcast to ``RecordCacheEntry`` names the record type.
-@usableFromInline
-class RecordCacheEntryBase {
-    final let validFrom: UInt64
-    init(validFrom: UInt64) { self.validFrom = validFrom }
-}
-
-/// A cached record of one type (see ``RecordCacheEntryBase``).
-@usableFromInline
-final class RecordCacheEntry<Record>: RecordCacheEntryBase {
-    @usableFromInline let record: Record
-    init(record: Record, validFrom: UInt64) {
-        self.record = record
-        super.init(validFrom: validFrom)
-    }
-}
-
-/// One record type's cache in one database: its records by rowid, least recently used first out once
-/// their cost passes the type's limit, and the type's primary-key lookup for misses.
+/// One record type's cache in one database: its records by rowid in ``RecordCacheEntries`` (evicted
+/// in second-chance order once their cost passes the type's limit), and the type's primary-key lookup
+/// for misses.
 ///
-/// One lock guards the store; a hit holds it for one lookup in an ``IntegerKeyIndex`` and a relink. Connections keep their
-/// stores (see ``Connection/recordCacheStore(_:)``), so a hit takes no other lock.
+/// One lock guards the store; a hit holds it for one probe of the entries' index (and marks the entry
+/// used the first time after eviction passed it). Connections keep their stores (see
+/// ``Connection/recordCacheStore(_:)``), so a hit takes no other lock.
 @usableFromInline
 final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @unchecked Sendable {
     let table: String
@@ -47,7 +29,7 @@ final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @uncheck
     @usableFromInline let isEnabled: Bool
     private let lock = NSLock()
     // Guarded by `lock` (the lock, not the dynamic exclusivity check, keeps accesses apart).
-    @exclusivity(unchecked) private var entries: IndexedCostBoundedLRU<IntegerKeyIndex, RecordCacheEntryBase>
+    @exclusivity(unchecked) private var entries: RecordCacheEntries
     /// The commit count at which a commit last changed this table (or everything was dropped): a record
     /// read at an earlier snapshot may be stale and is not stored.
     @exclusivity(unchecked) private var changedAt: UInt64
@@ -59,14 +41,15 @@ final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @uncheck
         self.table = Record.tableName.lowercased()
         self.lookup = lookup
         self.isEnabled = lookup.isCacheable && level.costLimit > 0
-        self.entries = IndexedCostBoundedLRU(costLimit: level.costLimit)
+        self.entries = RecordCacheEntries(costLimit: level.costLimit)
     }
 
-    /// The bytes an entry takes besides its record's heap storage (strings, data): the LRU's slot and
-    /// index entry, and the entry object (a 16-byte object header, the commit count, the record).
+    /// The bytes an entry takes besides its record's heap storage (strings, data): its index bucket and
+    /// queue slot, and the entry object (a 16-byte header, four words and the mark, then the record).
     static var bytesPerEntry: Int {
-        IndexedCostBoundedLRU<IntegerKeyIndex, RecordCacheEntryBase>.bytesPerEntry + 16 + MemoryLayout<UInt64>.stride
-            + MemoryLayout<Record>.stride
+        let alignment = MemoryLayout<Record>.alignment
+        let fields = (16 + 4 * 8 + 1 + alignment - 1) / alignment * alignment
+        return RecordCacheEntries.bytesPerEntry + fields + MemoryLayout<Record>.size
     }
 
     /// The entry cached for `rowID`, if one is current for a snapshot that saw `commits` commits. (An
@@ -84,14 +67,14 @@ final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @uncheck
     func store(_ record: Record, rowID: Int64, cost: Int, commits: UInt64) {
         lock.withLock {
             guard changedAt <= commits else { return }
-            entries.insert(RecordCacheEntry(record: record, validFrom: changedAt), for: rowID, cost: cost)
+            entries.insert(RecordCacheEntry(record: record, rowID: rowID, cost: cost, validFrom: changedAt))
         }
     }
 
     func invalidate(rowIDs: [Int64], at commits: UInt64) {
         lock.withLock {
             changedAt = max(changedAt, commits)
-            for rowID in rowIDs { entries.removeValue(for: rowID) }
+            for rowID in rowIDs { entries.remove(rowID) }
         }
     }
 
