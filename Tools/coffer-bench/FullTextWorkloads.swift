@@ -38,8 +38,9 @@ extension BenchChat: FullTextSearchable {
 /// with a snippet (Coffer's from the matched ranges, raw C's `snippet()`). Both sides query a settled
 /// file: WAL checkpointed and emptied, Coffer's idle checkpoint past, page caches empty (`settle`).
 ///
-/// Raw C registers the same tokenizer through `coffer_fts_register` on its own connection, inserts into
-/// the content table and the index with two prepared statements (no triggers: the fastest way), and
+/// Raw C registers the same tokenizer through `coffer_fts_register` on its own connection, checkpoints
+/// at SQLite's default 1,000 WAL pages (Coffer's threshold too; other raw workloads never checkpoint),
+/// inserts into the content table and the index with two prepared statements (no triggers: the fastest way), and
 /// runs the same MATCH text Coffer renders, through a join of the index and the content table.
 struct FullTextWorkloads {
     let harness: Harness
@@ -57,6 +58,9 @@ struct FullTextWorkloads {
         case .rawC, .rawCPlain:
             let connection = try RawConnection(path: path, key: WriteWorkloads.passphrase, cacheKiB: harness.cacheKiB)
             guard coffer_fts_register(connection.handle) == SQLITE_OK else { throw BenchError("W8: register") }
+            // SQLite's own default, where RawConnection turns checkpoints off: Coffer copies its WAL back
+            // every 1,000 pages (`checkpointThreshold`) while it indexes, so raw C copies as much.
+            connection.exec("PRAGMA wal_autocheckpoint = 1000")
             let index = try time { try Self.rawIndex(messages, connection) }
             Self.reportSize(connection.handle, impl)
             let optimize = try time { connection.exec("INSERT INTO chat_fts(chat_fts) VALUES ('optimize')") }
