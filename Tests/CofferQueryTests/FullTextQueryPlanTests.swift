@@ -116,4 +116,33 @@ final class FullTextQueryPlanTests: XCTestCase {
             try db.execute(sql: "INSERT INTO chat_fts(chat_fts) VALUES ('integrity-check')")
         }
     }
+
+    func testPreparedMatchingBindsTheMatchTextAndFindsWhatMatchingFinds() throws {
+        let prepared = try ChatMessage.matching(.parameter).limit(50).prepared()
+        XCTAssertEqual(prepared.parameterCount, 1)
+        XCTAssertTrue(prepared.sql.contains("MATCH ?"), prepared.sql)
+        let steps = try plan((prepared.sql, ["\"alpha\"", 50]))
+        XCTAssertTrue(steps.first?.hasPrefix("SCAN TABLE chat_fts VIRTUAL TABLE INDEX") == true, "\(steps)")
+        XCTAssertTrue(steps.dropFirst().first?.hasPrefix("SEARCH TABLE chat USING") == true, "\(steps)")
+        let patterns: [FullTextPattern] = [
+            .term("alpha"), .prefix("be"), .term("报告"), .term("告会"), .phrase("alpha beta"), .near(["gamma", "delta"]),
+            .term("alpha") || .term("你好"), .term("report") && .prefix("ga"), .term("absent"),
+        ]
+        try database.read { db in
+            var found = 0
+            for pattern in patterns {
+                let expected = try ChatMessage.matching(pattern).limit(50).fetchAll(db)
+                XCTAssertEqual(try prepared.fetchAll(db, try pattern.matchExpression()), expected, "\(pattern)")
+                found += expected.count
+            }
+            XCTAssertGreaterThan(found, 100)
+        }
+        // A second source on a prepared query is a filter, as with a pattern.
+        let both = try ChatMessage.matching(.parameter).matching(.term("beta")).prepared()
+        try database.read { db in
+            XCTAssertEqual(
+                try both.fetchAll(db, try FullTextPattern.term("alpha").matchExpression()),
+                try ChatMessage.matching(.term("alpha") && .term("beta")).fetchAll(db))
+        }
+    }
 }

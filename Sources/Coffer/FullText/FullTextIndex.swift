@@ -21,6 +21,10 @@ public struct FullTextIndex<Root: TableRecord>: Sendable {
     public let columnNames: [String]
     /// How text is split into terms.
     public let tokenizer: FullTextTokenizer
+    /// `SELECT docid AS rowid FROM "<name>" WHERE "<name>" MATCH `, rendered once (every `matching`
+    /// query starts its row source with it); nil when the name cannot be an identifier, which rendering
+    /// the query then reports.
+    let docidsHead: String?
 
     /// An index over `columns` (text columns of `Root`).
     ///
@@ -39,6 +43,8 @@ public struct FullTextIndex<Root: TableRecord>: Sendable {
         self.name = name ?? Root.tableName + "_fts"
         self.columnNames = columnNames
         self.tokenizer = tokenizer
+        let quoted = try? SQLIdentifier.validated(self.name)
+        self.docidsHead = quoted.map { "SELECT docid AS rowid FROM \($0) WHERE \($0) MATCH " }
     }
 }
 

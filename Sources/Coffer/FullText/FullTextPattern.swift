@@ -17,7 +17,9 @@ public struct FullTextPattern: Sendable, Equatable {
     struct Atom: Sendable, Equatable {
         var phrases: [Phrase]
         var distance = 0
-        var text: String { phrases.map(\.quoted).joined(separator: " NEAR/\(distance) ") }
+        var text: String {
+            phrases.count == 1 ? phrases[0].quoted : phrases.map(\.quoted).joined(separator: " NEAR/\(distance) ")
+        }
     }
 
     /// One quoted phrase: its words, and whether it ends in `*` (asked for, or because it ends in CJK).
@@ -112,6 +114,8 @@ public struct FullTextPattern: Sendable, Equatable {
             throw CofferError(
                 code: .apiMisuse, message: "full-text pattern: a pattern of exclusions alone matches nothing FTS can list")
         }
+        // One term, phrase or prefix (the common search) without building arrays.
+        if clauses.count == 1, clauses[0].count == 1 { return clauses[0][0].text }
         return clauses.map { $0.map(\.text).joined(separator: " OR ") }.joined(separator: " ")
     }
 

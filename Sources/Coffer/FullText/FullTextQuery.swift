@@ -20,9 +20,26 @@ extension FullTextSearchable {
     /// let hits = try Message.matching(.searchBox(text)).filter { $0.conversationID == 7 }.fetchAll(db)
     /// ```
     public static func matching(_ pattern: FullTextPattern) -> Query<Self> { Query().matching(pattern) }
+
+    /// A query for the rows the index finds for a MATCH text given each time the prepared query runs
+    /// (a pattern's ``FullTextPattern/matchExpression()``; see `Query.matching(_:)`).
+    public static func matching(_ expression: QueryParameter<String>) -> Query<Self> { Query().matching(expression) }
 }
 
 extension Query where Root: FullTextSearchable {
+    /// `matching(_:)` for a ``PreparedQuery``: the MATCH text is given each time the
+    /// query runs — a pattern's ``FullTextPattern/matchExpression()`` — so a search box's queries render
+    /// their SQL once and only bind the text. A pattern's exclusions are not in its match expression:
+    /// search those with `matching(_:)` and the pattern itself.
+    ///
+    /// ```swift
+    /// let search = try Message.matching(.parameter).limit(50).prepared()
+    /// let hits = try search.fetchAll(db, try FullTextPattern.term("hello").matchExpression())
+    /// ```
+    public func matching(_ expression: QueryParameter<String>) -> Query {
+        driven(by: Root.fullTextIndex.docids(matching: expression.sqlFragment))
+    }
+
     /// Keeps the rows the index finds for `pattern`, besides the other filters. SQLite reads the index's
     /// hits first and each row by rowid, so a limited page of a common word stops early; a second
     /// `matching` on the same query is a `rowid IN (…)` filter.
@@ -44,8 +61,15 @@ extension Query where Root: FullTextSearchable {
 
 extension FullTextIndex {
     /// `SELECT docid AS rowid FROM <index> WHERE <index> MATCH expression`: the hits, in docid order.
-    func docids(_ expression: String) -> SQLFragment {
-        SQLFragment([.raw("SELECT docid AS rowid FROM "), .identifier(name), .raw(" WHERE "), .identifier(name)])
-            + SQLFragment(raw: " MATCH ") + SQLFragment(value: .text(expression))
+    func docids(_ expression: String) -> SQLFragment { docids(matching: SQLFragment(value: .text(expression))) }
+
+    /// The same, with the MATCH operand given as a fragment (a bound value or a parameter).
+    func docids(matching operand: SQLFragment) -> SQLFragment {
+        guard let docidsHead else {
+            let name = SQLFragment([.identifier(name)])
+            return SQLFragment(raw: "SELECT docid AS rowid FROM ") + name + SQLFragment(raw: " WHERE ") + name
+                + SQLFragment(raw: " MATCH ") + operand
+        }
+        return SQLFragment(raw: docidsHead) + operand
     }
 }
