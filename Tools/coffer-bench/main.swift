@@ -72,11 +72,11 @@ struct CofferBench: ParsableCommand {
         let observation = ObservationWorkloads(
             writes: writes, latencyCommits: quick ? 50 : 200, burstCommits: quick ? 2_000 : 10_000)
         let fullText = FullTextWorkloads(harness: harness, count: quick ? 20_000 : 200_000, queries: quick ? 200 : 1_000)
-        let recordCache = RecordCacheWorkloads(harness: harness, lookups: quick ? 20_000 : 100_000)
+        let recordCache = RecordCacheWorkloads(harness: harness, lookups: quick ? 20_000 : 1_000_000)
         let footprint = FootprintWorkload(reads: reads, lookupsPerReader: quick ? 2_500 : 25_000)
         let checksums = ChecksumLog()
         let associations = AssociationWorkloads(
-            harness: harness, authors: 1_000, booksPerAuthor: 20, pages: quick ? 50 : 200, lookups: quick ? 1_000 : 5_000,
+            harness: harness, authors: 1_000, booksPerAuthor: 20, pages: quick ? 50 : 1_000, lookups: quick ? 1_000 : 50_000,
             checksums: checksums)
         var results: [Measurement] = []
         func wants(_ workload: String) -> Bool { only.isEmpty || only.contains(workload) }
