@@ -59,3 +59,9 @@ int coffer_fts_register(struct sqlite3 *db) {
     return sqlite3_create_function_v2(db, COFFER_BM25_FUNCTION_NAME, -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
                                       coffer_bm25, NULL, NULL, NULL);
 }
+
+int coffer_fts_set_triggers(struct sqlite3 *db, int enabled) {
+    int now = -1;
+    int rc = sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, enabled, &now);
+    return rc == SQLITE_OK ? now : -1;
+}

@@ -64,6 +64,14 @@ final class FullTextInsertAllTests: XCTestCase {
         duplicate[3].id = 2
         XCTAssertThrowsError(try database.write { db in _ = try ChatMessage.insertAll(duplicate, db) })
         XCTAssertEqual(try found(.term("103"), database), [])
+        // The failed batch turned the connection's triggers back on: raw SQL is indexed, in the same
+        // transaction as a failed batch too.
+        try database.write { db in
+            XCTAssertThrowsError(try ChatMessage.insertAll(duplicate, db))
+            try db.execute(sql: "INSERT INTO chat(conversationID, sender, body) VALUES (2, 'bo', 'after 之后')")
+        }
+        XCTAssertEqual(try found(.term("之后"), database), [11])
+        try database.write { try $0.execute(sql: "DELETE FROM chat WHERE id = 11") }
         let kept = try database.write { db in try ChatMessage.insertAll(duplicate, db, onConflict: .ignore) }
         XCTAssertEqual(kept, [11, 12, 13, 0, 14])
         XCTAssertEqual(try found(.term("103"), database), [], "the ignored row's text is not indexed")

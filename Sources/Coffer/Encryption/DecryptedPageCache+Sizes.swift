@@ -52,7 +52,7 @@ extension DecryptedPageCache {
 
         /// The file's size, 0 when it does not exist: one `stat` call (FileManager's attributes would also
         /// look up the owner's account names, a thousand times the cost, every 16 WAL frames).
-        private static func fileSize(_ path: String) -> Int {
+        static func fileSize(_ path: String) -> Int {
             var info = stat()
             return stat(path, &info) == 0 ? Int(info.st_size) : 0
         }

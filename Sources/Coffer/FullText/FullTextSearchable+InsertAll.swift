@@ -1,13 +1,19 @@
+internal import CofferTokenizer
+
 // Inserting many rows of a table with a full-text index, with the index written in one segment.
 //
 // FTS4 flushes its pending terms into a new segment whenever a statement savepoint opens, and SQLite
 // opens one for every INSERT that fires a trigger writing to a virtual table: through the AFTER INSERT
-// trigger, each row is its own segment, and the index pays for writing and merging them. So `insertAll`
-// sets the trigger aside for its own rows — the index's name in `coffer_fulltext_pause`, written and
-// deleted inside `insertAll`'s savepoint, so never committed and never seen by another connection —
-// inserts the rows, then indexes them itself with single-row `INSERT`s into the FTS table (no trigger,
-// no statement savepoint), which FTS4 keeps pending until the next savepoint or the commit. Every other
-// write, raw SQL included, still goes through the triggers.
+// trigger, each row is its own segment, and the index pays for writing and merging them. A trigger that
+// does not fire costs too: a table with any trigger makes SQLite open a statement journal for each INSERT
+// in a transaction, and SQLCipher encrypts each page image written to it (about one page a row, as many
+// page encryptions again as the whole index writes). So `insertAll`, when the table's only triggers are
+// the index's own, inserts its rows with the connection's triggers off (`SQLITE_DBCONFIG_ENABLE_TRIGGER`,
+// inside its savepoint, turned back on on every path), then indexes them itself with single-row
+// `INSERT`s into the FTS table (no trigger, no statement savepoint), which FTS4 keeps pending until the
+// next savepoint or the commit. Every other write, raw SQL included, still goes through the triggers.
+// (The triggers' `coffer_fulltext_pause` test, which `insertAll` used before, stays in the schema: files
+// made since compare their triggers' SQL with it.)
 
 extension FullTextSearchable {
     /// Inserts many records through one prepared statement, atomically (in a savepoint), and indexes
@@ -32,6 +38,7 @@ extension FullTextSearchable {
             if resolution != .replace, positions.count == index.columnNames.count, try index.ownsTriggers(db) {
                 batch = try FullTextBatch(index, positions, db)
             }
+            defer { batch?.restoreTriggers(db) }
             let rowIDs = try insertEach(
                 records, db, resolution,
                 willInsert: { values in
@@ -52,30 +59,41 @@ extension FullTextSearchable {
 
 /// The rows `insertAll` inserted while the index's AFTER INSERT trigger stood aside.
 private struct FullTextBatch {
-    let indexName: String
-    let pauseTable: String
     let insertSQL: String
     let positions: [Int]
     var rows: [(rowID: Int64, values: [DatabaseValue])] = []
+    /// Whether the batch turned the connection's triggers off and has not turned them back on.
+    private var triggersOff = false
 
-    init<Root>(_ index: FullTextIndex<Root>, _ positions: [Int], _ db: Connection) throws {
-        indexName = index.name
-        pauseTable = FullTextIndex<Root>.pauseTable
+    /// Nil when the connection's triggers are off already (its rows are then indexed by nothing) or
+    /// cannot be turned off.
+    init?<Root>(_ index: FullTextIndex<Root>, _ positions: [Int], _ db: Connection) throws {
         self.positions = positions
         let columns = try index.columnNames.map { try SQLIdentifier.validated($0) }
         insertSQL =
             "INSERT INTO \(try SQLIdentifier.validated(index.name))(docid, \(columns.joined(separator: ", "))) VALUES (?"
             + String(repeating: ", ?", count: columns.count) + ")"
-        try db.execute(sql: "INSERT INTO \(pauseTable)(index_name) VALUES (?)", arguments: [index.name])
+        guard coffer_fts_set_triggers(db.handle, -1) == 1 else { return nil }
+        triggersOff = true
+        guard coffer_fts_set_triggers(db.handle, 0) == 0 else {
+            restoreTriggers(db)
+            return nil
+        }
+    }
+
+    /// Turns the connection's triggers back on, once.
+    mutating func restoreTriggers(_ db: Connection) {
+        guard triggersOff else { return }
+        triggersOff = false
+        _ = coffer_fts_set_triggers(db.handle, 1)
     }
 
     mutating func add(rowID: Int64, values: [DatabaseValue]) {
         rows.append((rowID, positions.map { values[$0] }))
     }
 
-    /// Puts the trigger back and indexes the rows.
     mutating func finish(_ db: Connection) throws {
-        try db.execute(sql: "DELETE FROM \(pauseTable) WHERE index_name = ?", arguments: [indexName])
+        restoreTriggers(db)
         let statement = try db.cachedStatement(sql: insertSQL)
         for row in rows { try statement.execute(StatementArguments([.integer(row.rowID)] + row.values)) }
         rows = []

@@ -14,16 +14,24 @@ import Foundation
 ///    to copy the few frames committed meanwhile. With every frame copied and no reader in the WAL, the
 ///    next write restarts the WAL from its start, and `journal_size_limit` trims the file. Without the
 ///    catch-up a busy writer would always stay a few frames ahead and the WAL would grow without bound.
-/// 3. After `idleDelay` seconds without a commit, a TRUNCATE checkpoint empties the `-wal` file.
+/// 3. After `idleDelay` seconds without a commit, the `-wal` file is emptied: a PASSIVE checkpoint here
+///    copies what is left, then a TRUNCATE on the writer's own queue restarts and truncates the WAL. On the
+///    writer's connection, the restart leaves the writer's page cache valid: run by any other connection,
+///    it changes the WAL-index header, and SQLite empties the writer's whole page cache at its next
+///    transaction (every page read again, and decrypted again). Nothing runs when the WAL is already empty.
 ///
 /// Backups: the hook also reports each commit to the ``WALCommitHook`` (whose listener is Backup's changed-page
-/// tracker), and every checkpoint takes its `checkpointGate` (the writer's catch-up only tries it) so an
+/// tracker), and every checkpoint takes its `checkpointGate` (the writer's catch-up and idle truncation only try it) so an
 /// incremental backup can read page images from the main file while no checkpoint overwrites them.
 final class Checkpointer: @unchecked Sendable {
     private let writer: SerializedConnection
+    /// The `-wal` file's path.
+    private let walPath: String
     private let openConnection: () throws -> Connection
     private let threshold: Int32
     private let idleDelay: TimeInterval
+    /// The writer's busy timeout in milliseconds, restored after its idle TRUNCATE (which does not wait).
+    private let writerBusyTimeout: Int32
     private let hook: WALCommitHook
     /// True for an encrypted file: its growth moves the decrypted-page cache's cap, so commits refresh
     /// it every 16 WAL frames. A plaintext file's size plays no part in it.
@@ -42,10 +50,12 @@ final class Checkpointer: @unchecked Sendable {
     private let metrics: DatabaseMetrics?
 
     init(
-        writer: SerializedConnection, threshold: Int, idleDelay: TimeInterval, hook: WALCommitHook,
-        refreshesCacheCap: Bool, metrics: DatabaseMetrics? = nil,
+        writer: SerializedConnection, path: String, threshold: Int, idleDelay: TimeInterval, writerBusyTimeout: TimeInterval,
+        hook: WALCommitHook, refreshesCacheCap: Bool, metrics: DatabaseMetrics? = nil,
         open: @escaping () throws -> Connection
     ) {
+        self.walPath = path + "-wal"
+        self.writerBusyTimeout = Int32(clamping: Int((writerBusyTimeout * 1000).rounded()))
         self.writer = writer
         self.metrics = metrics
         self.hook = hook
@@ -114,7 +124,7 @@ final class Checkpointer: @unchecked Sendable {
     }
 
     private func runBackgroundCheckpoint() {
-        checkpoint(mode: SQLITE_CHECKPOINT_PASSIVE)
+        copyBack()
         writer.async { connection in
             // Skipped while a backup reads the main file: the next background checkpoint catches up.
             if let connection, self.hook.checkpointGate.try() {
@@ -125,7 +135,9 @@ final class Checkpointer: @unchecked Sendable {
         }
     }
 
-    private func scheduleIdleCheck(seenCommits: UInt64) {
+    /// Checks, `idleDelay` seconds from now, whether a commit came since the one counted `seenCommits`;
+    /// if none did, empties the WAL. `attempt` counts the tries a busy WAL or backup put off.
+    private func scheduleIdleCheck(seenCommits: UInt64, attempt: Int = 0) {
         queue.asyncAfter(deadline: .now() + idleDelay) {
             let (idle, current) = self.lock.withLock { () -> (Bool, UInt64) in
                 if self.stopped { return (false, self.commits) }
@@ -134,33 +146,77 @@ final class Checkpointer: @unchecked Sendable {
                 return (idle, self.commits)
             }
             if idle {
-                self.checkpoint(mode: SQLITE_CHECKPOINT_TRUNCATE)
+                self.emptyIdleWAL(seenCommits: seenCommits, attempt: attempt)
             } else if !self.lock.withLock({ self.stopped }) {
                 self.scheduleIdleCheck(seenCommits: current)
             }
         }
     }
 
-    /// Runs a checkpoint on the checkpointer's connection (on `queue`); failures are only logged,
-    /// since a later checkpoint retries the same work.
-    private func checkpoint(mode: Int32) {
+    /// Empties the `-wal` file of an idle database (on `queue`): the frames are copied back here, off the
+    /// writer's queue, then the writer restarts and truncates the WAL itself between two transactions,
+    /// keeping its page cache. A WAL already empty is left alone: restarting it would only empty every
+    /// other connection's page cache.
+    private func emptyIdleWAL(seenCommits: UInt64, attempt: Int) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard DecryptedPageCache.OpenFiles.fileSize(walPath) > 0 else { return }
+        copyBack()
+        connection.map { _ = sqlite3_db_release_memory($0.handle) }
+        writer.async { connection in
+            guard let connection else { return }
+            // A commit since (which schedules its own idle check) or a stop: this WAL is not idle any more.
+            let stillIdle = self.lock.withLock { !self.stopped && self.commits == seenCommits }
+            guard stillIdle else { return }
+            var code = SQLITE_BUSY
+            if self.hook.checkpointGate.try() {
+                // Without waiting: a reader still in the WAL must not hold up the app's next write.
+                sqlite3_busy_timeout(connection.handle, 0)
+                code = CheckpointCount.run(connection, mode: SQLITE_CHECKPOINT_TRUNCATE, metrics: self.metrics)
+                sqlite3_busy_timeout(connection.handle, self.writerBusyTimeout)
+                self.hook.checkpointGate.unlock()
+            }
+            if code == SQLITE_OK {
+                // The files shrank: pages the decrypted-page cache holds above its new cap are freed.
+                DecryptedPageCache.OpenFiles.shared.trim()
+            } else if code == SQLITE_BUSY || code == SQLITE_LOCKED {
+                self.retryIdleCheck(seenCommits: seenCommits, attempt: attempt + 1)
+            } else {
+                connection.logger.warning("idle checkpoint failed", metadata: ["code": "\(code)"])
+            }
+        }
+    }
+
+    /// Tries the idle truncation again later, a few times, unless a commit came since (whose own idle
+    /// check takes over) or an idle check is already scheduled.
+    private func retryIdleCheck(seenCommits: UInt64, attempt: Int) {
+        guard attempt < Self.idleAttempts else { return }
+        let retry = lock.withLock { () -> Bool in
+            guard !stopped, !idleCheckScheduled, commits == seenCommits else { return false }
+            idleCheckScheduled = true
+            return true
+        }
+        if retry { scheduleIdleCheck(seenCommits: seenCommits, attempt: attempt) }
+    }
+
+    /// Tries of an idle truncation that readers in the WAL or a running backup keep busy.
+    private static let idleAttempts = 5
+
+    /// Runs a PASSIVE checkpoint on the checkpointer's connection (on `queue`); failures are only
+    /// logged, since a later checkpoint retries the same work.
+    private func copyBack() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !lock.withLock({ stopped }) else { return }
         do {
             if connection == nil { connection = try openConnection() }
             guard let connection else { return }
-            let code = hook.checkpointGate.withLock { CheckpointCount.run(connection, mode: mode, metrics: metrics) }
+            let code = hook.checkpointGate.withLock {
+                CheckpointCount.run(connection, mode: SQLITE_CHECKPOINT_PASSIVE, metrics: metrics)
+            }
             if code != SQLITE_OK && code != SQLITE_BUSY && code != SQLITE_LOCKED {
                 connection.logger.warning("checkpoint failed", metadata: ["code": "\(code)"])
             }
-            // The files' sizes changed: the decrypted-page cache's cap follows. Once idle (TRUNCATE),
-            // pages above it are freed and this connection's page cache too.
-            if mode == SQLITE_CHECKPOINT_TRUNCATE {
-                DecryptedPageCache.OpenFiles.shared.trim()
-                sqlite3_db_release_memory(connection.handle)
-            } else {
-                DecryptedPageCache.OpenFiles.shared.refresh()
-            }
+            // The files' sizes changed: the decrypted-page cache's cap follows.
+            DecryptedPageCache.OpenFiles.shared.refresh()
         } catch {
             connection?.logger.warning("checkpointer could not open", metadata: ["error": "\(error)"])
         }

@@ -95,8 +95,9 @@ public final class Database: Sendable {
             self.checkpointer = nil
         } else {
             let checkpointer = Checkpointer(
-                writer: writer, threshold: configuration.checkpointThreshold,
-                idleDelay: configuration.idleCheckpointDelay, hook: commitHook,
+                writer: writer, path: path, threshold: configuration.checkpointThreshold,
+                idleDelay: configuration.idleCheckpointDelay, writerBusyTimeout: configuration.busyTimeout,
+                hook: commitHook,
                 refreshesCacheCap: configuration.encryption.isEncrypted, metrics: factory.metrics
             ) { try factory.open(.checkpointer) }
             self.checkpointer = checkpointer

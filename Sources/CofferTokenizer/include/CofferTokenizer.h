@@ -17,6 +17,13 @@ struct sqlite3;
 /// Returns an SQLite result code.
 int coffer_fts_register(struct sqlite3 *db);
 
+/// Turns the connection's triggers on (1) or off (0), or leaves them (-1) (SQLITE_DBCONFIG_ENABLE_TRIGGER, a
+/// variadic call Swift cannot make); returns the setting now in force (1 or 0), or -1 on failure. Statements compiled before are
+/// re-prepared at their next step. `insertAll` writes a batch of content rows with them off, then indexes
+/// the rows itself: a table with a trigger makes SQLite open a statement journal for each INSERT, and
+/// SQLCipher encrypts every page image written to it.
+int coffer_fts_set_triggers(struct sqlite3 *db, int enabled);
+
 /// 1 when the code point `c` is one the tokenizer indexes as character pairs (Han, Hiragana, Katakana,
 /// Hangul), else 0.
 int coffer_is_cjk(unsigned c);
