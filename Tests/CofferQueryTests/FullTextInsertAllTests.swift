@@ -104,4 +104,23 @@ final class FullTextInsertAllTests: XCTestCase {
         XCTAssertEqual(try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM audit") }, 20)
         try checkIntegrity(database)
     }
+
+    func testARowReplacedThroughTheTablesOwnConflictClauseLeavesTheIndex() throws {
+        let database = try Database.inMemory()
+        try database.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE chat(id INTEGER PRIMARY KEY ON CONFLICT REPLACE, conversationID INTEGER NOT NULL,
+                        sender TEXT NOT NULL, body TEXT NOT NULL)
+                    """)
+        }
+        _ = try database.write { try $0.upgradeSchema(for: [ChatMessage.self]) }
+        let first = [ChatMessage(id: 1, conversationID: 1, sender: "ana", body: "old 旧的")]
+        let second = [ChatMessage(id: 1, conversationID: 1, sender: "ana", body: "new 新的")]
+        _ = try database.write { try ChatMessage.insertAll(first, $0) }
+        _ = try database.write { try ChatMessage.insertAll(second, $0) }
+        XCTAssertEqual(try found(.term("旧的"), database), [], "the replaced row's words left the index")
+        XCTAssertEqual(try found(.term("新的"), database), [1])
+        try database.write { try ChatMessage.fullTextIndex.checkIntegrity($0) }
+    }
 }

@@ -20,9 +20,9 @@ extension FullTextSearchable {
     /// them in one pass; returns the rowid of each (0 for a row that `.ignore` skipped).
     ///
     /// Same result as ``TableRecord/insertAll(_:_:onConflict:)``; it indexes the rows as one FTS4
-    /// segment instead of one per row, so writing and querying the index cost less. `.replace` (which
-    /// may delete rows of the same batch) and tables with triggers other than the index's own take the
-    /// per-row path.
+    /// segment instead of one per row, so writing and querying the index cost less. `.replace` and a
+    /// table whose own conflict clauses may replace (either may delete rows, whose index entries only the
+    /// DELETE trigger removes), and tables with triggers other than the index's own, take the per-row path.
     ///
     /// ```swift
     /// try database.write { db in try Message.insertAll(messages, db) }
@@ -35,7 +35,9 @@ extension FullTextSearchable {
             let index = fullTextIndex
             let positions = index.columnNames.compactMap { name in columnDefinitions.firstIndex { $0.name == name } }
             var batch: FullTextBatch?
-            if resolution != .replace, positions.count == index.columnNames.count, try index.ownsTriggers(db) {
+            if resolution != .replace, positions.count == index.columnNames.count, try index.ownsTriggers(db),
+                try !index.contentMayReplace(db)
+            {
                 batch = try FullTextBatch(index, positions, db)
             }
             defer { batch?.restoreTriggers(db) }
@@ -104,6 +106,15 @@ extension FullTextIndex {
     /// True when the content table's triggers are exactly this index's current four, so that rows
     /// inserted while the AFTER INSERT one stands aside have no other effect to miss (and a file not yet
     /// upgraded, whose trigger ignores the pause, is not indexed twice).
+    /// Whether the content table's declaration mentions REPLACE (an `ON CONFLICT REPLACE` clause, or
+    /// only a name containing the word: a false yes costs the per-row path, never a stale index).
+    func contentMayReplace(_ db: Connection) throws -> Bool {
+        let sql = try db.fetchValue(
+            String.self, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
+            arguments: [Root.tableName])
+        return sql?.range(of: "replace", options: .caseInsensitive) != nil
+    }
+
     func ownsTriggers(_ db: Connection) throws -> Bool {
         let found = try db.fetchAll(
             sql: """
