@@ -1,6 +1,7 @@
 import Foundation
 
-/// Up to `capacity` reader connections, opened lazily, handed out one caller at a time.
+/// Up to `capacity` reader connections, opened lazily, handed out one caller at a time (none when
+/// `capacity` is 0: the database reads on its writer and never asks).
 ///
 /// An idle reader sits in one of `capacity` atomic slots, each on its own cache line. A read takes one
 /// with an atomic exchange, starting at the slot its thread used last time, and puts it back the same
@@ -11,7 +12,7 @@ import Foundation
 /// them all, and blocks new reads until `resume`.
 final class ReaderPool: @unchecked Sendable {
     private let condition = NSCondition()
-    private let capacity: Int
+    let capacity: Int
     private let open: () throws -> Connection
     /// Words `0..<capacity`: the idle readers (a retained `Connection`'s address, or 0). Word `capacity`:
     /// 1 while reads may take idle readers without the lock. Word `capacity + 1`: callers waiting on
