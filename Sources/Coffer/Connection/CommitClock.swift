@@ -109,9 +109,12 @@ struct SnapshotStamp {
 }
 
 extension Connection {
-    /// Stamps the read transaction that just began (call right after `BEGIN`, before any statement).
-    func stampReadTransaction() {
-        guard let counts = commitClock?.stampCounts else {
+    /// Stamps the read transaction that just began (call right after `BEGIN`, before any statement) by
+    /// `clock`, this connection's ``commitClock`` passed in by the caller that holds it (the database): a
+    /// borrowed reference, where reading the property would retain the clock, a write to its reference
+    /// count that every reader thread shares.
+    func stampReadTransaction(by clock: CommitClock) {
+        guard let counts = clock.stampCounts else {
             snapshotStamp.placement = .none
             return
         }

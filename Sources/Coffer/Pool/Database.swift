@@ -164,7 +164,7 @@ public final class Database: Sendable {
         }
         return try pool.withReader { connection in
             try connection.inTransaction(.deferred) {
-                connection.stampReadTransaction()
+                connection.stampReadTransaction(by: factory.clock)
                 return try body(connection)
             }
         }
