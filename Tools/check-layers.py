@@ -37,11 +37,12 @@ MAY_IMPORT = {
     "CofferTempVFS": {"CSQLCipher", "COpenSSL"},
     "CofferPageCache": {"CSQLCipher"},
     "CofferTokenizer": {"CSQLCipher"},
+    "CofferAtomics": set(),
     "CofferMacros": {"SwiftSyntax", "SwiftSyntaxMacros", "SwiftCompilerPlugin"},
     "CofferFormat": {"COpenSSL", "Crypto", "_CryptoExtras"},
     "Coffer": {
         "CofferFormat", "CSQLCipher", "CofferMacros", "CofferTempVFS", "CofferPageCache", "CofferTokenizer",
-        "Logging", "Metrics", "CoreMetrics", "Tracing", "Crypto", "_CryptoExtras",
+        "CofferAtomics", "Logging", "Metrics", "CoreMetrics", "Tracing", "Crypto", "_CryptoExtras",
     },
     "CofferRepair": {"Coffer", "CofferFormat", "Crypto"},
     "CofferCorruption": {"CofferFormat", "CofferRepair", "CofferTestSupport"},
