@@ -28,7 +28,7 @@ extension CachedRecord {
     /// Coffer's generic code would look up the record type's metadata at run time on every call.
     @inlinable
     public static func fetchOne(_ db: Connection, id: Int64) throws -> Self? {
-        if let entry = db.recordCacheHit(Self.self, id: id) { return entry.record }
+        if let record = db.recordCacheHit(Self.self, id: id) { return record }
         return try fetchOneThroughCache(db, id: id)
     }
 
@@ -40,7 +40,7 @@ extension CachedRecord {
         guard let store = try db.recordCacheStore(Self.self, commits: &commits) else {
             return try RecordLookup.of(Self.self).fetch(Self.self, db, id: id)?.record
         }
-        if let entry = store.entry(rowID: id, commits: commits) { return entry.record }
+        if let record = store.record(rowID: id, commits: commits) { return record }
         return try fetchAndStore(db, id: id, in: store, commits: commits)
     }
 
@@ -59,18 +59,18 @@ extension CachedRecord {
 }
 
 extension Connection {
-    /// The entry of `Record` cached for `id` when this connection's read transaction already has its
+    /// The record of `Record` cached for `id` when this connection's read transaction already has its
     /// snapshot placed and the type's store at hand, and the store holds a record current for that
     /// snapshot; nil otherwise (``CachedRecord/fetchOneThroughCache(_:id:)`` then does the rest). The
     /// same checks as the full path's, in the same order: only their lookups are inlined.
     @inlinable
-    func recordCacheHit<Record: CachedRecord>(_ type: Record.Type, id: Int64) -> RecordCacheEntry<Record>? {
+    func recordCacheHit<Record: CachedRecord>(_ type: Record.Type, id: Int64) -> Record? {
         guard case .exact(let commits) = snapshotStamp.placement else { return nil }
         let key = ObjectIdentifier(type)
         for entry in attachmentView.parts where entry.key == key {
             // Only ever appended by `recordCacheStore`: the part under a type's identifier is its store.
             let store = unsafeDowncast(entry.part, to: RecordCacheStore<Record>.self)
-            return store.isEnabled ? store.entry(rowID: id, commits: commits) : nil
+            return store.isEnabled ? store.record(rowID: id, commits: commits) : nil
         }
         return nil
     }
