@@ -115,7 +115,13 @@ public final class Statement {
         defer {
             if bytesBound { resetClearingBindings() } else { sqlite3_reset(handle) }
         }
-        return try bindInPlace(arguments.values, from: 0, parameter: 1, bytesBound: &bytesBound, body)
+        var result: T?
+        try bindInPlace(arguments.values, from: 0, parameter: 1, bytesBound: &bytesBound) { result = try body() }
+        // `bindInPlace` runs its body once unless something throws: never nil here.
+        guard let result else {
+            throw CofferError(code: .internal, message: "statement arguments bound without running", sql: sql)
+        }
+        return result
     }
 
     /// Binds `value` to the parameter at `position` (from 1) and runs `body`: text and blobs in place,
