@@ -65,12 +65,21 @@ extension Connection {
     /// same checks as the full path's, in the same order: only their lookups are inlined.
     @inlinable
     func recordCacheHit<Record: CachedRecord>(_ type: Record.Type, id: Int64) -> Record? {
-        guard case .exact(let commits) = snapshotStamp.placement else { return nil }
+        guard case .exact(let commits) = snapshotStamp.placement, let store = recordCacheStoreHeld(type) else {
+            return nil
+        }
+        // The connection's parts keep the store (they are never removed, and only this connection's
+        // caller, on this thread, adds to them): it is used as it is held, with no retain and release.
+        return store._withUnsafeGuaranteedRef { $0.isEnabled ? $0.record(rowID: id, commits: commits) : nil }
+    }
+
+    /// This connection's store of `Record` if it has made one, as held by its parts.
+    @inlinable
+    func recordCacheStoreHeld<Record: CachedRecord>(_ type: Record.Type) -> Unmanaged<RecordCacheStore<Record>>? {
         let key = ObjectIdentifier(type)
         for entry in attachmentView.parts where entry.key == key {
             // Only ever appended by `recordCacheStore`: the part under a type's identifier is its store.
-            let store = unsafeDowncast(entry.part, to: RecordCacheStore<Record>.self)
-            return store.isEnabled ? store.record(rowID: id, commits: commits) : nil
+            return Unmanaged.passUnretained(unsafeDowncast(entry.part, to: RecordCacheStore<Record>.self))
         }
         return nil
     }
@@ -100,15 +109,13 @@ extension Connection {
             guard let placed = try placeSnapshot(started: started, finished: finished) else { return nil }
             commits = placed
         }
-        let key = ObjectIdentifier(type)
-        for entry in attachmentView.parts where entry.key == key {
-            // Only appended below: the part under a type's identifier is that type's store.
-            let store = unsafeDowncast(entry.part, to: RecordCacheStore<Record>.self)
+        if let held = recordCacheStoreHeld(type) {
+            let store = held.takeUnretainedValue()
             return store.isEnabled ? store : nil
         }
         guard let registry = attachmentView.attachment as? RecordCacheRegistry else { return nil }
         let store = try registry.store(type)
-        attachmentView.parts.append((key: key, part: store))
+        attachmentView.parts.append((key: ObjectIdentifier(type), part: store))
         return store.isEnabled ? store : nil
     }
 
