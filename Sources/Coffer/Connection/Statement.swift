@@ -115,13 +115,21 @@ public final class Statement {
         defer {
             if bytesBound { resetClearingBindings() } else { sqlite3_reset(handle) }
         }
-        var result: T?
-        try bindInPlace(arguments.values, from: 0, parameter: 1, bytesBound: &bytesBound) { result = try body() }
-        // `bindInPlace` runs its body once unless something throws: never nil here.
-        guard let result else {
-            throw CofferError(code: .internal, message: "statement arguments bound without running", sql: sql)
+        // The result goes to a stack slot, not to an optional: with `T` generic (a caller generic over a
+        // record type) an optional of it or a variable the body captures costs a metadata lookup and a
+        // heap box per call.
+        return try withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
+            var ran = false
+            try bindInPlace(arguments.values, from: 0, parameter: 1, bytesBound: &bytesBound) {
+                slot.initializeElement(at: 0, to: try body())
+                ran = true
+            }
+            // `bindInPlace` runs its body once unless something throws: always true here.
+            guard ran else {
+                throw CofferError(code: .internal, message: "statement arguments bound without running", sql: sql)
+            }
+            return slot.moveElement(from: 0)
         }
-        return result
     }
 
     /// Binds `value` to the parameter at `position` (from 1) and runs `body`: text and blobs in place,

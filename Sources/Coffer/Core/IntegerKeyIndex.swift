@@ -31,7 +31,7 @@ struct IntegerKeyMap<Value: IntegerKeyMapValue> {
     static var bytesPerEntry: Int { 2 * MemoryLayout<Bucket>.stride }
 
     /// The value kept for `key`, ``IntegerKeyMapValue/absent`` when none is.
-    @inlinable
+    @inlinable @inline(__always)
     func value(for key: Int64) -> Value {
         guard count > 0 else { return .absent }
         return buckets.withUnsafeBufferPointer { buckets in
@@ -96,7 +96,7 @@ struct IntegerKeyMap<Value: IntegerKeyMapValue> {
         count = 0
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func home(of key: Int64) -> Int {
         var mixed = UInt64(bitPattern: key) ^ seed
         mixed = (mixed ^ (mixed >> 32)) &* 0x9E37_79B9_7F4A_7C15

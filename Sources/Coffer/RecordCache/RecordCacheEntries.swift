@@ -66,8 +66,8 @@ struct RecordCacheEntries {
     }
 
     /// The entry kept for `rowID`, marked used. Inlinable: a hit is specialized in the caller's module.
-    @inlinable
-    func use(_ rowID: Int64) -> RecordCacheEntryBase? {
+    @inlinable @inline(__always)
+    mutating func use(_ rowID: Int64) -> RecordCacheEntryBase? {
         guard let entry = index.value(for: rowID) else { return nil }
         // Written only when not already set: repeated hits leave the entry's memory clean.
         if !entry.referenced { entry.referenced = true }
