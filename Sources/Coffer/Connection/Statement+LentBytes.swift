@@ -20,14 +20,19 @@ public protocol BytesLendingValue {
 
 extension Statement {
     /// Binds `values[index...]` to parameters from `parameter` on, each TEXT or BLOB inside the scope that
-    /// keeps its bytes alive, and runs `body` innermost. Sets `bytesBound` when any value was bound in
+    /// keeps its bytes alive, and runs `body` innermost, once. Sets `bytesBound` when any value was bound in
     /// place: the caller must then reset the statement and clear its bindings (``resetClearingBindings()``)
     /// before `body` returns or right after, never later.
+    ///
+    /// Generic over the values alone, not over a result: every caller names its values' type, so the
+    /// recursion is specialized for it even where the caller's own result type is generic (a result type
+    /// left generic kept the whole recursion unspecialized, each value read through witness tables).
+    /// A caller with a result keeps it from `body` (``withBound(_:_:)``).
     @_spi(CofferInternal)
     @inlinable
-    public func bindInPlace<Values: Collection, T>(
-        _ values: Values, from index: Values.Index, parameter: Int32, bytesBound: inout Bool, _ body: () throws -> T
-    ) throws -> T where Values.Element: BytesLendingValue {
+    public func bindInPlace<Values: Collection>(
+        _ values: Values, from index: Values.Index, parameter: Int32, bytesBound: inout Bool, _ body: () throws -> Void
+    ) throws where Values.Element: BytesLendingValue {
         var index = index
         var parameter = parameter
         while index != values.endIndex {
@@ -44,7 +49,7 @@ extension Statement {
                 try bindInPlace(values, from: next, parameter: nextParameter, bytesBound: &bytesBound, body)
             }
         }
-        return try body()
+        try body()
     }
 }
 

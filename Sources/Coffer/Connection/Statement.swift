@@ -105,7 +105,7 @@ public final class Statement {
     /// Binds `arguments` and runs `body` with them bound: text and blobs in place, from the bytes
     /// `arguments` holds (`SQLITE_STATIC`, no copy), for exactly as long as `body` runs. Then the
     /// statement is reset and those parameters cleared, so it never keeps a pointer past the call.
-    func withBound<T>(_ arguments: StatementArguments, _ body: () throws -> T) throws -> T {
+    func withBound(_ arguments: StatementArguments, _ body: () throws -> Void) throws {
         let expected = Int(sqlite3_bind_parameter_count(handle))
         guard arguments.values.count == expected else {
             throw CofferError(
@@ -115,7 +115,26 @@ public final class Statement {
         defer {
             if bytesBound { resetClearingBindings() } else { sqlite3_reset(handle) }
         }
-        return try bindInPlace(arguments.values, from: 0, parameter: 1, bytesBound: &bytesBound, body)
+        try bindInPlace(arguments.values, from: 0, parameter: 1, bytesBound: &bytesBound, body)
+    }
+
+    /// ``withBound(_:_:)`` for a body with a result. The result is moved out of a one-value allocation:
+    /// with `T` generic (a caller generic over a record type), an optional of it, a variable the body
+    /// captures or a temporary stack allocation each cost a runtime metadata lookup (or a heap box) per
+    /// call, more than the allocation; the binding itself then runs specialized for the arguments.
+    func withBound<T>(_ arguments: StatementArguments, _ body: () throws -> T) throws -> T {
+        let slot = UnsafeMutablePointer<T>.allocate(capacity: 1)
+        defer { slot.deallocate() }
+        var ran = false
+        try withBound(arguments) {
+            slot.initialize(to: try body())
+            ran = true
+        }
+        // `bindInPlace` runs its body once unless something throws: always true here.
+        guard ran else {
+            throw CofferError(code: .internal, message: "statement arguments bound without running", sql: sql)
+        }
+        return slot.move()
     }
 
     /// Binds `value` to the parameter at `position` (from 1) and runs `body`: text and blobs in place,

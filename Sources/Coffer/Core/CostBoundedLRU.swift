@@ -1,14 +1,11 @@
 /// A map whose entries each have a cost, the least recently used evicted once their total passes a
-/// limit: the key-value store's decoded-object cache's storage, keyed by any hashable key
-/// (``CostBoundedLRU``). (The record cache keeps its entries in `RecordCacheEntries` instead, whose hits
+/// limit: the key-value store's decoded-object cache's storage. (The record cache keeps its entries in `RecordCacheEntries` instead, whose hits
 /// write no list.)
 ///
 /// A value type with no lock: its owner guards it. Entries live in an array of slots linked into a
 /// recency list by index (no node objects, no reference counting per use); freed slots are reused. A
-/// use is one index lookup and a relink of two indices.
-struct IndexedCostBoundedLRU<Index: CostBoundedLRUIndex, Value> {
-    typealias Key = Index.Key
-
+/// use is one dictionary lookup and a relink of two indices.
+struct CostBoundedLRU<Key: Hashable, Value> {
     private struct Slot {
         var key: Key
         /// Nil once the slot is free, so that a freed slot holds no value alive.
@@ -22,7 +19,8 @@ struct IndexedCostBoundedLRU<Index: CostBoundedLRUIndex, Value> {
     let costLimit: Int
     private var slots: [Slot] = []
     private var freeSlots: [Int] = []
-    private var index = Index()
+    /// Each kept key's slot.
+    private var positions: [Key: Int] = [:]
     private var newest = -1
     private var oldest = -1
     /// The sum of the kept entries' costs.
@@ -31,16 +29,11 @@ struct IndexedCostBoundedLRU<Index: CostBoundedLRUIndex, Value> {
     init(costLimit: Int) { self.costLimit = max(0, costLimit) }
 
     /// The number of entries kept.
-    var count: Int { index.count }
-
-    /// The bytes an entry takes besides its value's own heap storage: its slot and its index entry.
-    static var bytesPerEntry: Int {
-        MemoryLayout<Slot>.stride + Index.bytesPerEntry
-    }
+    var count: Int { positions.count }
 
     /// The value kept for `key`, marked most recently used.
     mutating func use(_ key: Key) -> Value? {
-        guard let position = index[key] else { return nil }
+        guard let position = positions[key] else { return nil }
         if position != newest {
             withLinks { slots, newest, oldest in
                 Self.unlink(position, in: slots, &newest, &oldest)
@@ -65,7 +58,7 @@ struct IndexedCostBoundedLRU<Index: CostBoundedLRUIndex, Value> {
             slots.append(slot)
             position = slots.count - 1
         }
-        index.set(position, for: key)
+        positions[key] = position
         withLinks { Self.linkAsNewest(position, in: $0, &$1, &$2) }
         totalCost += cost
         while totalCost > costLimit, oldest >= 0 { removeValue(for: slots[oldest].key) }
@@ -74,7 +67,7 @@ struct IndexedCostBoundedLRU<Index: CostBoundedLRUIndex, Value> {
     /// Forgets `key`; returns what was kept for it.
     @discardableResult
     mutating func removeValue(for key: Key) -> Value? {
-        guard let position = index.removeValue(forKey: key) else { return nil }
+        guard let position = positions.removeValue(forKey: key) else { return nil }
         withLinks { Self.unlink(position, in: $0, &$1, &$2) }
         totalCost -= slots[position].cost
         let value = slots[position].value
@@ -87,7 +80,7 @@ struct IndexedCostBoundedLRU<Index: CostBoundedLRUIndex, Value> {
     mutating func removeAll() {
         slots.removeAll()
         freeSlots.removeAll()
-        index.removeAll()
+        positions.removeAll()
         newest = -1
         oldest = -1
         totalCost = 0
@@ -121,45 +114,4 @@ struct IndexedCostBoundedLRU<Index: CostBoundedLRUIndex, Value> {
         newest = position
         if oldest < 0 { oldest = position }
     }
-}
-
-/// A ``IndexedCostBoundedLRU`` keyed by any hashable key, through a dictionary.
-typealias CostBoundedLRU<Key: Hashable, Value> = IndexedCostBoundedLRU<HashedLRUIndex<Key>, Value>
-
-/// How an ``IndexedCostBoundedLRU`` finds a key's slot.
-protocol CostBoundedLRUIndex {
-    associatedtype Key
-    init()
-    /// The number of keys kept.
-    var count: Int { get }
-    /// The bytes the index takes per key, roughly.
-    static var bytesPerEntry: Int { get }
-    /// The slot position kept for `key`.
-    subscript(key: Key) -> Int? { get }
-    /// Keeps `position` for `key`, replacing what was kept.
-    mutating func set(_ position: Int, for key: Key)
-    /// Forgets `key`; returns the position kept for it.
-    mutating func removeValue(forKey key: Key) -> Int?
-    /// Forgets every key and gives the memory back.
-    mutating func removeAll()
-}
-
-/// Slot positions by any hashable key, in a dictionary.
-struct HashedLRUIndex<Key: Hashable>: CostBoundedLRUIndex {
-    private var positions: [Key: Int] = [:]
-
-    init() {}
-
-    var count: Int { positions.count }
-
-    /// The key, the position and a word of the dictionary's own per entry.
-    static var bytesPerEntry: Int { MemoryLayout<Key>.stride + MemoryLayout<Int>.stride + MemoryLayout<Int>.stride }
-
-    subscript(key: Key) -> Int? { positions[key] }
-
-    mutating func set(_ position: Int, for key: Key) { positions[key] = position }
-
-    mutating func removeValue(forKey key: Key) -> Int? { positions.removeValue(forKey: key) }
-
-    mutating func removeAll() { positions.removeAll() }
 }

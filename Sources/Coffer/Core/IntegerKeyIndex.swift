@@ -6,19 +6,24 @@
 /// The hash is a multiply-and-shift mix of the key with a seed drawn per table, so the keys of a file
 /// cannot be chosen to collide in every process. Deletion shifts the following entries back (no
 /// tombstones). At most three quarters full; it doubles when fuller.
+///
+/// A lookup is inlinable: the record cache's hit is specialized for its value type in the caller's
+/// module (the table's internals are usable from inlinable code for that alone, and changed only here).
+@usableFromInline
 struct IntegerKeyMap<Value: IntegerKeyMapValue> {
-    private struct Bucket {
-        var key: Int64
+    @usableFromInline
+    struct Bucket {
+        @usableFromInline var key: Int64
         /// ``IntegerKeyMapValue/absent`` when the bucket is empty.
-        var value: Value
+        @usableFromInline var value: Value
     }
 
-    private var buckets: [Bucket] = []
+    @usableFromInline var buckets: [Bucket] = []
     /// 64 minus the base-2 logarithm of the bucket count: a hash's top bits pick its home bucket.
-    private var shift: UInt64 = 64
-    private let seed = UInt64.random(in: .min ... .max)
+    @usableFromInline var shift: UInt64 = 64
+    @usableFromInline let seed = UInt64.random(in: .min ... .max)
     /// The number of keys kept.
-    private(set) var count = 0
+    @usableFromInline var count = 0
 
     init() {}
 
@@ -26,6 +31,7 @@ struct IntegerKeyMap<Value: IntegerKeyMapValue> {
     static var bytesPerEntry: Int { 2 * MemoryLayout<Bucket>.stride }
 
     /// The value kept for `key`, ``IntegerKeyMapValue/absent`` when none is.
+    @inlinable @inline(__always)
     func value(for key: Int64) -> Value {
         guard count > 0 else { return .absent }
         return buckets.withUnsafeBufferPointer { buckets in
@@ -90,7 +96,8 @@ struct IntegerKeyMap<Value: IntegerKeyMapValue> {
         count = 0
     }
 
-    private func home(of key: Int64) -> Int {
+    @inlinable @inline(__always)
+    func home(of key: Int64) -> Int {
         var mixed = UInt64(bitPattern: key) ^ seed
         mixed = (mixed ^ (mixed >> 32)) &* 0x9E37_79B9_7F4A_7C15
         return Int(truncatingIfNeeded: mixed >> shift)
@@ -107,6 +114,7 @@ struct IntegerKeyMap<Value: IntegerKeyMapValue> {
 }
 
 /// A value an ``IntegerKeyMap`` can keep: one of its values marks an empty bucket and is never kept.
+@usableFromInline
 protocol IntegerKeyMapValue {
     /// The value that marks an empty bucket.
     static var absent: Self { get }
@@ -116,14 +124,14 @@ protocol IntegerKeyMapValue {
 
 /// A position (an index into an array); negative values are not kept.
 extension Int: IntegerKeyMapValue {
-    static var absent: Int { -1 }
-    var isAbsent: Bool { self < 0 }
+    @inlinable static var absent: Int { -1 }
+    @inlinable var isAbsent: Bool { self < 0 }
 }
 
 /// An object reference; nil is not kept.
 extension Optional: IntegerKeyMapValue where Wrapped: AnyObject {
-    static var absent: Self { nil }
-    var isAbsent: Bool { self == nil }
+    @inlinable static var absent: Self { nil }
+    @inlinable var isAbsent: Bool { self == nil }
 }
 
 /// Positions by `Int64` key: the eager loads' integer key slots.

@@ -6,10 +6,10 @@
 @usableFromInline
 class RecordCacheEntryBase {
     // What a hit reads comes first, next to the object's header: the stamp and the mark.
-    final let validFrom: UInt64
+    @usableFromInline final let validFrom: UInt64
     // Guarded by the store's lock (the lock, not the dynamic exclusivity check, keeps accesses apart).
     /// Set by a hit, cleared when eviction passes the entry over (its second chance).
-    @exclusivity(unchecked) final var referenced = false
+    @usableFromInline @exclusivity(unchecked) final var referenced = false
     final let rowID: Int64
     final let cost: Int
     /// The entry's place in ``RecordCacheEntries``' eviction queue.
@@ -40,10 +40,11 @@ final class RecordCacheEntry<Record>: RecordCacheEntryBase {
 /// A hit is one probe of the ``IntegerKeyMap`` (whose buckets hold the entries' references) and, the
 /// first time after eviction passed the entry, one write of its mark: no list is relinked, so a hit
 /// touches the bucket, the entry and nothing else. A value type with no lock: its store guards it.
+@usableFromInline
 struct RecordCacheEntries {
     /// The total cost kept; an entry costing more is not kept at all.
     let costLimit: Int
-    private var index = IntegerKeyMap<RecordCacheEntryBase?>()
+    @usableFromInline var index = IntegerKeyMap<RecordCacheEntryBase?>()
     /// The eviction queue, from `head` on: entries in the order they were inserted (or given their
     /// second chance); nil where an entry was removed.
     private var queue: [RecordCacheEntryBase?] = []
@@ -64,7 +65,8 @@ struct RecordCacheEntries {
         IntegerKeyMap<RecordCacheEntryBase?>.bytesPerEntry + 2 * MemoryLayout<RecordCacheEntryBase?>.stride
     }
 
-    /// The entry kept for `rowID`, marked used.
+    /// The entry kept for `rowID`, marked used. Inlinable: a hit is specialized in the caller's module.
+    @inlinable @inline(__always)
     mutating func use(_ rowID: Int64) -> RecordCacheEntryBase? {
         guard let entry = index.value(for: rowID) else { return nil }
         // Written only when not already set: repeated hits leave the entry's memory clean.

@@ -27,9 +27,10 @@ final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @uncheck
     /// False when the type is not cached (level ``RecordCacheLevel/none``, or a key that is no rowid):
     /// its lookups run SQL.
     @usableFromInline let isEnabled: Bool
-    private let lock = NSLock()
-    // Guarded by `lock` (the lock, not the dynamic exclusivity check, keeps accesses apart).
-    @exclusivity(unchecked) private var entries: RecordCacheEntries
+    @usableFromInline let lock = NSLock()
+    // Guarded by `lock` (the lock, not the dynamic exclusivity check, keeps accesses apart). Usable from
+    // inlinable code for the hit alone (``record(rowID:commits:)``).
+    @usableFromInline @exclusivity(unchecked) var entries: RecordCacheEntries
     /// The commit count at which a commit last changed this table (or everything was dropped): a record
     /// read at an earlier snapshot may be stale and is not stored.
     @exclusivity(unchecked) private var changedAt: UInt64
@@ -52,15 +53,16 @@ final class RecordCacheStore<Record: CachedRecord>: RecordCacheStoring, @uncheck
         return RecordCacheEntries.bytesPerEntry + fields + MemoryLayout<Record>.size
     }
 
-    /// The entry cached for `rowID`, if one is current for a snapshot that saw `commits` commits. (An
-    /// entry, not an optional record: an optional of the generic record type costs a metadata lookup per
-    /// call in unspecialized code.)
-    @usableFromInline
-    func entry(rowID: Int64, commits: UInt64) -> RecordCacheEntry<Record>? {
+    /// The record cached for `rowID`, if one is current for a snapshot that saw `commits` commits,
+    /// copied out under the lock. Inlinable, so that a hit is specialized for the record type in the
+    /// caller's module: the probe, the mark and the copy inline, no call but the lock's, and the entry
+    /// read in place, not returned (no reference counting of it).
+    @inlinable
+    func record(rowID: Int64, commits: UInt64) -> Record? {
         lock.lock()
         defer { lock.unlock() }
         guard let entry = entries.use(rowID), entry.validFrom <= commits else { return nil }
-        return unsafeDowncast(entry, to: RecordCacheEntry<Record>.self)
+        return unsafeDowncast(entry, to: RecordCacheEntry<Record>.self).record
     }
 
     /// Stores `record`, read by a snapshot that saw `commits` commits, unless the table changed since.

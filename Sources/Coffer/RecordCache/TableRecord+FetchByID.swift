@@ -28,7 +28,7 @@ extension CachedRecord {
     /// Coffer's generic code would look up the record type's metadata at run time on every call.
     @inlinable
     public static func fetchOne(_ db: Connection, id: Int64) throws -> Self? {
-        if let entry = db.recordCacheHit(Self.self, id: id) { return entry.record }
+        if let record = db.recordCacheHit(Self.self, id: id) { return record }
         return try fetchOneThroughCache(db, id: id)
     }
 
@@ -40,7 +40,7 @@ extension CachedRecord {
         guard let store = try db.recordCacheStore(Self.self, commits: &commits) else {
             return try RecordLookup.of(Self.self).fetch(Self.self, db, id: id)?.record
         }
-        if let entry = store.entry(rowID: id, commits: commits) { return entry.record }
+        if let record = store.record(rowID: id, commits: commits) { return record }
         return try fetchAndStore(db, id: id, in: store, commits: commits)
     }
 
@@ -59,18 +59,27 @@ extension CachedRecord {
 }
 
 extension Connection {
-    /// The entry of `Record` cached for `id` when this connection's read transaction already has its
+    /// The record of `Record` cached for `id` when this connection's read transaction already has its
     /// snapshot placed and the type's store at hand, and the store holds a record current for that
     /// snapshot; nil otherwise (``CachedRecord/fetchOneThroughCache(_:id:)`` then does the rest). The
     /// same checks as the full path's, in the same order: only their lookups are inlined.
     @inlinable
-    func recordCacheHit<Record: CachedRecord>(_ type: Record.Type, id: Int64) -> RecordCacheEntry<Record>? {
-        guard case .exact(let commits) = snapshotStamp.placement else { return nil }
+    func recordCacheHit<Record: CachedRecord>(_ type: Record.Type, id: Int64) -> Record? {
+        guard case .exact(let commits) = snapshotStamp.placement, let store = recordCacheStoreHeld(type) else {
+            return nil
+        }
+        // The connection's parts keep the store (they are never removed, and only this connection's
+        // caller, on this thread, adds to them): it is used as it is held, with no retain and release.
+        return store._withUnsafeGuaranteedRef { $0.isEnabled ? $0.record(rowID: id, commits: commits) : nil }
+    }
+
+    /// This connection's store of `Record` if it has made one, as held by its parts.
+    @inlinable
+    func recordCacheStoreHeld<Record: CachedRecord>(_ type: Record.Type) -> Unmanaged<RecordCacheStore<Record>>? {
         let key = ObjectIdentifier(type)
         for entry in attachmentView.parts where entry.key == key {
             // Only ever appended by `recordCacheStore`: the part under a type's identifier is its store.
-            let store = unsafeDowncast(entry.part, to: RecordCacheStore<Record>.self)
-            return store.isEnabled ? store.entry(rowID: id, commits: commits) : nil
+            return Unmanaged.passUnretained(unsafeDowncast(entry.part, to: RecordCacheStore<Record>.self))
         }
         return nil
     }
@@ -100,15 +109,13 @@ extension Connection {
             guard let placed = try placeSnapshot(started: started, finished: finished) else { return nil }
             commits = placed
         }
-        let key = ObjectIdentifier(type)
-        for entry in attachmentView.parts where entry.key == key {
-            // Only appended below: the part under a type's identifier is that type's store.
-            let store = unsafeDowncast(entry.part, to: RecordCacheStore<Record>.self)
+        if let held = recordCacheStoreHeld(type) {
+            let store = held.takeUnretainedValue()
             return store.isEnabled ? store : nil
         }
         guard let registry = attachmentView.attachment as? RecordCacheRegistry else { return nil }
         let store = try registry.store(type)
-        attachmentView.parts.append((key: key, part: store))
+        attachmentView.parts.append((key: ObjectIdentifier(type), part: store))
         return store.isEnabled ? store : nil
     }
 
