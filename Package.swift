@@ -53,7 +53,6 @@ let package = Package(
                 "CofferTempVFS",
                 "CofferPageCache",
                 "CofferTokenizer",
-                "CofferAtomics",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -114,9 +113,6 @@ let package = Package(
         // The decrypted-page cache shared by encrypted connections (`DecryptedPageCache`): C, against
         // SQLCipher's header and library only.
         .target(name: "CofferPageCache", dependencies: ["CSQLCipher"], linkerSettings: [.linkedLibrary("sqlcipher")]),
-        // C11 atomic words for the read path (the reader pool's idle slots, the commit clock's counts):
-        // `Synchronization.Atomic` needs macOS 15.
-        .target(name: "CofferAtomics"),
         // Full-text search (`FullTextIndex`): the CJK-aware FTS3/4 tokenizer `coffer` and `coffer_bm25`, C
         // against SQLCipher's header and library only.
         .target(

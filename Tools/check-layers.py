@@ -37,12 +37,11 @@ MAY_IMPORT = {
     "CofferTempVFS": {"CSQLCipher", "COpenSSL"},
     "CofferPageCache": {"CSQLCipher"},
     "CofferTokenizer": {"CSQLCipher"},
-    "CofferAtomics": set(),
     "CofferMacros": {"SwiftSyntax", "SwiftSyntaxMacros", "SwiftCompilerPlugin"},
     "CofferFormat": {"COpenSSL", "Crypto", "_CryptoExtras"},
     "Coffer": {
         "CofferFormat", "CSQLCipher", "CofferMacros", "CofferTempVFS", "CofferPageCache", "CofferTokenizer",
-        "CofferAtomics", "Logging", "Metrics", "CoreMetrics", "Tracing", "Crypto", "_CryptoExtras",
+        "Logging", "Metrics", "CoreMetrics", "Tracing", "Crypto", "_CryptoExtras",
     },
     "CofferRepair": {"Coffer", "CofferFormat", "Crypto"},
     "CofferCorruption": {"CofferFormat", "CofferRepair", "CofferTestSupport"},

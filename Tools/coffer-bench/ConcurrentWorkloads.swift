@@ -176,9 +176,6 @@ struct ConcurrentWorkloads {
                 var lookups = 0
                 var misses = 0
                 let byID = try CofferLookup.byID.get()
-                // Taken once, as the raw side takes its connection: unwrapped in the loop, the shared
-                // Database would be retained and released at every lookup.
-                let database = self.database
                 let statement = try rawReaders.indices.contains(reader) ? rawReaders[reader].prepare(BenchRow.selectByIDSQL) : nil
                 defer { statement.map { _ = sqlite3_finalize($0) } }
                 while !stop.isSet {

@@ -10,50 +10,36 @@ import Foundation
 /// hooks are installed, that is while something (the record cache) observes; until then ``isActive`` is
 /// false and nothing is stamped.
 final class CommitClock: @unchecked Sendable {
-    /// Serializes the changes of the counts (and guards the attachment); reading them takes no lock.
     private let lock = NSLock()
-    /// Words 0, 1, 2: the started count, the finished count, 1 once active. Atomic, each on its own
-    /// cache line, so that a read transaction's stamp is two loads and writes nothing.
-    private let words = AtomicWords(count: 3)
-    private static let started = 0
-    private static let finished = 1
-    private static let active = 2
     // Guarded by `lock`.
+    private var startedCount: UInt64 = 0
+    private var finishedCount: UInt64 = 0
+    private var active = false
     private var attachmentObject: (any CommitClockAttachment)?
     /// The database the clock belongs to (type-erased: `Database` is in a higher layer), so that a
     /// connection can reach it to start its record cache.
     weak var owner: AnyObject?
 
     /// Commits whose commit hook ran, and commits finished (published, writer idle again).
-    ///
-    /// Read with no lock, `finished` first: every change keeps `started >= finished` at every instant
-    /// and `started` never decreases, so equal counts read this way were the clock's state at the first
-    /// load, with no commit started until the second.
-    var counts: (started: UInt64, finished: UInt64) {
-        let finished = words.load(Self.finished)
-        return (words.load(Self.started), finished)
-    }
+    var counts: (started: UInt64, finished: UInt64) { lock.withLock { (startedCount, finishedCount) } }
 
     /// The counts for a read transaction's stamp, or nil until the hooks that move the clock are installed.
     var stampCounts: (started: UInt64, finished: UInt64)? {
-        words.load(Self.active) != 0 ? counts : nil
+        lock.withLock { active ? (startedCount, finishedCount) : nil }
     }
 
     /// The writer is committing (SQLite's commit hook, on the writer's queue).
-    func commitWillStart() { lock.withLock { _ = words.add(Self.started, 1) } }
+    func commitWillStart() { lock.withLock { startedCount &+= 1 } }
 
     /// The writer is idle: every commit it made is visible and published.
-    func writerIsIdle() {
-        lock.withLock { words.store(Self.finished, words.load(Self.started)) }
-    }
+    func writerIsIdle() { lock.withLock { finishedCount = startedCount } }
 
     /// Counts a change made outside the writer's commits (another process's commit, a cleared cache): a
     /// transaction that overlaps it cannot be placed exactly. A commit under way stays under way.
     func skip() {
         lock.withLock {
-            // `started` first: `started >= finished` holds between the two.
-            words.add(Self.started, 1)
-            words.add(Self.finished, 1)
+            startedCount &+= 1
+            finishedCount &+= 1
         }
     }
 
@@ -67,7 +53,7 @@ final class CommitClock: @unchecked Sendable {
     }
 
     /// Marks the clock as counting (the hooks are in place).
-    func activate() { lock.withLock { words.store(Self.active, 1) } }
+    func activate() { lock.withLock { active = true } }
 
     /// Empties the attachment's state (the database is rekeyed), and lets it go when `detaching` (the
     /// database closes: the attachment holds this clock, so keeping it would keep both alive).
@@ -109,12 +95,9 @@ struct SnapshotStamp {
 }
 
 extension Connection {
-    /// Stamps the read transaction that just began (call right after `BEGIN`, before any statement) by
-    /// `clock`, this connection's ``commitClock`` passed in by the caller that holds it (the database): a
-    /// borrowed reference, where reading the property would retain the clock, a write to its reference
-    /// count that every reader thread shares.
-    func stampReadTransaction(by clock: CommitClock) {
-        guard let counts = clock.stampCounts else {
+    /// Stamps the read transaction that just began (call right after `BEGIN`, before any statement).
+    func stampReadTransaction() {
+        guard let counts = commitClock?.stampCounts else {
             snapshotStamp.placement = .none
             return
         }

@@ -31,12 +31,7 @@ public final class Database: Sendable {
     public let configuration: Configuration
     let factory: ConnectionFactory
     let writer: SerializedConnection
-    /// The reader pool; its capacity is 0 when reads run on the writer (in-memory databases, `readerCount`
-    /// 0). Not optional, so that a read borrows it from `self` instead of retaining it: a retain is a
-    /// write to the pool's reference count, which every reader thread would share.
-    private let pool: ReaderPool
-    /// The reader pool, or nil when reads run on the writer.
-    var readers: ReaderPool? { pool.capacity > 0 ? pool : nil }
+    let readers: ReaderPool?
     let checkpointer: Checkpointer?
     /// Where the writer's WAL commits are reported, and the gate every checkpoint takes (see Backup).
     let commitHook: WALCommitHook
@@ -95,7 +90,7 @@ public final class Database: Sendable {
         self.observation = ObservationCenter(
             writer: writer, externalLatency: isMemory ? 0 : configuration.externalChangeLatency)
         let pooled = !isMemory && configuration.readerCount > 0
-        self.pool = ReaderPool(capacity: pooled ? configuration.readerCount : 0) { try factory.open(.reader) }
+        self.readers = pooled ? ReaderPool(capacity: configuration.readerCount) { try factory.open(.reader) } : nil
         if isMemory || configuration.readOnly {
             self.checkpointer = nil
         } else {
@@ -160,12 +155,12 @@ public final class Database: Sendable {
     }
 
     private func readTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
-        guard pool.capacity > 0 else {
+        guard let readers else {
             return try writer.sync { connection in try connection.inTransaction(.deferred) { try body(connection) } }
         }
-        return try pool.withReader { connection in
+        return try readers.withReader { connection in
             try connection.inTransaction(.deferred) {
-                connection.stampReadTransaction(by: factory.clock)
+                connection.stampReadTransaction()
                 return try body(connection)
             }
         }
