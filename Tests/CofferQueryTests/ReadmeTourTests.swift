@@ -60,6 +60,8 @@ final class ReadmeTourTests: XCTestCase {
             for id in ids { if let message = try byID.fetchOne(db, id) { show(message) } }
         }
         XCTAssertEqual(shown, ["c", "a"])
+        let latest = try TourMessage.byID.get().fetchOne(database, 2)  // one statement, a read of its own
+        XCTAssertEqual(latest?.body, "b")
         try database.close()
     }
 }

@@ -122,7 +122,7 @@ struct FootprintWorkload {
                     reader,
                     Result {
                         try Self.lookUp(reader: reader, count: lookups, rowCount: rowCount, raw: raw?.value, database: database)
-                        return ReaderTally(lookups: lookups, misses: 0, cpuSeconds: 0)
+                        return ReaderTally(lookups: lookups, cpuSeconds: 0)
                     })
                 group.leave()
             }.start()

@@ -142,11 +142,13 @@ struct ReadWorkloads {
             })
     }
 
-    /// W4b: `perCallLookupCount` lookups, each in its own read call (raw C: one autocommit SELECT each).
-    func lookupsPerRead(_ impl: Implementation, checksums: ChecksumLog) throws -> Measurement {
+    /// W4b: `perCallLookupCount` lookups, each a read of its own (raw C: one autocommit SELECT each;
+    /// Coffer: `byID.fetchOne(database, id)`, one statement on a reader outside any transaction).
+    /// W4b-read: the same lookups, each in a `database.read` closure (a snapshot transaction around it).
+    func lookupsPerRead(_ impl: Implementation, inReadClosure: Bool, checksums: ChecksumLog) throws -> Measurement {
         let ids = Self.lookupIDs(count: perCallLookupCount, rowCount: rowCount, seed: 5)
         return try measure(
-            "W4b", impl, operations: ids.count, checksums: checksums,
+            inReadClosure ? "W4b-read" : "W4b", impl, operations: ids.count, checksums: checksums,
             raw: { connection in
                 let statement = try connection.prepare(BenchRow.selectByIDSQL)
                 defer { sqlite3_finalize(statement) }
@@ -156,7 +158,11 @@ struct ReadWorkloads {
             },
             coffer: { database in
                 var sum = Checksum()
-                for id in ids { sum.add(try CofferLookup.person(id: id, in: database)) }
+                if inReadClosure {
+                    for id in ids { sum.add(try CofferLookup.personInRead(id: id, in: database)) }
+                } else {
+                    for id in ids { sum.add(try CofferLookup.person(id: id, in: database)) }
+                }
                 return sum.value
             })
     }
@@ -208,8 +214,14 @@ enum RawLookup {
 enum CofferLookup {
     static let byID = Result { try Person.filter { $0.id == .parameter }.prepared() }
 
-    /// One lookup in its own read call.
+    /// One lookup, a read of its own: one statement on a reader, outside any transaction.
     static func person(id: Int64, in database: Database) throws -> Person {
+        guard let person = try byID.get().fetchOne(database, id) else { throw BenchError("no row \(id)") }
+        return person
+    }
+
+    /// One lookup in a `read` closure of its own (a snapshot transaction around the one statement).
+    static func personInRead(id: Int64, in database: Database) throws -> Person {
         let byID = try byID.get()
         guard let person = try database.read({ db in try byID.fetchOne(db, id) }) else {
             throw BenchError("no row \(id)")

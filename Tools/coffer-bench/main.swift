@@ -17,7 +17,7 @@ struct CofferBench: ParsableCommand {
 
     @Option(
         parsing: .upToNextOption,
-        help: "Run only these workloads (W0 W1 W1-sql W2 W3 W4 W4b W5 W6 W7 W8 W9 W10 W11 F1; W9-commits… alone too).")
+        help: "Run only these workloads (W0 W1 W1-sql W2 W3 W4 W4b W4b-read W5 W6 W7 W8 W9 W10 W11 F1; W9-commits… alone too).")
     var only: [String] = []
 
     @Option(parsing: .upToNextOption, help: "Run only these implementations (raw-c raw-c-plain coffer coffer-plain).")
@@ -96,7 +96,8 @@ struct CofferBench: ParsableCommand {
             if wants("W2") { try record([writes.singleRowTransactions(impl)]) }
             if wants("W3") { try record([reads.fetchAll(impl, checksums: checksums)]) }
             if wants("W4") { try record([reads.lookupsInOneRead(impl, checksums: checksums)]) }
-            if wants("W4b") { try record([reads.lookupsPerRead(impl, checksums: checksums)]) }
+            if wants("W4b") { try record([reads.lookupsPerRead(impl, inReadClosure: false, checksums: checksums)]) }
+            if wants("W4b-read") { try record([reads.lookupsPerRead(impl, inReadClosure: true, checksums: checksums)]) }
             if wants("W5") { try record([reads.rangeQueries(impl, checksums: checksums)]) }
             if wants("W6") { try record(concurrent.run(impl)) }
             if wants("W7") { try record(keyValue.run(impl)) }

@@ -32,6 +32,9 @@ public final class Database: Sendable {
     let factory: ConnectionFactory
     let writer: SerializedConnection
     let readers: ReaderPool?
+    /// The readers when a read of one statement may run outside any transaction: nil in memory, without
+    /// readers, or with spans on (see `checkOutStatementReader`).
+    let statementReaders: ReaderPool?
     let checkpointer: Checkpointer?
     /// Where the writer's WAL commits are reported, and the gate every checkpoint takes (see Backup).
     let commitHook: WALCommitHook
@@ -86,11 +89,14 @@ public final class Database: Sendable {
         self.writer = writer
         self.commitHook = WALCommitHook(metrics: factory.metrics)
         self.state = CloseState(removingOnClose: directory)
-        self.spans = DatabaseSpans.make(for: configuration.monitoring, path: path)
+        let spans = DatabaseSpans.make(for: configuration.monitoring, path: path)
+        self.spans = spans
         self.observation = ObservationCenter(
             writer: writer, externalLatency: isMemory ? 0 : configuration.externalChangeLatency)
         let pooled = !isMemory && configuration.readerCount > 0
-        self.readers = pooled ? ReaderPool(capacity: configuration.readerCount) { try factory.open(.reader) } : nil
+        let readers = pooled ? ReaderPool(capacity: configuration.readerCount) { try factory.open(.reader) } : nil
+        self.readers = readers
+        self.statementReaders = spans == nil ? readers : nil
         if isMemory || configuration.readOnly {
             self.checkpointer = nil
         } else {

@@ -29,7 +29,8 @@ final class ReaderPool: @unchecked Sendable {
         return try body(connection)
     }
 
-    private func checkOut() throws -> Connection {
+    /// A reader for the caller alone until ``checkIn(_:)``, waiting for one when all are busy.
+    func checkOut() throws -> Connection {
         condition.lock()
         while true {
             if closed {
@@ -66,7 +67,8 @@ final class ReaderPool: @unchecked Sendable {
         waiting -= 1
     }
 
-    private func checkIn(_ connection: Connection) {
+    /// Returns a reader taken by ``checkOut()``.
+    func checkIn(_ connection: Connection) {
         condition.lock()
         idle.append(connection)
         if waiting > 0 { condition.broadcast() }
