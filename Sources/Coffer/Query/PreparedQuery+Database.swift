@@ -16,7 +16,9 @@ extension PreparedQuery {
     /// ```
     ///
     /// In memory, with ``Configuration/readerCount`` 0, or with ``Monitoring/spans`` on, it runs as
-    /// ``Database/read(_:)`` does.
+    /// ``Database/read(_:)`` does. It runs on the calling thread and waits for a reader when all are busy,
+    /// as the synchronous `read` does; async code that must never block its thread uses
+    /// `try await database.read { db in try byID.fetchOne(db, id) }`.
     public func fetchOne<First: DatabaseValueConvertible, each Rest: DatabaseValueConvertible>(
         _ database: Database, _ first: First, _ rest: repeat each Rest
     ) throws -> Root? {
