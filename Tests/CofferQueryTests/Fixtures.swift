@@ -68,6 +68,20 @@ func insertWorkAndOldConversations(_ db: Connection) throws -> (work: Int64, old
     return (workID, oldID)
 }
 
+/// The two conversations and `count` messages, every third filed under "old": message `n` (from 0) has
+/// body "body n", score n mod 7 and is created n seconds after `referenceDate`. Returns the conversations.
+@discardableResult
+func insertConversationsAndMessages(_ db: Connection, count: Int) throws -> (work: Int64, old: Int64) {
+    let (work, old) = try insertWorkAndOldConversations(db)
+    for offset in 0..<count {
+        var message = Message(
+            id: nil, conversationID: offset % 3 == 0 ? old : work, body: "body \(offset)",
+            score: Double(offset % 7), createdAt: referenceDate.addingTimeInterval(Double(offset)))
+        try message.insert(db)
+    }
+    return (work, old)
+}
+
 /// Only stored instance properties become columns.
 @Table
 struct Gadget: Codable {

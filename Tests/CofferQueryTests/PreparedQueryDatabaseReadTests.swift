@@ -11,16 +11,7 @@ final class PreparedQueryDatabaseReadTests: XCTestCase {
 
     override func setUpWithError() throws {
         database = try makeSchemaDatabase()
-        work = try database.write { db in
-            let (work, old) = try insertWorkAndOldConversations(db)
-            for offset in 0..<30 {
-                var message = Message(
-                    id: nil, conversationID: offset % 3 == 0 ? old : work, body: "body \(offset)",
-                    score: Double(offset % 7), createdAt: referenceDate.addingTimeInterval(Double(offset)))
-                try message.insert(db)
-            }
-            return work
-        }
+        work = try database.write { db in try insertConversationsAndMessages(db, count: 30).work }
     }
 
     override func tearDownWithError() throws { try database.close() }

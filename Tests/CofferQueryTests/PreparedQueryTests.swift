@@ -8,15 +8,7 @@ final class PreparedQueryTests: XCTestCase {
 
     override func setUpWithError() throws {
         database = try makeSchemaDatabase()
-        try database.write { db in
-            let (work, old) = try insertWorkAndOldConversations(db)
-            for offset in 0..<40 {
-                var message = Message(
-                    id: nil, conversationID: offset % 3 == 0 ? old : work, body: "body \(offset)",
-                    score: Double(offset % 7), createdAt: referenceDate.addingTimeInterval(Double(offset)))
-                try message.insert(db)
-            }
-        }
+        try database.write { db in try insertConversationsAndMessages(db, count: 40) }
     }
 
     override func tearDownWithError() throws { try database.close() }
