@@ -1,4 +1,5 @@
 import ArgumentParser
+import CSQLCipher
 import Coffer
 import Foundation
 
@@ -46,7 +47,18 @@ struct CofferBench: ParsableCommand {
             "Coffer's monitoring: off, metrics (counters and timers to swift-prometheus) or statements (every statement traced).")
     var monitoring: String = "off"
 
+    @Option(
+        help:
+            "SQLite's memory statistics for the whole process, set before any connection opens: on (SQLite's default) or off (no global mutex per allocation).")
+    var sqliteMemoryStatistics: String = "on"
+
     mutating func run() throws {
+        switch sqliteMemoryStatistics {
+        case "on": break
+        case "off":
+            guard coffer_sqlite3_config_memstatus(0) == SQLITE_OK else { throw BenchError("SQLite was already initialized") }
+        default: throw ValidationError("--sqlite-memory-statistics must be on or off")
+        }
         if try FootprintWorkload.runAsChild() { return }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "coffer-bench-\(UUID().uuidString.prefix(8))")
