@@ -47,7 +47,7 @@ struct CofferBench: ParsableCommand {
             "Coffer's monitoring: off, metrics (counters and timers to swift-prometheus) or statements (every statement traced).")
     var monitoring: String = "off"
 
-    @Option(help: "SQLite's memory statistics, for the whole process: on (SQLite's default) or off (no global mutex per allocation).")
+    @Option(help: "SQLite's memory statistics for the whole process: on (SQLite's default) or off.")
     var sqliteMemoryStatistics: String = "on"
 
     mutating func run() throws {
