@@ -1,3 +1,4 @@
+import CofferFormat
 import Crypto
 import Foundation
 
@@ -36,20 +37,27 @@ enum BackupFiles {
 
     /// fsync on a file or directory.
     static func fsyncFile(_ path: String) throws {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { throw CofferError(code: .ioError, message: "cannot open \(path): \(errnoText())") }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw CofferError(code: .ioError, message: "fsync \(path): \(errnoText())") }
+        guard let file = ReadOnlyFile(path: path) else {
+            throw CofferError(code: .ioError, message: "cannot open \(path): \(errnoText())")
+        }
+        guard file.synchronize() else { throw CofferError(code: .ioError, message: "fsync \(path): \(errnoText())") }
     }
 
     /// SHA-256 of a file's contents, hex, read in 1 MiB chunks.
     static func sha256(of path: String) throws -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        guard let file = ReadOnlyFile(path: path) else {
             throw CofferError(code: .fileNotFound, message: "no file at \(path)")
         }
-        defer { try? handle.close() }
         var hash = SHA256()
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hash.update(data: chunk) }
+        var offset: UInt64 = 0
+        while true {
+            guard let chunk = file.readUpTo(1 << 20, at: offset) else {
+                throw CofferError(code: .ioError, message: "read \(path): \(errnoText())")
+            }
+            if chunk.isEmpty { break }
+            hash.update(data: chunk)
+            offset += UInt64(chunk.count)
+        }
         return hash.finalize().map { String(format: "%02x", $0) }.joined()
     }
 
@@ -61,22 +69,32 @@ enum BackupFiles {
 }
 
 /// A file opened for page-sized positional reads and writes.
+///
+/// Read-only, it borrows its descriptor from the process's descriptor table (CofferFormat's
+/// `DescriptorTable`): it may be a live database's file, whose descriptors must not be closed while this
+/// process's connections hold locks on it. Writable files (backups, restore's temporary copy) are never a
+/// live database's, and own their descriptor.
 final class PageFile {
     let descriptor: Int32
     let path: String
+    private let borrowed: ReadOnlyFile?
 
     init(path: String, writable: Bool, create: Bool = false) throws {
-        var flags = writable ? O_RDWR : O_RDONLY
-        if create { flags |= O_CREAT | O_TRUNC }
-        descriptor = open(path, flags, 0o600)
         self.path = path
+        if writable {
+            borrowed = nil
+            descriptor = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0o600)
+        } else {
+            borrowed = ReadOnlyFile(path: path)
+            descriptor = borrowed?.descriptor ?? -1
+        }
         guard descriptor >= 0 else {
             throw CofferError(
                 code: errno == ENOENT ? .fileNotFound : .cantOpen, message: "cannot open \(path): \(BackupFiles.errnoText())")
         }
     }
 
-    deinit { close(descriptor) }
+    deinit { if borrowed == nil { close(descriptor) } }
 
     /// Reads `count` bytes at `offset`; fewer at the end of the file.
     func read(count: Int, at offset: Int) throws -> [UInt8] {

@@ -59,9 +59,10 @@ final class ChangedPageTracker: WALCommitListener, @unchecked Sendable {
         lock.withLock {
             defer { lastFrame = walFrames }
             guard tracking else { return }
-            let descriptor = open(walPath, O_RDONLY)
-            defer { if descriptor >= 0 { close(descriptor) } }
-            guard descriptor >= 0, let header = Self.readWALHeader(descriptor: descriptor) else {
+            // Through the descriptor table: a descriptor of a live database's file is never closed early.
+            let wal = ReadOnlyFile(path: walPath)
+            defer { withExtendedLifetime(wal) {} }
+            guard let descriptor = wal?.descriptor, let header = Self.readWALHeader(descriptor: descriptor) else {
                 // A WAL we cannot read: the set would be incomplete, so the next backup must be full.
                 stopTracking()
                 return
@@ -147,10 +148,7 @@ final class ChangedPageTracker: WALCommitListener, @unchecked Sendable {
 
     /// The WAL's 32-byte header.
     static func readWALHeader(_ path: String) -> WALHeader? {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        return readWALHeader(descriptor: descriptor)
+        ReadOnlyFile(path: path).flatMap { readWALHeader(descriptor: $0.descriptor) }
     }
 
     static func readWALHeader(descriptor: Int32) -> WALHeader? {

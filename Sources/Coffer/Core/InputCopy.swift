@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 
 /// A private copy of an input database (main file and, when present, its `-wal` and `-journal`), so that
@@ -19,13 +20,29 @@ enum InputCopy {
             at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         defer { try? fileManager.removeItem(at: directory) }
         let copy = directory.appendingPathComponent(URL(fileURLWithPath: path).lastPathComponent).path
-        do {
-            for suffix in ["", "-wal", "-journal"] where suffix.isEmpty || fileManager.fileExists(atPath: path + suffix) {
-                try fileManager.copyItem(atPath: path + suffix, toPath: copy + suffix)
+        for suffix in ["", "-wal", "-journal"] where suffix.isEmpty || fileManager.fileExists(atPath: path + suffix) {
+            guard copyContents(of: path + suffix, to: copy + suffix) else {
+                throw CofferError(code: .ioError, message: "cannot make a private copy of \(path + suffix) to read it")
             }
-        } catch {
-            throw CofferError(code: .ioError, message: "cannot make a private copy of \(path) to read it: \(error)")
         }
         return try body(copy)
+    }
+
+    /// Copies the file at `source` into a new file at `destination`, reading through the descriptor table
+    /// (the source may be a live database of this process: `FileManager.copyItem` would open and close a
+    /// descriptor of its own, dropping the process's locks on it). False when either side fails.
+    private static func copyContents(of source: String, to destination: String) -> Bool {
+        guard let input = ReadOnlyFile(path: source),
+            FileManager.default.createFile(atPath: destination, contents: nil, attributes: [.posixPermissions: 0o600]),
+            let output = FileHandle(forWritingAtPath: destination)
+        else { return false }
+        defer { try? output.close() }
+        var offset: UInt64 = 0
+        while let chunk = input.readUpTo(1 << 20, at: offset) {
+            if chunk.isEmpty { return true }
+            do { try output.write(contentsOf: chunk) } catch { return false }
+            offset += UInt64(chunk.count)
+        }
+        return false
     }
 }

@@ -100,13 +100,10 @@ enum CipherDetection {
 
     /// Up to the first 64 KiB of the file (page 1 at the largest page size) and the file's size.
     private static func readHead(path: String) throws -> (bytes: [UInt8], fileSize: Int) {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        // Through the descriptor table: another `Database` in this process may hold locks on this file.
+        guard let file = ReadOnlyFile(path: path) else {
             throw CofferError(code: .cantOpen, message: "cannot read \(path)")
         }
-        defer { try? handle.close() }
-        let size = Int((try? handle.seekToEnd()) ?? 0)
-        try? handle.seek(toOffset: 0)
-        let bytes = (try? handle.read(upToCount: 65536)) ?? Data()
-        return (Array(bytes), size)
+        return (file.readUpTo(65536, at: 0) ?? [], Int(file.size))
     }
 }

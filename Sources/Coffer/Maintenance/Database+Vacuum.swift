@@ -104,6 +104,7 @@ extension Database {
         let factory = self.factory
         let checkpointer = self.checkpointer
         let writer = self.writer
+        let hold = fileHold
         try syncHoldingCheckpoints { connection in
             // Everything committed goes into the main file first: its WAL must not outlive it.
             try connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -117,6 +118,8 @@ extension Database {
                 }
                 for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
                 try BackupFiles.commitFile(URL(fileURLWithPath: temporary), as: URL(fileURLWithPath: path))
+                // The path names a new file now: the hold moves to it before a connection locks it.
+                hold?.follow(path: path)
             } catch {
                 failure = error
                 for suffix in ["", "-journal"] { try? FileManager.default.removeItem(atPath: temporary + suffix) }

@@ -44,6 +44,9 @@ public final class Database: Sendable {
     let spans: DatabaseSpans?
     /// This database's place among those whose sizes cap the decrypted-page cache (encrypted files only).
     private let cacheSizeToken: UUID?
+    /// The hold on the file that keeps every descriptor Coffer opens on it, its `-wal` and its `-shm` open
+    /// until this database's connections have closed (see CofferFormat's `DescriptorTable`). Nil in memory.
+    let fileHold: DatabaseFileHold?
     private let state: CloseState
 
     /// Opens (creating if needed) the database at `path`.
@@ -66,6 +69,13 @@ public final class Database: Sendable {
             throw CofferError(code: .corrupt, message: "\(path) is damaged: \(claim)")
         }
         let isMemory = path == ":memory:"
+        // Before anything reads the file or a connection takes a lock on it: from here until `close()`, no
+        // descriptor of this file is closed in this process behind SQLite's back (closing one would drop
+        // the locks of every connection of the process, this database's and any other's on the same file).
+        let fileHold: DatabaseFileHold?
+        do { fileHold = isMemory ? nil : try DatabaseFileHold(path: path, creating: !configuration.readOnly) } catch {
+            throw CofferError(code: .cantOpen, message: "cannot open \(path)")
+        }
         let key = isMemory ? nil : try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher)
         var configuration = configuration
         configuration.encryption = configuration.encryption.redacted
@@ -85,6 +95,7 @@ public final class Database: Sendable {
         let writer = SerializedConnection(connection: writerConnection, label: "coffer.writer", waitTrace: waitTrace)
         self.path = path
         self.configuration = configuration
+        self.fileHold = fileHold
         self.factory = factory
         self.writer = writer
         self.commitHook = WALCommitHook(metrics: factory.metrics)
@@ -274,6 +285,8 @@ public final class Database: Sendable {
         // The WAL is in the main file: the changed-page set can outlive this process (see Backup).
         if emptied { commitHook.walEmptiedAtClose(databasePath: path) }
         if let cacheSizeToken { DecryptedPageCache.OpenFiles.shared.remove(cacheSizeToken) }
+        // Every connection is closed: no lock of this database's is left for a descriptor's close to drop.
+        fileHold?.release()
         if let directory = state.directoryToRemove {
             try? FileManager.default.removeItem(at: directory)
         }

@@ -101,7 +101,8 @@ public final class DatabaseFile: PageSource {
     /// The salt (page 1 bytes 0–15) of an encrypted file.
     public let salt: [UInt8]
 
-    private let handle: FileHandle
+    /// The file, borrowed from the process's descriptor table (see ``DescriptorTable``).
+    private let file: ReadOnlyFile
 
     /// Opens `path`. Pass `key: nil` for a plaintext file. With a key, `settings` selects the SQLCipher
     /// profile (its `pageSize`, when set, skips detection). `salt` replaces the file's own salt (page 1
@@ -111,14 +112,13 @@ public final class DatabaseFile: PageSource {
     public init(
         path: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3, salt knownSalt: [UInt8]? = nil
     ) throws(DatabaseFileError) {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw .cannotOpen(path) }
+        guard let file = ReadOnlyFile(path: path) else { throw .cannotOpen(path) }
         self.path = path
-        self.handle = handle
-        let size: UInt64
-        do { size = try handle.seekToEnd() } catch { throw .cannotOpen(path) }
+        self.file = file
+        let size = file.size
         fileSize = size
         guard size >= 512 else { throw .tooSmall }
-        let head = DatabaseFile.read(handle.fileDescriptor, offset: 0, count: 100) ?? []
+        let head = DatabaseFile.read(file.descriptor, offset: 0, count: 100) ?? []
 
         if let key {
             guard settings.isEncrypted else { throw .keyRequired }
@@ -135,17 +135,17 @@ public final class DatabaseFile: PageSource {
                 throw .keyDerivationFailed
             }
             let found = try DatabaseFile.detectEncrypted(
-                fd: handle.fileDescriptor, fileSize: size, settings: settings, keys: keys, salt: salt)
+                fd: file.descriptor, fileSize: size, settings: settings, keys: keys, salt: salt)
             pageSize = found.pageSize
             pageOneDamaged = found.pageOneDamaged
             self.settings = settings.with(pageSize: found.pageSize)
             decoder = PageDecoder(settings: self.settings, keys: keys, pageSize: found.pageSize)
             usableSize =
                 found.pageSize
-                - DatabaseFile.btreeReserve(fd: handle.fileDescriptor, decoder: decoder, pageOneDamaged: found.pageOneDamaged)
+                - DatabaseFile.btreeReserve(fd: file.descriptor, decoder: decoder, pageOneDamaged: found.pageOneDamaged)
         } else {
             salt = []
-            let found = try DatabaseFile.detectPlaintext(fd: handle.fileDescriptor, fileSize: size, head: head)
+            let found = try DatabaseFile.detectPlaintext(fd: file.descriptor, fileSize: size, head: head)
             pageSize = found.pageSize
             pageOneDamaged = found.pageOneDamaged
             var plain = CipherSettings.plaintext.with(pageSize: found.pageSize)
@@ -157,13 +157,11 @@ public final class DatabaseFile: PageSource {
         pageCount = UInt32(clamping: size / UInt64(pageSize))
     }
 
-    deinit { try? handle.close() }
-
     /// The page as stored on disk (still encrypted), or `nil` if it cannot be read whole.
     public func rawPage(_ pageNumber: UInt32) -> [UInt8]? {
         guard pageNumber >= 1, pageNumber <= pageCount else { return nil }
         let offset = UInt64(pageNumber - 1) * UInt64(pageSize)
-        return DatabaseFile.read(handle.fileDescriptor, offset: offset, count: pageSize)
+        return DatabaseFile.read(file.descriptor, offset: offset, count: pageSize)
     }
 
     /// The plaintext page `pageNumber`: authenticated, decrypted, with the SQLite magic restored on page 1.

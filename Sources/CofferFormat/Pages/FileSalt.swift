@@ -14,12 +14,10 @@ public enum FileSalt {
     /// - Throws: ``DatabaseFileError/cannotOpen(_:)`` when the file cannot be opened,
     ///   ``DatabaseFileError/tooSmall`` when it holds fewer than 16 bytes.
     public static func read(path: String) throws(DatabaseFileError) -> [UInt8]? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw .cannotOpen(path) }
-        defer { try? handle.close() }
-        let head = (try? handle.read(upToCount: size)) ?? Data()
+        guard let file = ReadOnlyFile(path: path), let head = file.readUpTo(size, at: 0) else { throw .cannotOpen(path) }
         if head.isEmpty { return nil }
         guard head.count == size else { throw .tooSmall }
-        return Array(head)
+        return head
     }
 }
 

@@ -126,9 +126,9 @@ public enum WALFrames {
     public static func read(
         path: String, pageSize expected: Int? = nil, _ body: (WALFrame, ArraySlice<UInt8>) throws -> Bool
     ) rethrows -> WALHeader? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        let descriptor = handle.fileDescriptor
+        guard let file = ReadOnlyFile(path: path) else { return nil }
+        defer { withExtendedLifetime(file) {} }
+        let descriptor = file.descriptor
         guard let bytes = DatabaseFile.read(descriptor, offset: 0, count: WALHeader.size),
             let header = WALHeader(bytes), header.checksumHolds, expected == nil || expected == header.pageSize
         else { return nil }

@@ -26,18 +26,18 @@ public final class WALOverlay: PageSource {
     /// Pages whose newest committed WAL frame is damaged or failed authentication so far.
     public var framesBad: Int { badPages.count }
 
-    private let handle: FileHandle
+    private let wal: ReadOnlyFile
     private var usedPages = Set<UInt32>()
     private var badPages = Set<UInt32>()
 
     /// Opens the WAL at `walPath` over `file`, or returns nil if it has no committed frame.
     public init?(file: DatabaseFile, walPath: String) {
         guard let index = WALIndex(path: walPath, pageSize: file.pageSize),
-            let handle = FileHandle(forReadingAtPath: walPath)
+            let wal = ReadOnlyFile(path: walPath)
         else { return nil }
         self.file = file
         self.index = index
-        self.handle = handle
+        self.wal = wal
         // A frame can only add pages one at a time: never believe more pages than the main file plus the
         // committed frames could hold (a crafted page number must not make the orphan scan run to 2^32).
         let highestFramePage = index.frames.keys.max() ?? 0
@@ -46,14 +46,12 @@ public final class WALOverlay: PageSource {
         pageCount = index.databaseSize == 0 ? available : min(index.databaseSize, available)
     }
 
-    deinit { try? handle.close() }
-
     /// The version of page 1 before its newest, lost one (an older frame, else the main file's), when page 1
     /// is lost: stale as a page, but its schema still names the tables when nothing newer survives.
     public func olderPageOne() -> [UInt8]? {
         guard index.lost.contains(1) else { return nil }
         guard let offset = index.olderPageOne else { return file.page(1).success }
-        guard let raw = DatabaseFile.read(handle.fileDescriptor, offset: offset, count: pageSize) else { return nil }
+        guard let raw = DatabaseFile.read(wal.descriptor, offset: offset, count: pageSize) else { return nil }
         return file.decoder.decode(raw, pageNumber: 1).success
     }
 
@@ -66,7 +64,7 @@ public final class WALOverlay: PageSource {
             return .failure(.badHMAC)
         }
         guard let offset = index.frames[pageNumber]?.first else { return file.page(pageNumber) }
-        guard let raw = DatabaseFile.read(handle.fileDescriptor, offset: offset, count: pageSize) else {
+        guard let raw = DatabaseFile.read(wal.descriptor, offset: offset, count: pageSize) else {
             return .failure(.ioError)
         }
         let decoded = file.decoder.decode(raw, pageNumber: pageNumber)

@@ -15,10 +15,9 @@ extension DatabaseFile {
     public static func saltFromWAL(_ walPath: String) -> [UInt8]? {
         guard let map = WALFrameMap(path: walPath),
             let frame = map.committed.last(where: { $0.intact && $0.pageNumber == 1 }),
-            let handle = FileHandle(forReadingAtPath: walPath)
+            let wal = ReadOnlyFile(path: walPath)
         else { return nil }
-        defer { try? handle.close() }
-        guard let salt = read(handle.fileDescriptor, offset: frame.bodyOffset, count: 16), salt.count == 16,
+        guard let salt = wal.read(at: frame.bodyOffset, count: 16), salt.count == 16,
             Set(salt).count > 4
         else { return nil }
         return salt

@@ -32,10 +32,8 @@ public struct WALSharedIndex: Sendable, Equatable {
 
     /// Reads the wal-index file at `path` (see ``init(databasePath:)``).
     public init?(path: String) {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        guard let bytes = DatabaseFile.read(descriptor, offset: 0, count: 100), bytes[0..<48] == bytes[48..<96],
+        // Through the descriptor table: closing a descriptor of the -shm would drop this process's locks on it.
+        guard let file = ReadOnlyFile(path: path), let bytes = file.read(at: 0, count: 100), bytes[0..<48] == bytes[48..<96],
             bytes[12] != 0
         else { return nil }
         func native(_ offset: Int) -> UInt32 {
@@ -49,9 +47,6 @@ public struct WALSharedIndex: Sendable, Equatable {
     /// Whether this index describes the WAL at `walPath` (same salts in its header), not an earlier
     /// generation of it.
     public func describes(walPath: String) -> Bool {
-        let descriptor = open(walPath, O_RDONLY)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        return DatabaseFile.read(descriptor, offset: 16, count: 8) == walSalts
+        ReadOnlyFile(path: walPath)?.read(at: 16, count: 8) == walSalts
     }
 }

@@ -106,13 +106,12 @@ public enum DecodedInspection {
         }
         let salvager = Salvager(file: file, walPath: walPath)
         var walDamaged: [UInt32] = []
-        if let wal = salvager.wal, let handle = FileHandle(forReadingAtPath: walPath ?? file.path + "-wal") {
-            defer { try? handle.close() }
+        if let wal = salvager.wal, let walFile = ReadOnlyFile(path: walPath ?? file.path + "-wal") {
             walDamaged = wal.index.lost.sorted()
             for pageNumber in wal.index.frames.keys.sorted() {
                 // The first offset is the newest committed frame of the page (as WALOverlay reads them).
                 guard let offset = wal.index.frames[pageNumber]?.first else { continue }
-                guard let raw = DatabaseFile.read(handle.fileDescriptor, offset: offset, count: file.pageSize),
+                guard let raw = walFile.read(at: offset, count: file.pageSize),
                     case .success = file.decoder.decode(raw, pageNumber: pageNumber)
                 else {
                     walDamaged.append(pageNumber)

@@ -89,11 +89,10 @@ public final class RepairWriter: SalvageSink {
         try database.writeWithoutTransaction { try $0.executeScript("PRAGMA journal_mode = WAL;") }
         try database.close()
         earlyFlush.wait()
-        guard let handle = FileHandle(forUpdatingAtPath: database.path) else {
+        guard let file = ReadOnlyFile(path: database.path) else {
             throw CofferError(code: .cantOpen, message: "cannot reopen \(database.path) to flush it")
         }
-        defer { try? handle.close() }
-        try handle.synchronize()
+        guard file.synchronize() else { throw CofferError(code: .ioError, message: "fsync \(database.path) failed") }
     }
 
     /// Creates the table from its original sql under the authorizer (or, for a shadow table, its virtual
@@ -194,9 +193,9 @@ public final class RepairWriter: SalvageSink {
         // guarantee is still `close()`'s: this only starts the disk writes earlier.
         let path = writer.database.path
         DispatchQueue.global(qos: .utility).async(group: writer.earlyFlush) {
-            guard let handle = FileHandle(forUpdatingAtPath: path) else { return }
-            try? handle.synchronize()
-            try? handle.close()
+            // A descriptor of the table's: the output database is open, and closing any other descriptor of
+            // its file would drop its connections' locks.
+            _ = ReadOnlyFile(path: path)?.synchronize()
         }
     }
 

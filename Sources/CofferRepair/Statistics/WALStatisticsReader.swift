@@ -11,9 +11,8 @@ import Foundation
 enum WALStatisticsReader {
     static func read(walPath: String, pageSize: Int) -> WALStatistics {
         var stats = WALStatistics()
-        guard let handle = FileHandle(forReadingAtPath: walPath) else { return stats }
-        defer { try? handle.close() }
-        stats.bytes = (try? handle.seekToEnd()) ?? 0
+        guard let wal = ReadOnlyFile(path: walPath) else { return stats }
+        stats.bytes = wal.size
         let frameSize = UInt64(pageSize + WALHeader.frameHeaderSize)
         if stats.bytes > UInt64(WALHeader.size) { stats.frames = Int((stats.bytes - UInt64(WALHeader.size)) / frameSize) }
         if let map = WALFrameMap(path: walPath, pageSize: pageSize) {
