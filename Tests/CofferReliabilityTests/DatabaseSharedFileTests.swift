@@ -161,8 +161,8 @@ final class DatabaseSharedFileTests: XCTestCase {
         }
     }
 
-    /// The `coffer` CLI's read-only commands run against a live database from another process: they fail
-    /// nothing in the app, delete no WAL, and the app keeps its locks.
+    /// The `coffer` CLI's `info`, `verify`, `stats` and `backup` run against a live database from another
+    /// process: they fail nothing in the app, delete no WAL, and the app keeps its locks.
     func testCLIInspectionOfALiveDatabaseFromAnotherProcess() throws {
         try XCTSkipUnless(ProcessLocks.isAvailable, "needs /proc/locks")
         let directory = try TemporaryDirectory()
@@ -183,6 +183,7 @@ final class DatabaseSharedFileTests: XCTestCase {
             ["info", path, "--passphrase-file", passphraseFile],
             ["verify", path, "--passphrase-file", passphraseFile],
             ["stats", path, "--passphrase-file", passphraseFile],
+            ["backup", path, "--to", directory.path("cli-backups"), "--passphrase-file", passphraseFile],
         ]
         for arguments in commands {
             let result = try Shell.run(Shell.cofferExecutable, arguments)
@@ -191,6 +192,6 @@ final class DatabaseSharedFileTests: XCTestCase {
             XCTAssertTrue(ProcessLocks.held(on: path).isSuperset(of: baseline))
             try database.write { try $0.execute(sql: "INSERT INTO note(text) VALUES (?)", arguments: [arguments[0]]) }
         }
-        XCTAssertEqual(try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM note") }, 203)
+        XCTAssertEqual(try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM note") }, 204)
     }
 }

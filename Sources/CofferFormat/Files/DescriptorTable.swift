@@ -229,12 +229,18 @@ package final class ReadOnlyFile: @unchecked Sendable {
 
     /// `count` bytes at `offset`; nil unless all of them could be read.
     package func read(at offset: UInt64, count: Int) -> [UInt8]? {
-        DatabaseFile.read(descriptor, offset: offset, count: count)
+        Self.read(descriptor, offset: offset, count: count, whole: true)
     }
 
     /// Up to `count` bytes at `offset`: fewer at the end of the file, nil on a read error.
     package func readUpTo(_ count: Int, at offset: UInt64) -> [UInt8]? {
-        guard count >= 0 else { return nil }
+        Self.read(descriptor, offset: offset, count: count, whole: false)
+    }
+
+    /// `pread` until `count` bytes at `offset` are read or the file ends; nil on an error, and when `whole`
+    /// is set also on a short read (a count of 0 reads nothing: nil when whole, empty otherwise).
+    static func read(_ descriptor: Int32, offset: UInt64, count: Int, whole: Bool) -> [UInt8]? {
+        guard count >= 0, offset <= UInt64(Int64.max), count > 0 || !whole else { return nil }
         var buffer = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
@@ -242,7 +248,7 @@ package final class ReadOnlyFile: @unchecked Sendable {
                 guard let base = pointer.baseAddress else { return -1 }
                 return pread(descriptor, base + done, count - done, off_t(offset) + off_t(done))
             }
-            if got < 0 { return nil }
+            if got < 0 || (got == 0 && whole) { return nil }
             if got == 0 { break }
             done += got
         }

@@ -281,17 +281,6 @@ public final class DatabaseFile: PageSource {
 
     /// Reads exactly `count` bytes at `offset` of the open file `fd`, or returns `nil`.
     public static func read(_ fd: Int32, offset: UInt64, count: Int) -> [UInt8]? {
-        guard count > 0, offset <= UInt64(Int64.max) else { return nil }
-        var buffer = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let got = buffer.withUnsafeMutableBytes { pointer -> Int in
-                guard let base = pointer.baseAddress else { return -1 }
-                return pread(fd, base + done, count - done, off_t(offset) + off_t(done))
-            }
-            if got <= 0 { return nil }
-            done += got
-        }
-        return buffer
+        ReadOnlyFile.read(fd, offset: offset, count: count, whole: true)
     }
 }
