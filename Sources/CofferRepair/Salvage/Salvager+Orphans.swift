@@ -27,7 +27,11 @@ extension Salvager {
         var grouping = InferredGrouping()
         var recordPages: [(summary: OrphanSummary, lastIntegers: [Int64]?)] = []
         var ambiguous: [OrphanSummary] = []
-        let indexShapes = IndexShapes.shapes(schema: schema)
+        // Rule 3 (OrphanScorer): when every tree is known, an index walked without a hole owns no orphan, so
+        // only the indexes whose walk left one can claim a page; otherwise (a page may be free) every index can.
+        let indexShapes = IndexShapes.shapes(schema: schema).filter {
+            !everyTreeKnown || incompleteIndexes.contains($0.index)
+        }
         for pageNumber in 1...max(1, source.pageCount) where source.pageCount >= 1 {
             if claimed.contains(pageNumber) || orphanChains.contains(pageNumber) { continue }
             tick()
