@@ -55,7 +55,7 @@ enum OrphanScorer {
     static func mayBelong(summary: OrphanSummary, table: TableDescription, holes: [KeyRange], sawShortRecord: Bool)
         -> Bool
     {
-        if !sawShortRecord, summary.fieldCounts.contains(where: { $0 < table.columns.count }) { return false }
+        if !sawShortRecord, summary.fieldCounts.contains(where: { $0 < table.recordWidth }) { return false }
         if table.withoutRowid { return !holes.isEmpty }
         guard let low = summary.minRowid, let high = summary.maxRowid else { return false }
         return holes.contains { $0.contains(first: low, last: high) }
@@ -63,7 +63,7 @@ enum OrphanScorer {
 
     static func score(summary: OrphanSummary, table: TableDescription, reached: ReachedRanges) -> Int {
         var score = 0
-        if summary.fieldCounts == [table.columns.count] { score += 4 }
+        if summary.fieldCounts == [table.recordWidth] { score += 4 }
         let order = table.recordFieldColumns
         for (position, seen) in summary.classes.enumerated() where position < order.count {
             let affinity = table.columns[order[position]].affinity

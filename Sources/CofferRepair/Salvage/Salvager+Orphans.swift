@@ -117,7 +117,10 @@ extension Salvager {
         }
         for (ordinal, (pages, base)) in Self.ambiguousGroups(ambiguous, names: states.map(\.table.name)).enumerated() {
             let fieldCount = pages.flatMap(\.fieldCounts).max() ?? 0
-            let group = InferredGrouping.Group(fieldCount: fieldCount, classes: [], pages: pages.map(\.pageNumber))
+            // The first field's value classes over every page (empty: NULL in every record, the alias).
+            let firstClasses = pages.map { $0.classes.first ?? [] }.reduce(into: Set<Character>()) { $0.formUnion($1) }
+            let group = InferredGrouping.Group(
+                fieldCount: fieldCount, classes: [firstClasses], pages: pages.map(\.pageNumber))
             let table = InferredGrouping.table(
                 index: ordinal, group: group, taken: Set(states.map { $0.table.name.lowercased() }), base: base)
             states.append(TableState(table: table))

@@ -275,7 +275,7 @@ public final class Salvager {
                 report.rowsDropped += 1
                 continue
             }
-            if fields.count < table.columns.count { states[tableIndex].sawShortRecord = true }
+            if fields.count < table.recordWidth { states[tableIndex].sawShortRecord = true }
             try emit(row, tableIndex: tableIndex, sink: &sink)
         }
     }
