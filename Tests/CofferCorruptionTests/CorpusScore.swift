@@ -5,7 +5,8 @@
 //   resurrected; another value under a pristine key → altered; an unknown key → junk.
 // A row of any other table (repair's inferred `recovered_N`, `.recover`'s `lost_and_found`) has no schema, so
 // it is matched by raw signature (rowid then stored fields; stored fields alone for a WITHOUT ROWID table): a pristine signature → correct, a history
-// signature → resurrected, anything else → junk.
+// signature → resurrected, anything else → junk. A recovered field equal to the rowid just before it is also
+// tried as the NULL stored for an INTEGER PRIMARY KEY.
 // Correct rows are counted once per row identity, however many copies come back.
 
 import CofferCorruption
@@ -68,14 +69,15 @@ struct CorpusScore: CustomStringConvertible {
                 }
             } else {
                 let lostAndFound = name.hasPrefix("lost_and_found")
-                let sql = lostAndFound ? "SELECT * FROM \"\(name)\"" : "SELECT rowid, * FROM \"\(name)\""
-                // An inferred WITHOUT ROWID table (repair's rows of orphan index-format pages) has no rowid:
-                // its rows are bare records, the raw signature of a WITHOUT ROWID row.
-                let rows =
-                    try (try? LibraryReader.rows(path, key: key, pageSize: pageSize, sql: sql))
-                    ?? LibraryReader.rows(path, key: key, pageSize: pageSize, sql: "SELECT * FROM \"\(name)\"")
+                // Repair's inferred rowid tables are `id` (the rowid) then the record's fields, the first reading
+                // the rowid where it is the INTEGER PRIMARY KEY (stored NULL); an inferred WITHOUT ROWID table
+                // (orphan index-format pages) holds bare records, the raw signature of a WITHOUT ROWID row.
+                let rows = try LibraryReader.rows(path, key: key, pageSize: pageSize, sql: "SELECT * FROM \"\(name)\"")
                 for values in rows {
-                    let signature = CorpusTruth.trimmed(lostAndFound ? lostAndFoundSignature(values) : values)
+                    var signature = CorpusTruth.trimmed(lostAndFound ? lostAndFoundSignature(values) : values)
+                    if !lostAndFound, truth.rawPristine[signature] == nil, signature.count > 1, signature[1] == signature[0] {
+                        signature = CorpusTruth.trimmed([signature[0], .null] + signature.dropFirst(2))
+                    }
                     if let id = truth.rawPristine[signature] {
                         correct.insert(id)
                     } else if truth.rawInternal.contains(Array(signature.dropFirst())) {

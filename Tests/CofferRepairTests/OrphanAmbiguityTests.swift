@@ -42,9 +42,15 @@ final class OrphanAmbiguityTests: XCTestCase {
         let report = try Salvager(file: try DatabaseFile(path: path, key: key)).run(into: &damagedSink)
         let recovered = damagedSink.tables.map(\.name).filter { $0.hasPrefix("recovered_inbox_or_outbox_") }
         XCTAssertGreaterThanOrEqual(recovered.count, 2, "\(damagedSink.tables.map(\.name))")
-        // A row is identified by its rowid and body (an inferred table keeps the record as stored: its
-        // INTEGER PRIMARY KEY column reads NULL where the original table's reads the rowid).
+        // A row is identified by its rowid and body. An inferred table's columns are `id` (the rowid), then the
+        // record's fields, whose first (NULL in every record: the INTEGER PRIMARY KEY) reads the rowid: each
+        // row past its `id` is exactly the original row.
         func identity(_ row: [SalvagedValue]) -> [SalvagedValue] { [row.first ?? .null, row.last ?? .null] }
+        let originals = (truth["inbox"] ?? []).union(truth["outbox"] ?? [])
+        for name in recovered {
+            let altered = damagedSink.rowSet(name).filter { !originals.contains(Array($0.dropFirst())) }
+            XCTAssertEqual(altered.count, 0, "\(name): rows that are no original row: \(altered.prefix(2))")
+        }
         let inbox = Set((truth["inbox"] ?? []).map(identity))
         let outbox = Set((truth["outbox"] ?? []).map(identity))
         var all = Set<[SalvagedValue]>()

@@ -76,13 +76,12 @@ final class SalvageDamageTests: XCTestCase {
         XCTAssertFalse(sink.rows["msgs", default: []].contains { $0.rowid == rowid }, "never stored truncated")
     }
 
-    /// Truth rows of msgs as inferred tables see them: rowid, then the raw record (id NULL, whole REALs as
-    /// the integers stored on disk).
+    /// Truth rows of msgs as inferred tables see them: `id` (the rowid), then the record, whose first field,
+    /// the INTEGER PRIMARY KEY, reads the rowid (whole REALs as the integers stored on disk).
     private func inferredShape(_ truth: [[SalvagedValue]]) -> Set<[SalvagedValue]> {
         Set(
             truth.map { row in
                 var shaped = row
-                shaped[1] = .null
                 if case .real(let score) = row[4], score.rounded() == score { shaped[4] = .integer(Int64(score)) }
                 return shaped
             })
@@ -94,7 +93,8 @@ final class SalvageDamageTests: XCTestCase {
         let inferred = sink.tables.filter(\.isInferred)
         XCTAssertFalse(inferred.isEmpty)
         XCTAssertTrue(inferred.allSatisfy { $0.name.hasPrefix("recovered_") })
-        let fiveColumn = inferred.filter { $0.columns.count == 5 }.flatMap { sink.rowSet($0.name) }
+        // `id` (the rowid), then msgs's five fields, the first (its INTEGER PRIMARY KEY) reading the rowid.
+        let fiveColumn = inferred.filter { $0.columns.count == 6 }.flatMap { (sink.rows[$0.name] ?? []).map(\.values) }
         XCTAssertEqual(Set(fiveColumn), inferredShape(truth), "all msgs rows, no resurrected or invented rows")
         XCTAssertEqual(report.rowsDropped, 0)
     }

@@ -7,6 +7,8 @@ struct IndexShape: Equatable {
     var endsWithRowid: Bool
     /// The indexed table's name (nil when unknown).
     var table: String? = nil
+    /// The index's name.
+    var index: String = ""
 
     /// Whether every record could be an entry of this index: same width, every field fits its column's
     /// affinity (RowFit rules), and a rowid table's trailing rowid is an integer. Affinities are what tell a
@@ -44,7 +46,8 @@ enum IndexShapes {
             guard let table, let terms = table.isInferred ? nil : reader.indexedColumns(index: entry, table: table) else {
                 let columnCount = table?.columns.count ?? 0
                 for width in 2...max(2, columnCount + 1) {
-                    shapes.append(IndexShape(fields: Array(repeating: nil, count: width), endsWithRowid: false))
+                    shapes.append(
+                        IndexShape(fields: Array(repeating: nil, count: width), endsWithRowid: false, index: entry.name))
                 }
                 continue
             }
@@ -56,9 +59,9 @@ enum IndexShapes {
                 let indexed = Set(terms.compactMap { $0?.lowercased() })
                 let extra = table.primaryKeyColumns.filter { !indexed.contains(table.columns[$0].name.lowercased()) }
                 fields += extra.map { table.columns[$0].affinity }
-                shapes.append(IndexShape(fields: fields, endsWithRowid: false))
+                shapes.append(IndexShape(fields: fields, endsWithRowid: false, index: entry.name))
             } else {
-                shapes.append(IndexShape(fields: fields + [nil], endsWithRowid: true, table: table.name))
+                shapes.append(IndexShape(fields: fields + [nil], endsWithRowid: true, table: table.name, index: entry.name))
             }
         }
         return shapes

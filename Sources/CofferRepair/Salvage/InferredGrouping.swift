@@ -31,21 +31,32 @@ struct InferredGrouping {
     /// The table description for group `index`, named `<base>_<index+1>` (`recovered_1`, …).
     /// With `withoutRowid` (index-format records: a WITHOUT ROWID table's rows), the table is WITHOUT
     /// ROWID keyed on every column — the real key is unknown, and the whole record is unique.
+    /// Otherwise (table leaves: a rowid table's rows) the table is `id INTEGER PRIMARY KEY` — the rowid —
+    /// then `c1…` the record's fields; `c1` also reads the rowid when the first field is NULL in every
+    /// record of the group (`firstFieldIsAlias`: the lost table's INTEGER PRIMARY KEY, stored as NULL).
     /// `taken` holds names already in use (lowercased); `_` is appended until the name is free.
     static func table(
-        index: Int, group: Group, withoutRowid: Bool = false, taken: Set<String> = [], base: String = "recovered"
+        index: Int, group: Group, withoutRowid: Bool = false, taken: Set<String> = [], base: String = "recovered",
+        firstFieldIsAlias: Bool? = nil
     ) -> TableDescription {
         var name = "\(base)_\(index + 1)"
         while taken.contains(name.lowercased()) { name += "_" }
-        let columns = (0..<max(1, group.fieldCount)).map {
+        let fields = (0..<max(1, group.fieldCount)).map {
             ColumnDescription(name: "c\($0 + 1)", declaredType: "", affinity: .blob)
         }
-        let list = columns.map(\.name).joined(separator: ", ")
-        let sql =
-            withoutRowid
-            ? "CREATE TABLE \(name)(\(list), PRIMARY KEY(\(list))) WITHOUT ROWID" : "CREATE TABLE \(name)(\(list))"
-        return TableDescription(
-            name: name, rootPage: 0, sql: sql, columns: columns, rowidAliasColumn: nil, withoutRowid: withoutRowid,
-            primaryKeyColumns: withoutRowid ? Array(columns.indices) : [], isInferred: true)
+        let list = fields.map(\.name).joined(separator: ", ")
+        if withoutRowid {
+            return TableDescription(
+                name: name, rootPage: 0, sql: "CREATE TABLE \(name)(\(list), PRIMARY KEY(\(list))) WITHOUT ROWID",
+                columns: fields, rowidAliasColumn: nil, withoutRowid: true, primaryKeyColumns: Array(fields.indices),
+                isInferred: true)
+        }
+        let alias = firstFieldIsAlias ?? (group.classes.first?.isEmpty ?? false)
+        var table = TableDescription(
+            name: name, rootPage: 0, sql: "CREATE TABLE \(name)(id INTEGER PRIMARY KEY, \(list))",
+            columns: [ColumnDescription(name: "id", declaredType: "INTEGER", affinity: .integer)] + fields,
+            rowidAliasColumn: 0, withoutRowid: false, primaryKeyColumns: [0], isInferred: true)
+        table.recoveredRowid = alias ? .firstFieldIsAlias : .besideRecord
+        return table
     }
 }

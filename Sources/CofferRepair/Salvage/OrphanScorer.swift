@@ -28,7 +28,12 @@
 //    adopted into a WITHOUT ROWID table: permuted index entries must never become rows. Width alone is not
 //    enough evidence: a WITHOUT ROWID table is often as wide as one of its indexes (receipts(message_id,
 //    reader, read_at) and its index on (reader, read_at) both have three fields), and losing its root
-//    would then lose every row.
+//    would then lose every row. Room, as in rule 1: when the freelist and sqlite_master were both read
+//    completely, an unclaimed page is a live page of a tree whose walk failed, so only an index whose own
+//    walk left a hole can own it; an index walked whole (contacts(email, name, phone) WITHOUT ROWID and its
+//    intact index on (name, phone), whose entries (name, phone, email) have the rows' shape) is no reason
+//    to ignore the table's leaves. When both the table and a same-shape index lost pages, the page is
+//    ambiguous and ignored: losing rows is better than inventing them.
 // 4. The single best score wins. A tie for best, or a page that fits a table without room in it, is
 //    dropped (`orphanPagesIgnored`). A page that fits no table at all goes to an inferred table
 //    (`recovered_N`, grouped with other pages of the same shape) — but only when it cannot be a free page:
@@ -50,7 +55,7 @@ enum OrphanScorer {
     static func mayBelong(summary: OrphanSummary, table: TableDescription, holes: [KeyRange], sawShortRecord: Bool)
         -> Bool
     {
-        if !sawShortRecord, summary.fieldCounts.contains(where: { $0 < table.columns.count }) { return false }
+        if !sawShortRecord, summary.fieldCounts.contains(where: { $0 < table.recordWidth }) { return false }
         if table.withoutRowid { return !holes.isEmpty }
         guard let low = summary.minRowid, let high = summary.maxRowid else { return false }
         return holes.contains { $0.contains(first: low, last: high) }
@@ -58,7 +63,7 @@ enum OrphanScorer {
 
     static func score(summary: OrphanSummary, table: TableDescription, reached: ReachedRanges) -> Int {
         var score = 0
-        if summary.fieldCounts == [table.columns.count] { score += 4 }
+        if summary.fieldCounts == [table.recordWidth] { score += 4 }
         let order = table.recordFieldColumns
         for (position, seen) in summary.classes.enumerated() where position < order.count {
             let affinity = table.columns[order[position]].affinity

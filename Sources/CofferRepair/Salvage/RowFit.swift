@@ -10,7 +10,8 @@
 // NULL. A WITHOUT ROWID record has exactly column-count fields, PRIMARY KEY fields first, never NULL.
 // A record failing these was not written into this table, so it is not salvaged into it.
 // Conversion: a whole number stored as an integer in a REAL column is returned as REAL (as SQLite reads it);
-// the INTEGER PRIMARY KEY column gets the rowid.
+// the INTEGER PRIMARY KEY column gets the rowid. A recovered rowid table (no schema) gets the rowid in its `id`
+// column, before the record's fields, and in its first field too when that is its alias.
 
 /// Record-versus-schema checks.
 enum RowFit {
@@ -73,7 +74,16 @@ enum RowFit {
             }
             return SalvagedRow(rowid: nil, values: values)
         }
-        guard let rowid, !fields.isEmpty, fields.count <= columns.count else { return nil }
+        guard let rowid, !fields.isEmpty, fields.count <= table.recordWidth else { return nil }
+        if let layout = table.recoveredRowid {
+            // Inferred columns take any value; `id` is the rowid, and an alias first field was stored as NULL.
+            var values = [SalvagedValue.integer(rowid)] + fields
+            if layout == .firstFieldIsAlias {
+                guard fields[0] == .null else { return nil }
+                values[1] = .integer(rowid)
+            }
+            return SalvagedRow(rowid: rowid, values: values)
+        }
         var values: [SalvagedValue] = []
         values.reserveCapacity(fields.count)
         for (index, value) in fields.enumerated() {

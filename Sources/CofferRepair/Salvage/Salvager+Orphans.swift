@@ -27,7 +27,11 @@ extension Salvager {
         var grouping = InferredGrouping()
         var recordPages: [(summary: OrphanSummary, lastIntegers: [Int64]?)] = []
         var ambiguous: [OrphanSummary] = []
-        let indexShapes = IndexShapes.shapes(schema: schema)
+        // Rule 3 (OrphanScorer): when every tree is known, an index walked without a hole owns no orphan, so
+        // only the indexes whose walk left one can claim a page; otherwise (a page may be free) every index can.
+        let indexShapes = IndexShapes.shapes(schema: schema).filter {
+            !everyTreeKnown || incompleteIndexes.contains($0.index)
+        }
         for pageNumber in 1...max(1, source.pageCount) where source.pageCount >= 1 {
             if claimed.contains(pageNumber) || orphanChains.contains(pageNumber) { continue }
             tick()
@@ -113,7 +117,10 @@ extension Salvager {
         }
         for (ordinal, (pages, base)) in Self.ambiguousGroups(ambiguous, names: states.map(\.table.name)).enumerated() {
             let fieldCount = pages.flatMap(\.fieldCounts).max() ?? 0
-            let group = InferredGrouping.Group(fieldCount: fieldCount, classes: [], pages: pages.map(\.pageNumber))
+            // The first field's value classes over every page (empty: NULL in every record, the alias).
+            let firstClasses = pages.map { $0.classes.first ?? [] }.reduce(into: Set<Character>()) { $0.formUnion($1) }
+            let group = InferredGrouping.Group(
+                fieldCount: fieldCount, classes: [firstClasses], pages: pages.map(\.pageNumber))
             let table = InferredGrouping.table(
                 index: ordinal, group: group, taken: Set(states.map { $0.table.name.lowercased() }), base: base)
             states.append(TableState(table: table))

@@ -3,8 +3,10 @@
 //
 // Without sqlite_master nothing names the tables, but their trees still hang together: a root is a table
 // page (interior or leaf) that no table interior page points to. Each root's tree is walked exactly as a
-// named table's would be and its rows go to `recovered_root_<page>`, with inferred columns (as many as its
-// widest record, BLOB affinity: values stay exactly as stored). Rows of two tables are never merged, even
+// named table's would be and its rows go to `recovered_root_<page>`: `id INTEGER PRIMARY KEY`, the rowid,
+// then inferred columns `c1…` (as many as its widest record, BLOB affinity: values stay exactly as stored,
+// except that a first field NULL in every record of the tree is the INTEGER PRIMARY KEY alias, SQLite's
+// stored NULL, and reads the rowid as it did in the lost table). Rows of two tables are never merged, even
 // when the tables have the same shape and share rowids (grouping leaves by shape would merge them, and the
 // rowid deduplication would then drop one table's rows). Leaves that no surviving interior page reaches
 // (their parent is damaged) are left to the orphan scan, which groups them by shape.
@@ -35,14 +37,20 @@ extension Salvager {
         for root in (interiors + leaves) where !children.contains(root) && !claimed.contains(root) {
             var probe = claimed
             var width = 0
+            var firstFieldAlwaysNull = true
             walker.walk(root: root, visited: &probe, expectTable: true) { page, cells in
                 guard page.type == .tableLeaf else { return }
-                for cell in cells { width = max(width, fieldCount(cell, overflow: overflow)) }
+                for cell in cells {
+                    guard let fields = recordFields(cell, overflow: overflow), let first = fields.first else { continue }
+                    width = max(width, fields.count)
+                    if first != .null { firstFieldAlwaysNull = false }
+                }
             }
             guard width > 0 else { continue }
             var table = InferredGrouping.table(
                 index: Int(root) - 1, group: .init(fieldCount: width, classes: [], pages: []),
-                taken: Set(states.map { $0.table.name.lowercased() }), base: "recovered_root")
+                taken: Set(states.map { $0.table.name.lowercased() }), base: "recovered_root",
+                firstFieldIsAlias: firstFieldAlwaysNull)
             table.rootPage = root
             states.append(TableState(table: table))
             schema.tables.append(table)
@@ -60,14 +68,14 @@ extension Salvager {
         }
     }
 
-    /// The number of fields of a cell's record (0 when it does not decode), without counting anything.
-    private func fieldCount(_ cell: BTreeCell, overflow: OverflowReader) -> Int {
+    /// The fields of a cell's record (nil when it does not decode), without counting anything.
+    private func recordFields(_ cell: BTreeCell, overflow: OverflowReader) -> [SalvagedValue]? {
         var payload = cell.localPayload
         if let first = cell.overflowPage {
             guard case .success(let chain) = overflow.read(first: first, remaining: cell.payloadSize - payload.count)
-            else { return 0 }
+            else { return nil }
             payload += chain.bytes
         }
-        return RecordDecoder.decode(payload)?.count ?? 0
+        return RecordDecoder.decode(payload)
     }
 }

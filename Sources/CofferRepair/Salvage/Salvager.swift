@@ -88,6 +88,9 @@ public final class Salvager {
 
     var report = RepairReport()
     var states: [TableState] = []
+    /// The real indexes whose walk left a hole (a page lost, rejected or cross-linked): only their pages can
+    /// be orphans (see OrphanScorer, rule 3).
+    var incompleteIndexes = Set<String>()
     var claimed = Set<UInt32>()
     var textEncoding = TextEncoding.utf8
     var pagesScanned = 0
@@ -162,6 +165,7 @@ public final class Salvager {
         }
 
         // 3. Real indexes: claim their pages and overflow chains.
+        incompleteIndexes = []
         for entry in schema.indexes {
             var chainPages: [UInt32] = []
             let stats = walker.walk(root: entry.rootPage, visited: &claimed, expectTable: false) { _, cells in
@@ -176,6 +180,7 @@ public final class Salvager {
             }
             claimed.formUnion(chainPages)
             badPages.formUnion(stats.unreadablePages)
+            if !stats.holes.isEmpty { incompleteIndexes.insert(entry.name) }
         }
 
         // 4. Freelist, pointer-map pages (auto-vacuum) and the lock-byte page: never data. When the freelist
@@ -270,7 +275,7 @@ public final class Salvager {
                 report.rowsDropped += 1
                 continue
             }
-            if fields.count < table.columns.count { states[tableIndex].sawShortRecord = true }
+            if fields.count < table.recordWidth { states[tableIndex].sawShortRecord = true }
             try emit(row, tableIndex: tableIndex, sink: &sink)
         }
     }
