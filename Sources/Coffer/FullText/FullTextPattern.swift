@@ -53,8 +53,8 @@ public struct FullTextPattern: Sendable, Equatable {
     /// One word; CJK text is found wherever it occurs, also inside a longer run of CJK characters.
     public static func term(_ word: String) -> FullTextPattern { phrase(word) }
 
-    /// Words in this order, next to each other. Quotes and `*` in `text` are separators.
-    /// Text without a letter or digit (punctuation, emoji alone) matches nothing.
+    /// Words in this order, next to each other. Quotes, `*` and control characters (NUL included) in
+    /// `text` are separators. Text without a letter or digit (punctuation, emoji alone) matches nothing.
     public static func phrase(_ text: String) -> FullTextPattern {
         guard let phrase = quoted(text, prefix: false) else { return .nothing }
         return FullTextPattern(clauses: [[Atom(phrases: [phrase])]])
@@ -142,12 +142,18 @@ public struct FullTextPattern: Sendable, Equatable {
     /// `text` as a quoted FTS phrase. A phrase whose last word is CJK ends in `*`: the tokenizer indexes
     /// the character after a CJK run's end as the start of a pair, which the prefix matches. Nil when
     /// `text` holds no letter or digit.
+    ///
+    /// Every pattern's text goes through here, and this is the one place that makes it safe inside a
+    /// MATCH string: a `"` would end the phrase and a `*` make a prefix, so both become spaces, and so do
+    /// control characters. FTS parses the MATCH text as a C string (`sqlite3Fts3ExprParse` with length
+    /// -1), so a NUL cut the phrase's closing quote off ("malformed MATCH expression"); the tokenizers
+    /// split words at every other control character anyway.
     static func quoted(_ text: String, prefix: Bool) -> Phrase? {
         var scalars = String.UnicodeScalarView()
         var lastWordEnd = 0
         var lastWordIsCJK = false
         for (count, scalar) in text.unicodeScalars.enumerated() {
-            let separator = scalar == "\"" || scalar == "*"
+            let separator = scalar == "\"" || scalar == "*" || scalar.properties.generalCategory == .control
             scalars.append(separator ? " " : scalar)
             if !separator && isWordScalar(scalar) {
                 lastWordEnd = count + 1
@@ -160,7 +166,8 @@ public struct FullTextPattern: Sendable, Equatable {
     }
 
     /// Letters, digits and marks: what unicode61 keeps in tokens.
-    private static func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
+    static func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.isASCII { return ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar) }
         switch scalar.properties.generalCategory {
         case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
             .decimalNumber, .letterNumber, .otherNumber, .nonspacingMark, .spacingMark, .enclosingMark, .privateUse:
