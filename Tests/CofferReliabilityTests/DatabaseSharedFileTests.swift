@@ -90,8 +90,8 @@ final class DatabaseSharedFileTests: XCTestCase {
 
     /// Every way Coffer reads an open database's files beside SQLite keeps the process's locks: a second
     /// `Database`, backups (full and incremental: the changed-page tracker reads the WAL after each commit),
-    /// `info`, `verify`, statistics and page maps, checkpoint metrics (they read the `-shm`), the page cache's
-    /// purge, a rekey. Afterwards, closing the last `Database` leaves no descriptor of the files open.
+    /// `info`, `verify`, statistics, checkpoint metrics (they read the `-shm`), the page cache's purge and
+    /// resizing, a rekey. Afterwards, closing the last `Database` leaves no descriptor of the files open.
     func testNoReadBesideSQLiteDropsTheProcesssLocks() throws {
         try XCTSkipUnless(ProcessLocks.isAvailable, "needs /proc/locks")
         let directory = try TemporaryDirectory()
@@ -130,6 +130,15 @@ final class DatabaseSharedFileTests: XCTestCase {
             ("a checkpoint with metrics on (reads the -shm)", { try database.checkpoint(.passive) }),
             ("a TRUNCATE checkpoint", { try database.checkpoint(.truncate) }),
             ("the decrypted-page cache purged", { DecryptedPageCache.purge() }),
+            (
+                "the decrypted-page cache resized",
+                {
+                    let capacity = DecryptedPageCache.capacityKiB
+                    DecryptedPageCache.capacityKiB = 1024
+                    _ = try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM note") }
+                    DecryptedPageCache.capacityKiB = capacity
+                }
+            ),
         ]
         for (name, operation) in operations {
             try operation()
