@@ -1,7 +1,8 @@
 import CofferRepair
 import Foundation
 
-/// Writes `--page-map FILE.svg` for `coffer verify` and `coffer repair` (PageMap, PageMapSVG).
+/// Writes `--page-map FILE.svg` for `coffer verify` and `coffer repair` (PageMap, PageMapSVG). Both maps come
+/// from the same classifier; only the pages repair adopted differ (see PageMap.swift).
 enum PageMapOutput {
     /// The map of `file` (overlaid with its WAL) as verify sees it: no page adopted.
     static func write(file: DatabaseFile, to path: String) throws {
@@ -10,10 +11,7 @@ enum PageMapOutput {
 
     /// The map of the pages `salvager` read, with the orphans its last run adopted.
     static func write(salvager: Salvager, to path: String) throws {
-        let map = PageMap.build(
-            source: salvager.source, wal: salvager.wal?.index, adopted: Set(salvager.adoptedPages),
-            plaintext: !salvager.file.settings.isEncrypted)
-        try write(map, title: "coffer repair \(salvager.file.path)", to: path)
+        try write(PageMap.build(salvager: salvager), title: "coffer repair \(salvager.file.path)", to: path)
     }
 
     private static func write(_ map: PageMap, title: String, to path: String) throws {

@@ -10,7 +10,11 @@
 // 4. pointer-map pages (auto-vacuum files: header offset 52 ≠ 0) are page 2 and every (U/5 + 1)-th page
 //    after it; the lock-byte page is 2^30 / P + 1;
 // 5. every remaining page is read once: unreadable (bad HMAC) pages are `.unreadable`; a page that parses as
-//    a B-tree page gets its type's role with no owner (an orphan); anything else is `.unknown`.
+//    a B-tree page gets its type's role with no owner (an orphan); anything else is `.unknown`;
+// 6. the overflow chains of those orphans' cells are followed strictly, as repair follows them when it
+//    adopts a leaf: a page of no other kind on one is `.overflow`, unreached and unowned. Without this an
+//    intact overflow page under a lost interior page (its first bytes are a page number, no B-tree page
+//    type) was `.unknown`, which the page map drew as unparseable while repair salvaged its bytes (#38).
 
 /// The role of one page.
 public enum PageRole: String, Sendable, Codable, CaseIterable {
@@ -59,7 +63,8 @@ public struct PageInfo: Sendable, Codable, Equatable {
     public var owner: String?
     /// Whether the owner is a table (including sqlite_master) or an index; nil when there is no owner.
     public var ownerKind: SchemaEntryKind?
-    /// Whether the page was reached from a root, the freelist or an overflow chain (false for orphans).
+    /// Whether the page was reached from a root, the freelist or an overflow chain (false for orphans and the
+    /// overflow pages of their cells).
     public var reachable: Bool
 }
 
@@ -134,15 +139,35 @@ public enum PageRoles {
             set(lockByte, .lockByte, nil)
             visited.insert(lockByte)
         }
+        var orphanChains: [(first: UInt32, remaining: Int)] = []
         for index in 0..<count where !visited.contains(UInt32(index + 1)) && infos[index].role == .unknown {
             let page = UInt32(index + 1)
             switch walker.parse(page) {
             case .failure(.unreadable): infos[index].role = .unreadable
             case .failure(.malformed): infos[index].role = .unknown
-            case .success(let parsed): infos[index].role = page == 1 ? .header : PageRole(parsed.page.type)
+            case .success(let parsed):
+                infos[index].role = page == 1 ? .header : PageRole(parsed.page.type)
+                orphanChains += parsed.cells.compactMap(chainStart)
             }
         }
+        for page in Self.chainPages(orphanChains, overflow: overflow) where infos[Int(page) - 1].role == .unknown {
+            infos[Int(page) - 1].role = .overflow
+        }
         return infos
+    }
+
+    /// Where `cell`'s overflow chain starts and how many payload bytes it holds; nil without a chain.
+    static func chainStart(_ cell: BTreeCell) -> (first: UInt32, remaining: Int)? {
+        cell.overflowPage.map { ($0, cell.payloadSize - cell.localPayload.count) }
+    }
+
+    /// The pages of `chains` (cells of pages no tree reaches) that read whole, in the order met. A chain
+    /// that breaks (unreadable page, wrong length, loop) claims no page, as in repair (OverflowReader).
+    static func chainPages(_ chains: [(first: UInt32, remaining: Int)], overflow: OverflowReader) -> [UInt32] {
+        chains.flatMap { chain -> [UInt32] in
+            guard case .success(let read) = overflow.read(first: chain.first, remaining: chain.remaining) else { return [] }
+            return read.pages
+        }
     }
 
     /// The pointer-map pages of an auto-vacuum file (header offset 52 ≠ 0): page 2 and every (U/5 + 1)-th

@@ -1,7 +1,8 @@
 // PageMapSVG — draws a PageMap as an SVG: a grid of cells in page order (left to right, top to bottom),
 // each filled with its kind's colour; a fate other than ok paints over it (damage fills the cell, a
 // fate of a readable page — orphan, adopted, from the WAL — is a band across it). Below: the legend with
-// the count of every kind and fate, then pages per table and index.
+// the count of every kind, then every fate on a line of its own with its count and what an operator can do
+// about it (PageFate.advice), then pages per table and index.
 //
 // Size stays bounded: at most `maxCells` cells (40 000 by default); a larger file groups consecutive pages
 // into one cell (its kind the group's most common, its fate the group's worst, in the order of PageFate),
@@ -53,7 +54,8 @@ public enum PageMapSVG {
         let size = cells <= 4096 ? 10 : 4
         let rows = (cells + columns - 1) / columns
         let gridTop = 50
-        let width = max(columns * size + 20, 720)
+        // Wide enough for the longest fate line of the legend.
+        let width = max(columns * size + 20, 860)
         var out: [String] = []
         var y = gridTop + rows * size + 30
         // Cells: kind by majority, fate by severity; runs of equal cells on a row merged.
@@ -106,19 +108,19 @@ public enum PageMapSVG {
             )
         }
         y += 2 * 18 + 14
-        out.append(#"<text x="10" y="\#(y)" class="h">Fates</text>"#)
+        out.append(#"<text x="10" y="\#(y)" class="h">Fates, and what to do</text>"#)
         y += 18
-        for (index, fate) in PageFate.allCases.enumerated() {
-            let x = 10 + (index % 4) * 175
-            let top = y + (index / 4) * 18
+        // One line per fate: the advice is what a reader of the picture acts on, too long to share a line.
+        for fate in PageFate.allCases {
             let swatch =
-                colour(fate).map { _ in #"<rect x="\#(x)" y="\#(top - 10)" width="12" height="12" class="f\#(fate.rawValue)"/>"# }
-                ?? #"<rect x="\#(Double(x) + 0.5)" y="\#(Double(top) - 9.5)" width="11" height="11" fill="white" stroke="dimgray"/>"#
+                colour(fate).map { _ in #"<rect x="10" y="\#(y - 10)" width="12" height="12" class="f\#(fate.rawValue)"/>"# }
+                ?? #"<rect x="10.5" y="\#(Double(y) - 9.5)" width="11" height="11" fill="white" stroke="dimgray"/>"#
             out.append(
-                #"<g data-group="fate" data-name="\#(fate)" data-count="\#(fateCounts[fate] ?? 0)">\#(swatch)<text x="\#(x + 16)" y="\#(top)">\#(fate.name): \#(fateCounts[fate] ?? 0)</text></g>"#
+                #"<g data-group="fate" data-name="\#(fate)" data-count="\#(fateCounts[fate] ?? 0)">\#(swatch)<text x="26" y="\#(y)">\#(fate.name): \#(fateCounts[fate] ?? 0) — \#(escape(fate.advice))</text></g>"#
             )
+            y += 18
         }
-        y += 2 * 18 + 14
+        y += 14
         // Pages per table and index, largest first.
         let owners = map.ownerCounts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
         out.append(#"<text x="10" y="\#(y)" class="h">Pages per table and index</text>"#)
