@@ -1,6 +1,7 @@
 import Coffer
 import CofferTestSupport
 import Foundation
+import XCTest
 
 /// An encrypted database in a fresh temporary directory: what the articles' examples call `database`.
 /// Keep the directory alive as long as the database.
@@ -36,5 +37,33 @@ final class Received<Value: Sendable>: @unchecked Sendable {
             RunLoop.current.run(until: Date().addingTimeInterval(0.01))
         }
         return values
+    }
+
+    /// ``wait(timeout:until:)`` for async tests: sleeps instead of blocking the thread.
+    func settle(timeout: TimeInterval = 10, until condition: ([Value]) -> Bool) async -> [Value] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition(values), Date() < deadline {
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return values
+    }
+}
+
+/// A test case whose tests run inside a fresh temporary directory, for examples that use relative paths
+/// (`"app.db"`, `"backups"`) as an app's code would.
+class InTemporaryDirectoryTestCase: XCTestCase {
+    private var directory: TemporaryDirectory?
+    private var previousDirectory = ""
+
+    override func setUpWithError() throws {
+        let directory = try TemporaryDirectory("coffer-docs")
+        self.directory = directory
+        previousDirectory = FileManager.default.currentDirectoryPath
+        XCTAssertTrue(FileManager.default.changeCurrentDirectoryPath(directory.url.path))
+    }
+
+    override func tearDown() {
+        FileManager.default.changeCurrentDirectoryPath(previousDirectory)
+        directory = nil
     }
 }
