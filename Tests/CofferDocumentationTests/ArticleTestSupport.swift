@@ -3,12 +3,14 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
+/// The configuration of ``articleDatabase(_:)``'s databases.
+let articleConfiguration = Configuration(encryption: .passphrase("correct horse battery staple"))
+
 /// An encrypted database in a fresh temporary directory: what the articles' examples call `database`.
 /// Keep the directory alive as long as the database.
 func articleDatabase(_ name: String = "app.db") throws -> (TemporaryDirectory, Database) {
     let directory = try TemporaryDirectory("coffer-docs")
-    let database = try Database(
-        path: directory.path(name), configuration: Configuration(encryption: .passphrase("correct horse battery staple")))
+    let database = try Database(path: directory.path(name), configuration: articleConfiguration)
     return (directory, database)
 }
 
@@ -63,7 +65,7 @@ class InTemporaryDirectoryTestCase: XCTestCase {
     }
 
     override func tearDown() {
-        FileManager.default.changeCurrentDirectoryPath(previousDirectory)
+        _ = FileManager.default.changeCurrentDirectoryPath(previousDirectory)
         directory = nil
     }
 }

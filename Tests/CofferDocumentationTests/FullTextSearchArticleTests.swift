@@ -23,7 +23,7 @@ final class FullTextSearchArticleTests: XCTestCase {
         let text = "saturday"
         let id: Int64 = 7
 
-        try database.write { try $0.upgradeSchema(for: [Message.self]) }
+        _ = try database.write { try $0.upgradeSchema(for: [Message.self]) }  // a SchemaUpgradeReport
         let page = try database.read { db in
             try Message.search(.searchBox(text)).filter { $0.conversationID == id }.limit(20).fetchAll(db)
         }
@@ -70,7 +70,7 @@ final class FullTextSearchArticleTests: XCTestCase {
     func testTheMergerRunsAsWritten() throws {
         let (directory, database) = try articleDatabase()
         defer { withExtendedLifetime(directory) {} }
-        try database.write { try $0.upgradeSchema(for: [Message.self]) }
+        _ = try database.write { try $0.upgradeSchema(for: [Message.self]) }  // a SchemaUpgradeReport
         for number in 0..<40 {  // one segment per one-row transaction
             try database.write { db in
                 var message = Message(id: nil, conversationID: 1, sender: "s", body: "message number \(number)")
@@ -86,7 +86,7 @@ final class FullTextSearchArticleTests: XCTestCase {
 
         XCTAssertFalse(try database.read { try Message.fullTextIndex.needsMerge($0) })
         XCTAssertNil(merger.lastError)
-        try database.read { try Message.fullTextIndex.checkIntegrity($0) }
+        try database.write { try Message.fullTextIndex.checkIntegrity($0) }  // an FTS command: a write
         XCTAssertEqual(try database.read { try Message.matching(.term("number")).fetchCount($0) }, 40)
     }
 }
