@@ -15,6 +15,12 @@ extension Message: FullTextSearchable {
     static let fullTextIndex = FullTextIndex<Message>(columns.body, columns.sender)
 }
 
+// FullTextSearch.md, "Key-value stores", as written there.
+struct Note: Codable, Sendable {
+    var text: String
+    static let text = KeyValueIndexField<Note, String>("text") { $0.text }
+}
+
 /// The ```swift blocks of FullTextSearch.md, compiled and run as written.
 final class FullTextSearchArticleTests: XCTestCase {
     func testOverviewWritingSearchingAndResults() throws {
@@ -88,5 +94,20 @@ final class FullTextSearchArticleTests: XCTestCase {
         XCTAssertNil(merger.lastError)
         try database.write { try Message.fullTextIndex.checkIntegrity($0) }  // an FTS command: a write
         XCTAssertEqual(try database.read { try Message.matching(.term("number")).fetchCount($0) }, 40)
+    }
+
+    func testKeyValueStores() throws {
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+
+        let notes = try KeyValueStore(database: database, name: "notes", configuration: .init(indexes: [Note.text]))
+        try notes.enableFullTextSearch(on: Note.text)  // creates the index once, fills it
+        try notes.put(Note(text: "会议 notes for Monday"), for: "n1")
+        let hits = try notes.search(Note.self, matching: .searchBox("会议"))  // [(key: "n1", value: Note)]
+
+        XCTAssertEqual(hits.map(\.key), ["n1"])
+        XCTAssertEqual(hits.first?.value.text, "会议 notes for Monday")
+        try notes.enableFullTextSearch(on: Note.text)  // a second call does nothing
+        XCTAssertEqual(try notes.search(Note.self, matching: .searchBox("monday")).count, 1)
     }
 }
