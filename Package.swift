@@ -168,6 +168,9 @@ let package = Package(
         // Coffer as a user sees it: only the public API the README and DocC teach (no @testable, no SPI),
         // on real files, threads and processes. `coffer` is listed only so that its binary is built.
         .testTarget(name: "CofferPublicAPITests", dependencies: ["Coffer", "CofferTestSupport", "coffer"]),
+        // Every ```swift block of the DocC articles, verbatim, compiled and run (ArticleSnippetsAreCompiledTests
+        // keeps the articles and these files in step).
+        .testTarget(name: "CofferDocumentationTests", dependencies: ["Coffer", "CofferRepair", "CofferTestSupport"]),
         .testTarget(
             name: "CofferCorruptionTests",
             dependencies: ["CofferCorruption", "CofferRepair", "Coffer", "CSQLCipher", "CofferTestSupport", "coffer-corrupt"]

@@ -1,0 +1,113 @@
+import Coffer
+import CofferTestSupport
+import Foundation
+import XCTest
+
+// FullTextSearch.md, "Overview": the searchable record, as written there.
+@Table("message") struct Message: Codable {
+    @Column(primaryKey: true) var id: Int64?
+    var conversationID: Int64
+    var sender: String
+    var body: String
+}
+
+extension Message: FullTextSearchable {
+    static let fullTextIndex = FullTextIndex<Message>(columns.body, columns.sender)
+}
+
+// FullTextSearch.md, "Key-value stores", as written there.
+struct Note: Codable, Sendable {
+    var text: String
+    static let text = KeyValueIndexField<Note, String>("text") { $0.text }
+}
+
+/// The ```swift blocks of FullTextSearch.md, compiled and run as written.
+final class FullTextSearchArticleTests: XCTestCase {
+    func testOverviewWritingSearchingAndResults() throws {
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        let text = "saturday"
+        let id: Int64 = 7
+
+        _ = try database.write { try $0.upgradeSchema(for: [Message.self]) }  // a SchemaUpgradeReport
+        let page = try database.read { db in
+            try Message.search(.searchBox(text)).filter { $0.conversationID == id }.limit(20).fetchAll(db)
+        }
+        XCTAssertEqual(page.count, 0)
+
+        let messages = [
+            Message(id: nil, conversationID: 7, sender: "Ana", body: "Hotpot on Saturday? 周末一起吃火锅"),
+            Message(id: nil, conversationID: 7, sender: "Bo", body: "火锅店订好了, see you Saturday"),
+            Message(id: nil, conversationID: 8, sender: "Cy", body: "Saturday works"),
+        ]
+        let rowIDs = try database.write { db in try Message.insertAll(messages, db) }  // [1, 2, 3]
+        XCTAssertEqual(rowIDs, [1, 2, 3])
+
+        let results = try database.read { db in
+            try Message.search(.searchBox("火锅 hotpot")).filter { $0.conversationID == 7 }.limit(20).fetchAll(db)
+        }
+        let first = results.first  // FullTextResult<Message>?
+        let sender = first?.record.sender  // "Ana"
+        let rank = first?.rank ?? 0  // BM25, higher is better
+        let highlight = first?.highlights.first  // the body's hits (the sender had none)
+        let column = highlight?.column  // "body"
+        let matched = highlight.map { hit in hit.ranges.map { String(hit.text[$0]) } }  // ["Hotpot", "火锅"]
+        let snippet = first?.snippet()?.marked(open: "<b>", close: "</b>")
+        // "<b>Hotpot</b> on Saturday? 周末一起吃<b>火锅</b>"
+
+        XCTAssertEqual(results.map(\.record.id), [1])
+        XCTAssertEqual(sender, "Ana")
+        XCTAssertGreaterThan(rank, 0)
+        XCTAssertEqual(first?.highlights.count, 1)
+        XCTAssertEqual(column, "body")
+        XCTAssertEqual(highlight?.text, "Hotpot on Saturday? 周末一起吃火锅")
+        XCTAssertEqual(matched, ["Hotpot", "火锅"])
+        XCTAssertEqual(snippet, "<b>Hotpot</b> on Saturday? 周末一起吃<b>火锅</b>")
+
+        // Best first: the row with both words in the body outranks the one with one of them.
+        let ranked = try database.read { db in try Message.search(.searchBox("saturday OR 火锅")).fetchAll(db) }
+        XCTAssertEqual(ranked.map(\.rank), ranked.map(\.rank).sorted(by: >))
+        XCTAssertEqual(Set(ranked.map(\.record.id)), [1, 2, 3])
+        // The highlights follow the index's column order: body, then sender.
+        let both = try database.read { db in try Message.search(.searchBox("bo OR 订好")).fetchAll(db) }
+        XCTAssertEqual(both.first?.highlights.map(\.column), ["body", "sender"])
+    }
+
+    func testTheMergerRunsAsWritten() throws {
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        _ = try database.write { try $0.upgradeSchema(for: [Message.self]) }  // a SchemaUpgradeReport
+        for number in 0..<40 {  // one segment per one-row transaction
+            try database.write { db in
+                var message = Message(id: nil, conversationID: 1, sender: "s", body: "message number \(number)")
+                try message.insert(db)
+            }
+        }
+        XCTAssertTrue(try database.read { try Message.fullTextIndex.needsMerge($0) })
+
+        let merger = FullTextMerger(database: database, index: Message.fullTextIndex, interval: 5)
+        // … the app runs; every 5 seconds a reader looks at the index, merges run between its transactions
+        try merger.mergeUntilDone()  // or merge now, on this thread (going idle)
+        merger.stop()  // before closing the database
+
+        XCTAssertFalse(try database.read { try Message.fullTextIndex.needsMerge($0) })
+        XCTAssertNil(merger.lastError)
+        try database.write { try Message.fullTextIndex.checkIntegrity($0) }  // an FTS command: a write
+        XCTAssertEqual(try database.read { try Message.matching(.term("number")).fetchCount($0) }, 40)
+    }
+
+    func testKeyValueStores() throws {
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+
+        let notes = try KeyValueStore(database: database, name: "notes", configuration: .init(indexes: [Note.text]))
+        try notes.enableFullTextSearch(on: Note.text)  // creates the index once, fills it
+        try notes.put(Note(text: "会议 notes for Monday"), for: "n1")
+        let hits = try notes.search(Note.self, matching: .searchBox("会议"))  // [(key: "n1", value: Note)]
+
+        XCTAssertEqual(hits.map(\.key), ["n1"])
+        XCTAssertEqual(hits.first?.value.text, "会议 notes for Monday")
+        try notes.enableFullTextSearch(on: Note.text)  // a second call does nothing
+        XCTAssertEqual(try notes.search(Note.self, matching: .searchBox("monday")).count, 1)
+    }
+}
