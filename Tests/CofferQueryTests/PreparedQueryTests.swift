@@ -8,7 +8,7 @@ final class PreparedQueryTests: XCTestCase {
 
     override func setUpWithError() throws {
         database = try makeSchemaDatabase()
-        try database.write { db in try insertConversationsAndMessages(db, count: 40) }
+        _ = try database.write { db in try insertConversationsAndMessages(db, count: 40) }
     }
 
     override func tearDownWithError() throws { try database.close() }
