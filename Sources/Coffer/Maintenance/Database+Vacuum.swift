@@ -71,7 +71,7 @@ extension Database {
                 let pageSize = try key?.pageSize ?? copy.fetchValue(Int.self, sql: "PRAGMA main.page_size") ?? 4096
                 try VacuumCopy.attach(
                     copy, destination: temporary, keySpec: spec, pageSize: pageSize, encrypted: key != nil,
-                    usesHMAC: cipher.usesHMAC)
+                    usesHMAC: cipher.usesHMAC, format: key?.pageFormat ?? .sqlcipher3)
                 try VacuumCopy(
                     connection: copy, batchRows: max(1, batchRows), progress: progress,
                     pagesExpected: report.pagesBefore - report.freePagesBefore
