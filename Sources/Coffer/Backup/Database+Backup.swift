@@ -323,7 +323,7 @@ struct SchemaSnapshot: Sendable {
     let entries: [SchemaEntry]
 
     init(connection: Connection) throws {
-        pageSize = try connection.fetchValue(Int.self, sql: "PRAGMA page_size") ?? 0
+        pageSize = try connection.pageSize() ?? 0
         pageCount = try connection.fetchValue(Int.self, sql: "PRAGMA page_count") ?? 0
         schemaVersion = try connection.fetchValue(Int.self, sql: "PRAGMA schema_version") ?? 0
         userVersion = try connection.fetchValue(Int.self, sql: "PRAGMA user_version") ?? 0

@@ -41,3 +41,16 @@ enum LinkedSQLCipher {
         return pragmas
     }
 }
+
+extension Connection {
+    /// `PRAGMA page_size` of `schema` (nil: main) as a number: SQLCipher 4 answers it as text on a keyed
+    /// schema (its `cipher_page_size`), SQLCipher 3.4.1 and plaintext schemas as an integer.
+    func pageSize(schema: String? = nil) throws -> Int? {
+        let prefix = schema.map { "\($0)." } ?? ""
+        switch try fetchOne(sql: "PRAGMA \(prefix)page_size")?[0] {
+        case .integer(let size)?: return Int(size)
+        case .text(let size)?: return Int(size)
+        default: return nil
+        }
+    }
+}
