@@ -2,6 +2,13 @@
 import CompilerPluginSupport
 import PackageDescription
 
+// The SQLCipher to build against, by pkg-config name: Debian's `sqlcipher` (3.4.1) unless
+// COFFER_SQLCIPHER_PKGCONFIG names another, e.g. `sqlcipher4` (Tools/test-sqlcipher4.sh). Chosen by name
+// because SwiftPM reads the system's `sqlcipher.pc` before PKG_CONFIG_PATH's. The library is linked from
+// what that .pc's Libs name (the module map and the C targets link nothing themselves), so exactly one
+// SQLCipher ends up in a process.
+let sqlcipherPkgConfig = Context.environment["COFFER_SQLCIPHER_PKGCONFIG"] ?? "sqlcipher"
+
 let package = Package(
     name: "Coffer",
     platforms: [.macOS(.v13)],
@@ -24,7 +31,7 @@ let package = Package(
     targets: [
         .systemLibrary(
             name: "CSQLCipher",
-            pkgConfig: "sqlcipher",
+            pkgConfig: sqlcipherPkgConfig,
             providers: [.apt(["libsqlcipher-dev"])]
         ),
         .macro(
@@ -109,15 +116,15 @@ let package = Package(
         // header and OpenSSL's libcrypto.
         .target(
             name: "CofferTempVFS", dependencies: ["CSQLCipher", "COpenSSL"],
-            linkerSettings: [.linkedLibrary("sqlcipher"), .linkedLibrary("crypto")]),
+            linkerSettings: [.linkedLibrary("crypto")]),
         // The decrypted-page cache shared by encrypted connections (`DecryptedPageCache`): C, against
         // SQLCipher's header and library only.
-        .target(name: "CofferPageCache", dependencies: ["CSQLCipher"], linkerSettings: [.linkedLibrary("sqlcipher")]),
+        .target(name: "CofferPageCache", dependencies: ["CSQLCipher"]),
         // Full-text search (`FullTextIndex`): the CJK-aware FTS3/4 tokenizer `coffer` and `coffer_bm25`, C
         // against SQLCipher's header and library only.
         .target(
             name: "CofferTokenizer", dependencies: ["CSQLCipher"],
-            linkerSettings: [.linkedLibrary("sqlcipher"), .linkedLibrary("m")]),
+            linkerSettings: [.linkedLibrary("m")]),
         .target(
             name: "CofferTestSupport",
             dependencies: [
@@ -127,8 +134,7 @@ let package = Package(
             path: "Tests/CofferTestSupport"),
         // The power-loss tests' crash VFS: C, against SQLCipher's header and library only.
         .target(
-            name: "CofferTestVFS", dependencies: ["CSQLCipher"], path: "Tests/CofferTestVFS",
-            linkerSettings: [.linkedLibrary("sqlcipher")]),
+            name: "CofferTestVFS", dependencies: ["CSQLCipher"], path: "Tests/CofferTestVFS"),
         // The crash tests' child process (KillTests, FullDiskTests): test-only, never shipped.
         .executableTarget(
             name: "coffer-torture",

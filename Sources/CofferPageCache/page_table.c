@@ -134,6 +134,8 @@ void coffer_page_cache_set_capacity(size_t bytes) {
 }
 
 size_t coffer_page_cache_capacity(void) {
+    // Without a provider to hook (SQLCipher 4) nothing is ever cached: report it as off.
+    if (!coffer_page_cache_available()) return 0;
     pthread_mutex_lock(&stripes[0].lock);
     size_t bytes = capacity;
     pthread_mutex_unlock(&stripes[0].lock);

@@ -9,6 +9,11 @@
 
 #include <pthread.h>
 
+// SQLCipher 4 (SQLite 3.26 and later) changed the provider's shape and no longer exports
+// sqlcipher_activate: there the cache is off (see COFFER_PAGE_CACHE_AVAILABLE) and connections are keyed
+// with plain sqlite3_key. SQLCipher 3.4.1 is SQLite 3.15.2.
+#if SQLITE_VERSION_NUMBER < 3026000
+
 // SQLCipher 3.4's crypto provider (its sqlcipher.h, which Debian does not install): the order of
 // these function pointers is the library's ABI.
 typedef struct Provider {
@@ -129,3 +134,19 @@ int coffer_page_cache_key(void *db, const void *key, int key_size) {
     pthread_mutex_unlock(&provider_lock);
     return result;
 }
+
+int coffer_page_cache_available(void) {
+    return 1;
+}
+
+#else  // SQLCipher 4: no caching provider.
+
+int coffer_page_cache_key(void *db, const void *key, int key_size) {
+    return sqlite3_key(db, key, key_size);
+}
+
+int coffer_page_cache_available(void) {
+    return 0;
+}
+
+#endif

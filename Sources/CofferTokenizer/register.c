@@ -11,12 +11,15 @@
 
 #include <string.h>
 
-/// unicode61's module, through fts3_tokenizer()'s one-argument form (allowed while the flag is off).
+/// unicode61's module, through fts3_tokenizer()'s one-argument form (allowed while the flag is off). The
+/// name is bound: SQLite 3.26 and later (SQLCipher 4) return the pointer, with the flag off, only for a
+/// bound name (a literal gets NULL); 3.15 returns it either way.
 static int find_unicode61(sqlite3 *db) {
     if (atomic_load(&coffer_unicode61_module) != NULL) return SQLITE_OK;
     sqlite3_stmt *statement = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT fts3_tokenizer('unicode61')", -1, &statement, NULL);
+    int rc = sqlite3_prepare_v2(db, "SELECT fts3_tokenizer(?1)", -1, &statement, NULL);
     if (rc == SQLITE_OK) {
+        sqlite3_bind_text(statement, 1, "unicode61", -1, SQLITE_STATIC);
         rc = sqlite3_step(statement);
         const sqlite3_tokenizer_module *module = NULL;
         if (rc == SQLITE_ROW && sqlite3_column_bytes(statement, 0) == (int)sizeof(module)) {

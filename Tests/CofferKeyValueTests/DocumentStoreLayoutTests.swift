@@ -111,6 +111,11 @@ final class DocumentStoreLayoutTests: XCTestCase {
     }
 
     func testALeafSearchIsARangeOfTheTableItself() throws {
+        try XCTSkipIf(
+            TestedSQLCipher.isVersion4,
+            TestedSQLCipher.only3(
+                "the expected EXPLAIN QUERY PLAN text is SQLite 3.15's (SEARCH TABLE name …); SQLite 3.49 writes SEARCH alias …, SCALAR SUBQUERY for the same plans"
+            ))
         let database = try Database.temporary()
         _ = try DocumentStore(database: database, name: "people")
         let (plan, indexes) = try database.read { db in

@@ -176,6 +176,9 @@ final class KeyDerivationDefaultTests: XCTestCase {
     }
 
     func testSQLCipher4FileIsRefusedWithAMigrateHint() throws {
+        try XCTSkipIf(
+            TestedSQLCipher.isVersion4,
+            TestedSQLCipher.only3("SQLCipher 4 opens SQLCipher 4 files (SQLCipher4Tests.testSQLCipher4FilesOpen)"))
         let directory = try TemporaryDirectory()
         let path = directory.path("v4.db")
         let made = try Shell.run(

@@ -44,6 +44,11 @@ final class ObservationRegionTests: XCTestCase {
     }
 
     func testUpdatesOfColumnsNotReadDoNotRefetch() throws {
+        try XCTSkipIf(
+            TestedSQLCipher.isVersion4,
+            TestedSQLCipher.only3(
+                "read regions are calibrated on SQLite 3.15's authorizer callbacks; SQLite 3.49 reports some reads more coarsely (count(*), REPLACE), so observations re-fetch more often, never less"
+            ))
         let database = try makeDatabase()
         let (handle, sum) = observe(database, "SELECT sum(v) FROM a")
         let (countHandle, count) = observe(database, "SELECT count(*) FROM a")
@@ -103,6 +108,11 @@ final class ObservationRegionTests: XCTestCase {
     }
 
     func testRowsDeletedByAUniqueConflictCount() throws {
+        try XCTSkipIf(
+            TestedSQLCipher.isVersion4,
+            TestedSQLCipher.only3(
+                "read regions are calibrated on SQLite 3.15's authorizer callbacks; SQLite 3.49 reports some reads more coarsely (count(*), REPLACE), so observations re-fetch more often, never less"
+            ))
         let database = try makeDatabase()
         let (oneHandle, one) = observe(database, "SELECT coalesce((SELECT v FROM u WHERE id = 1), -1)")
         let (twoHandle, two) = observe(database, "SELECT coalesce((SELECT v FROM u WHERE id = ?), -1)", [2])
@@ -144,6 +154,11 @@ final class ObservationRegionTests: XCTestCase {
     }
 
     func testRegionsOfStatementsAsSQLiteReportsThem() throws {
+        try XCTSkipIf(
+            TestedSQLCipher.isVersion4,
+            TestedSQLCipher.only3(
+                "read regions are calibrated on SQLite 3.15's authorizer callbacks; SQLite 3.49 reports some reads more coarsely (count(*), REPLACE), so observations re-fetch more often, never less"
+            ))
         let database = try makeDatabase()
         let recorder = ReadRegionRecorder()
         func region(_ sql: String, _ arguments: StatementArguments = []) throws -> ReadRegion {

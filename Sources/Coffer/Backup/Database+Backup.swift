@@ -175,8 +175,10 @@ extension Database {
                 let spec = SecureBytes.rawKeySpec(key: key.key, salt: salt)
                 let code = spec.withUnsafeBytes { sqlite3_key(connection.handle, $0.baseAddress, Int32($0.count)) }
                 guard code == SQLITE_OK else { throw connection.failure(code: code, sql: nil) }
-                try connection.executeScript("PRAGMA cipher_page_size = \(configuration.cipher.pageSize)")
-                if !configuration.cipher.usesHMAC { try connection.executeScript("PRAGMA cipher_use_hmac = OFF") }
+                let pragmas = LinkedSQLCipher.pageFormatPragmas(
+                    format: key.pageFormat, pageSize: configuration.cipher.pageSize,
+                    usesHMAC: configuration.cipher.usesHMAC)
+                try connection.executeScript(pragmas.joined(separator: "; "))
             }
             // The file is private until renamed, and fsynced by Coffer before that.
             try connection.executeScript("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
@@ -321,7 +323,7 @@ struct SchemaSnapshot: Sendable {
     let entries: [SchemaEntry]
 
     init(connection: Connection) throws {
-        pageSize = try connection.fetchValue(Int.self, sql: "PRAGMA page_size") ?? 0
+        pageSize = try connection.pageSize() ?? 0
         pageCount = try connection.fetchValue(Int.self, sql: "PRAGMA page_count") ?? 0
         schemaVersion = try connection.fetchValue(Int.self, sql: "PRAGMA schema_version") ?? 0
         userVersion = try connection.fetchValue(Int.self, sql: "PRAGMA user_version") ?? 0

@@ -155,7 +155,7 @@ extension Database {
             // integrity_check allocates one bit per page the header claims (256 MiB for a header saying
             // 2^31): a count that the file and its WAL cannot hold is damage, reported without running it.
             let claimed = try database.read { try $0.fetchValue(Int.self, sql: "PRAGMA page_count") } ?? 0
-            let pageSize = max(512, try database.read { try $0.fetchValue(Int.self, sql: "PRAGMA page_size") } ?? 4096)
+            let pageSize = max(512, try database.read { try $0.pageSize() } ?? 4096)
             let possible = WALScan.mostPages(databasePath: path, pageSize: pageSize)
             if claimed > possible {
                 return ["the database header claims \(claimed) pages; the file and its WAL hold at most \(possible)"]

@@ -22,7 +22,7 @@ enum BatchPageCache {
     /// back, whether `body` returns or throws.
     static func widening<T>(_ db: Connection, _ body: () throws -> T) throws -> T {
         let previous = try db.fetchValue(Int.self, sql: "PRAGMA cache_size") ?? 0
-        let pageSize = try db.fetchValue(Int.self, sql: "PRAGMA page_size") ?? 4096
+        let pageSize = try db.pageSize() ?? 4096
         // A negative size is in KiB, a positive one in pages.
         let previousKiB = previous < 0 ? -previous : previous * pageSize / 1024
         guard previousKiB < kibibytes else { return try body() }

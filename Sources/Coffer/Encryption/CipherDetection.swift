@@ -14,9 +14,11 @@ import Foundation
 ///
 /// When nothing authenticates — a wrong key, or a page 1 too damaged to check — the configured settings
 /// are returned unproven with the list of what was tried: SQLite's proving read then decides, and a
-/// wrong-passphrase error names the settings. A SQLCipher 4 file (HMAC-SHA512, reserve 80), which the
-/// linked SQLCipher 3.4.1 cannot read, is recognised when its derivation was among those tried, and
-/// refused with a ``CofferError/notADatabase`` that says to migrate it.
+/// wrong-passphrase error names the settings. A SQLCipher 4 file (HMAC-SHA512, reserve 80, its default
+/// PBKDF2-HMAC-SHA512 256,000 or a raw key) is recognised when its derivation was among those tried: built
+/// against SQLCipher 4, Coffer opens it in its own format (``LinkedSQLCipher/PageFormat/sqlcipher4``); against
+/// SQLCipher 3.4.1, which cannot read it, it is refused with a ``CofferError/notADatabase`` that says to
+/// migrate it.
 enum CipherDetection {
     /// The key for the existing file at `path` whose salt is `salt`, from the encryption's bytes.
     static func key(
@@ -50,7 +52,16 @@ enum CipherDetection {
                     unprovenAfterTrying: nil)
             }
             tried.append(derivation?.description ?? "the raw key")
-            if derivation == .coffer || isRawKey, isSQLCipher4(head: head.bytes, key: key, salt: salt) {
+            if derivation == .coffer || isRawKey,
+                let pageSize = sqlcipher4PageSize(head: head.bytes, key: key, salt: salt)
+            {
+                // SQLCipher 4 reads its own format: open it as it is (see LinkedSQLCipher).
+                if LinkedSQLCipher.isVersion4 {
+                    return DatabaseKey(
+                        keySpec: SecureBytes.rawKeySpec(key: key, salt: nil), key: key, salt: salt,
+                        encryptionBytes: encryptionBytes, isRawKey: isRawKey, derivation: derivation, pageSize: pageSize,
+                        unprovenAfterTrying: nil, pageFormat: .sqlcipher4)
+                }
                 throw CofferError(
                     code: .notADatabase,
                     message:
@@ -85,13 +96,13 @@ enum CipherDetection {
         return nil
     }
 
-    /// Whether page 1 authenticates as SQLCipher 4 writes it by default: HMAC-SHA512 (key
+    /// The page size at which page 1 authenticates as SQLCipher 4 writes it by default: HMAC-SHA512 (key
     /// PBKDF2-HMAC-SHA512(key, salt XOR 0x3a, 2 rounds)) over ciphertext ‖ IV ‖ page number (little-endian),
-    /// stored in the last 64 of 80 reserved bytes, at any page size the head holds.
-    private static func isSQLCipher4(head: [UInt8], key: SecureBytes, salt: [UInt8]) -> Bool {
+    /// stored in the last 64 of 80 reserved bytes, at any page size the head holds; nil when it does not.
+    private static func sqlcipher4PageSize(head: [UInt8], key: SecureBytes, salt: [UInt8]) -> Int? {
         guard let keys = try? DerivedKeys(key: .rawKey(key.withUnsafeBytes { Array($0) }), salt: salt, settings: .sqlcipher4)
-        else { return false }
-        return (9...16).map({ 1 << $0 }).contains { pageSize in
+        else { return nil }
+        return (9...16).map({ 1 << $0 }).first { pageSize in
             pageSize <= head.count
                 && PageDecoder(settings: .sqlcipher4, keys: keys, pageSize: pageSize)
                     .authenticates(Array(head[0..<pageSize]), pageNumber: 1)

@@ -27,6 +27,9 @@ struct DatabaseKey: Sendable {
     /// For an existing file under which page 1 did not authenticate: the settings tried, for the
     /// wrong-passphrase message. Nil when the settings were proven (or could not be checked).
     let unprovenAfterTrying: String?
+    /// The file's page format: SQLCipher 3's (what Coffer writes) unless CipherDetection found a SQLCipher 4
+    /// file, which only a Coffer built against SQLCipher 4 opens.
+    var pageFormat: LinkedSQLCipher.PageFormat = .sqlcipher3
 
     /// The encryption this key was made from, rebuilt from the wipeable copy for the duration of a call
     /// (the database's public configuration holds no secret).
@@ -68,10 +71,11 @@ struct DatabaseKey: Sendable {
     }
 
     /// The key a rekey writes: `encryption` derived with `derivation` over the file's existing `salt`
-    /// (a rekey keeps the salt and the page size).
-    static func rekeyed(to encryption: Encryption, derivation: KeyDerivation, salt: [UInt8], pageSize: Int) throws
-        -> DatabaseKey?
-    {
+    /// (a rekey keeps the salt, the page size and the page format).
+    static func rekeyed(
+        to encryption: Encryption, derivation: KeyDerivation, salt: [UInt8], pageSize: Int,
+        pageFormat: LinkedSQLCipher.PageFormat = .sqlcipher3
+    ) throws -> DatabaseKey? {
         guard let bytes = encryption.bytes else { return nil }
         if case .rawKey = encryption {
             guard bytes.count == keySize else {
@@ -79,12 +83,12 @@ struct DatabaseKey: Sendable {
             }
             return DatabaseKey(
                 keySpec: SecureBytes.rawKeySpec(key: bytes, salt: nil), key: bytes, salt: salt, encryptionBytes: bytes,
-                isRawKey: true, derivation: nil, pageSize: pageSize, unprovenAfterTrying: nil)
+                isRawKey: true, derivation: nil, pageSize: pageSize, unprovenAfterTrying: nil, pageFormat: pageFormat)
         }
         let key = try derivation.derive(passphrase: bytes, salt: salt)
         return DatabaseKey(
             keySpec: SecureBytes.rawKeySpec(key: key, salt: nil), key: key, salt: salt, encryptionBytes: bytes, isRawKey: false,
-            derivation: derivation, pageSize: pageSize, unprovenAfterTrying: nil)
+            derivation: derivation, pageSize: pageSize, unprovenAfterTrying: nil, pageFormat: pageFormat)
     }
 
     /// The key specification for connections opened after the file exists (no salt part).

@@ -143,7 +143,7 @@ extension Database {
             let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)??.intValue ?? 0
             return DatabaseInfo(
                 path: path,
-                pageSize: try db.fetchValue(Int.self, sql: "PRAGMA page_size") ?? 0,
+                pageSize: try db.pageSize() ?? 0,
                 pageCount: try db.fetchValue(Int.self, sql: "PRAGMA page_count") ?? 0,
                 fileSize: fileSize,
                 journalMode: try db.fetchValue(String.self, sql: "PRAGMA journal_mode") ?? "?",

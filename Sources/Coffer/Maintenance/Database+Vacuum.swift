@@ -68,10 +68,10 @@ extension Database {
                 report.pagesBefore = try copy.fetchValue(Int.self, sql: "PRAGMA main.page_count") ?? 0
                 report.freePagesBefore = try copy.fetchValue(Int.self, sql: "PRAGMA main.freelist_count") ?? 0
                 let spec = key.map { SecureBytes.rawKeySpec(key: $0.key, salt: salt) }
-                let pageSize = try key?.pageSize ?? copy.fetchValue(Int.self, sql: "PRAGMA main.page_size") ?? 4096
+                let pageSize = try key?.pageSize ?? copy.pageSize(schema: "main") ?? 4096
                 try VacuumCopy.attach(
                     copy, destination: temporary, keySpec: spec, pageSize: pageSize, encrypted: key != nil,
-                    usesHMAC: cipher.usesHMAC)
+                    usesHMAC: cipher.usesHMAC, format: key?.pageFormat ?? .sqlcipher3)
                 try VacuumCopy(
                     connection: copy, batchRows: max(1, batchRows), progress: progress,
                     pagesExpected: report.pagesBefore - report.freePagesBefore

@@ -38,13 +38,16 @@ struct VacuumCopy {
     /// Attaches `destination` with `keySpec` (nil: plaintext) and the database's page settings.
     static func attach(
         _ connection: Connection, destination: String, keySpec: SecureBytes?, pageSize: Int, encrypted: Bool,
-        usesHMAC: Bool
+        usesHMAC: Bool, format: LinkedSQLCipher.PageFormat = .sqlcipher3
     ) throws {
         try connection.attach(destination, as: schemaName, keySpec: keySpec)
         var pragmas = ["PRAGMA \(schemaName).journal_mode = OFF", "PRAGMA \(schemaName).synchronous = OFF"]
         if encrypted {
-            pragmas.insert("PRAGMA \(schemaName).cipher_page_size = \(pageSize)", at: 0)
-            if !usesHMAC { pragmas.insert("PRAGMA \(schemaName).cipher_use_hmac = OFF", at: 1) }
+            // The main file's page format: an attached file keyed with its own key gets the library's
+            // defaults, which on SQLCipher 4 are not Coffer's (see LinkedSQLCipher).
+            pragmas.insert(
+                contentsOf: LinkedSQLCipher.pageFormatPragmas(
+                    schema: schemaName, format: format, pageSize: pageSize, usesHMAC: usesHMAC), at: 0)
         } else {
             pragmas.insert("PRAGMA \(schemaName).page_size = \(pageSize)", at: 0)
         }

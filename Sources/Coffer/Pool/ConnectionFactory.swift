@@ -88,9 +88,11 @@ struct ConnectionFactory: Sendable {
             coffer_page_cache_key(UnsafeMutableRawPointer(connection.handle), $0.baseAddress, Int32($0.count))
         }
         guard code == SQLITE_OK else { throw connection.failure(code: code, sql: nil) }
-        // The key is raw, so no kdf_iter; the page size is the file's own (see CipherDetection).
-        try connection.executeScript("PRAGMA cipher_page_size = \(key.pageSize);")
-        if !configuration.cipher.usesHMAC { try connection.executeScript("PRAGMA cipher_use_hmac = OFF;") }
+        // The key is raw, so no kdf_iter; the page size and format are the file's own (see CipherDetection),
+        // spelled out on SQLCipher 4, whose defaults are not Coffer's format (see LinkedSQLCipher).
+        let pragmas = LinkedSQLCipher.pageFormatPragmas(
+            format: key.pageFormat, pageSize: key.pageSize, usesHMAC: configuration.cipher.usesHMAC)
+        try connection.executeScript(pragmas.joined(separator: "; "))
         try proveReadable(connection)
     }
 

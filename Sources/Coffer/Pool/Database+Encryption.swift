@@ -30,7 +30,8 @@ extension Database {
         try CipherOptions(keyDerivation: derivation).validate()
         guard let current = factory.key, let salt = try current.salt ?? DatabaseKey.readSalt(path: path),
             let newKey = try DatabaseKey.rekeyed(
-                to: newEncryption, derivation: derivation, salt: salt, pageSize: current.pageSize)
+                to: newEncryption, derivation: derivation, salt: salt, pageSize: current.pageSize,
+                pageFormat: current.pageFormat)
         else {
             throw CofferError(code: .notADatabase, message: "\(path) has no salt to keep")
         }
@@ -141,7 +142,11 @@ extension Database {
     {
         try connection.attach(destination, as: "coffer_export", keySpec: keySpec)
         defer { try? connection.execute(sql: "DETACH DATABASE coffer_export") }
-        if let pageSize { try connection.executeScript("PRAGMA coffer_export.cipher_page_size = \(pageSize)") }
+        if let pageSize {
+            let pragmas = LinkedSQLCipher.pageFormatPragmas(
+                schema: "coffer_export", format: .sqlcipher3, pageSize: pageSize, usesHMAC: true)
+            try connection.executeScript(pragmas.joined(separator: "; "))
+        }
         let userVersion = try connection.fetchValue(Int.self, sql: "PRAGMA main.user_version") ?? 0
         _ = try connection.fetchOne(sql: "SELECT sqlcipher_export('coffer_export')")
         try connection.executeScript("PRAGMA coffer_export.user_version = \(userVersion)")

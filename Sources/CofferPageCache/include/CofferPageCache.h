@@ -14,7 +14,8 @@
 // It is installed as a SQLCipher crypto provider wrapping the library's own (OpenSSL) provider, for
 // the connections keyed through `coffer_page_cache_key` only: SQLCipher copies the process's provider
 // into a connection when the connection is keyed, and this function registers the wrapper for just
-// that moment. Connections keyed any other way keep the plain provider.
+// that moment. Connections keyed any other way keep the plain provider. Built against SQLCipher 4 (see
+// `coffer_page_cache_available`), the cache is a no-op with capacity 0.
 //
 // This header declares no SQLite types, so Swift can import it beside CSQLCipher.
 #ifndef COFFER_PAGE_CACHE_H
@@ -30,6 +31,11 @@ extern "C" {
 /// Keys `db` (an `sqlite3 *`) like `sqlite3_key`, with the cache's provider when the cache has a
 /// capacity. Returns `sqlite3_key`'s result code.
 int coffer_page_cache_key(void *db, const void *key, int key_size);
+
+/// 1 when the linked SQLCipher is 3.x, whose crypto provider the cache wraps; 0 with SQLCipher 4, whose
+/// provider it cannot hook: then the capacity is always 0, nothing is cached, and
+/// `coffer_page_cache_key` is plain `sqlite3_key`.
+int coffer_page_cache_available(void);
 
 /// Sets the cache's capacity in bytes (each cached page holds its ciphertext and its plaintext) and
 /// empties it, wiping what it held. 0 turns caching off for every connection. Safe at any time.
