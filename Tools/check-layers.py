@@ -64,6 +64,7 @@ MAY_IMPORT = {
     "CofferBackupTests": {"Coffer", "CofferTestSupport", "CofferTestVFS", "coffer", "coffer-torture"},
     "CofferReliabilityTests": {"CofferRepair", "Coffer", "CofferTestSupport", "CofferTestVFS", "coffer", "coffer-torture"},
     "CofferPublicAPITests": {"Coffer", "CofferTestSupport", "coffer"},
+    "CofferDocumentationTests": {"Coffer", "CofferRepair", "CofferTestSupport"},
     "CofferCorruptionTests": {
         "CofferCorruption", "CofferRepair", "Coffer", "CSQLCipher", "CofferTestSupport", "coffer-corrupt",
     },
