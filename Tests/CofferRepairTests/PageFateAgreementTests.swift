@@ -26,14 +26,7 @@ final class PageFateAgreementTests: XCTestCase {
         let dir = try TemporaryDirectory()
         let path = dir.path("fates.db")
         try Shell.sqlcipher(path, pageSize: 1024, sql)
-        let roles = try pageRoles(path, key: "pw")
-        var visited = Set<UInt32>()
-        let schema = Schema.read(from: try DatabaseFile(path: path, key: .passphrase("pw")), visited: &visited)
-        let root = try XCTUnwrap(schema.tables.first { $0.name == "msgs" }?.rootPage)
-        let interior = try XCTUnwrap(
-            roles.first { $0.owner == "msgs" && $0.role == .tableInterior && $0.pageNumber != root },
-            "1024-byte pages give msgs a three-level tree")
-        try Damage.zeroPage(path, page: interior.pageNumber, pageSize: 1024)
+        let interior = try Damage.zeroNonRootInterior(of: "msgs", in: path, key: "pw", pageSize: 1024)
 
         // As `coffer verify --page-map` builds it, then as `coffer repair --page-map` does after its run.
         let file = try DatabaseFile(path: path, key: .passphrase("pw"))
@@ -46,7 +39,7 @@ final class PageFateAgreementTests: XCTestCase {
         XCTAssertEqual(verified.pageCount, Int(file.pageCount))
         XCTAssertEqual(repaired.pageCount, verified.pageCount)
         XCTAssertGreaterThan(report.orphanLeavesAdopted, 10)
-        let index = Int(interior.pageNumber) - 1
+        let index = Int(interior) - 1
         XCTAssertEqual(verified.fates[index], .hmacFailed, "a zeroed SQLCipher page fails its HMAC")
         XCTAssertEqual(repaired.fates[index], .hmacFailed)
 

@@ -74,6 +74,21 @@ enum Damage {
         try overwrite(path, at: UInt64(page - 1) * UInt64(pageSize), with: [UInt8](repeating: 0, count: pageSize))
     }
 
+    /// Zero-fills an interior page of `table` other than its root (the table must have a tree of three
+    /// levels or more) in the pristine SQLCipher file at `path`; returns its page number.
+    @discardableResult
+    static func zeroNonRootInterior(of table: String, in path: String, key: String, pageSize: Int) throws -> UInt32 {
+        let roles = try pageRoles(path, key: key)
+        var visited = Set<UInt32>()
+        let schema = Schema.read(from: try DatabaseFile(path: path, key: .passphrase(key)), visited: &visited)
+        let root = try XCTUnwrap(schema.tables.first { $0.name == table }?.rootPage)
+        let interior = try XCTUnwrap(
+            roles.first { $0.owner == table && $0.role == .tableInterior && $0.pageNumber != root },
+            "\(pageSize)-byte pages give \(table) a three-level tree")
+        try zeroPage(path, page: interior.pageNumber, pageSize: pageSize)
+        return interior.pageNumber
+    }
+
     /// XORs `count` bytes at `offsetInPage` of page `page` with 0xA5.
     static func flip(_ path: String, page: UInt32, pageSize: Int, offsetInPage: Int, count: Int = 8) throws {
         let start = UInt64(page - 1) * UInt64(pageSize) + UInt64(offsetInPage)

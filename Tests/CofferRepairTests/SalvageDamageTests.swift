@@ -18,14 +18,7 @@ final class SalvageDamageTests: XCTestCase {
         try Shell.sqlcipher(path, pageSize: 1024, twinSQL)
         let msgs = Set(try GroundTruth.rows(path, key: "pw", pageSize: 1024, table: "msgs"))
         let notes = Set(try GroundTruth.rows(path, key: "pw", pageSize: 1024, table: "notes"))
-        let roles = try pageRoles(path, key: "pw")
-        var visited = Set<UInt32>()
-        let schema = Schema.read(from: try DatabaseFile(path: path, key: .passphrase("pw")), visited: &visited)
-        let root = try XCTUnwrap(schema.tables.first { $0.name == "msgs" }?.rootPage)
-        let interior = try XCTUnwrap(
-            roles.first { $0.owner == "msgs" && $0.role == .tableInterior && $0.pageNumber != root },
-            "1024-byte pages give msgs a three-level tree")
-        try Damage.zeroPage(path, page: interior.pageNumber, pageSize: 1024)
+        try Damage.zeroNonRootInterior(of: "msgs", in: path, key: "pw", pageSize: 1024)
 
         let (sink, report) = try salvage(path, key: "pw")
         XCTAssertGreaterThan(report.orphanLeavesAdopted, 10)
