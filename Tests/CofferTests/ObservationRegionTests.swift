@@ -94,6 +94,11 @@ final class ObservationRegionTests: XCTestCase {
     }
 
     func testAMissingRowIsWatchedForItsInsertAndMovedRowsCount() throws {
+        try XCTSkipIf(
+            TestedSQLCipher.isVersion4,
+            TestedSQLCipher.only3(
+                "read regions are calibrated on SQLite 3.15's authorizer callbacks; SQLite 3.49 reports some reads more coarsely (count(*), REPLACE), so observations re-fetch more often, never less"
+            ))
         let database = try makeDatabase()
         let (handle, missing) = observe(database, "SELECT coalesce((SELECT v FROM a WHERE id = ?), -1)", [9])
         XCTAssertTrue(missing.wait { values, _ in values == [-1] })

@@ -54,6 +54,11 @@ final class ObservationSubscriberIndexTests: XCTestCase {
     }
 
     func testAnObservationFollowsTheTablesItsLastFetchRead() throws {
+        try XCTSkipIf(
+            TestedSQLCipher.isVersion4,
+            TestedSQLCipher.only3(
+                "read regions are calibrated on SQLite 3.15's authorizer callbacks; SQLite 3.49 reports some reads more coarsely (count(*), REPLACE), so observations re-fetch more often, never less"
+            ))
         let database = try makeDatabase()
         let observed = ObservedValues<Int>()
         let handle = database.observe(
