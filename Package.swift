@@ -51,12 +51,13 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // The engine: connections and statements, keys and cipher settings, the writer queue and reader pool,
+        // observation plumbing, monitoring. Everything above it reaches SQLite through it.
         .target(
-            name: "Coffer",
+            name: "CofferEngine",
             dependencies: [
                 "CofferFormat",
                 "CSQLCipher",
-                "CofferMacros",
                 "CofferTempVFS",
                 "CofferPageCache",
                 "CofferTokenizer",
@@ -67,6 +68,22 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // Typed tables and what is built on them: @Table records, queries, associations, schema upgrades and
+        // migrations, observation of queries, the record cache, full-text indexes.
+        .target(name: "CofferRecords", dependencies: ["CofferEngine", "CSQLCipher", "CofferMacros", "CofferTokenizer"]),
+        // The key-value, document and settings stores, on records.
+        .target(name: "CofferStores", dependencies: ["CofferEngine", "CofferRecords"]),
+        // Page-level backups, restore, verify, vacuum and file inspection.
+        .target(
+            name: "CofferBackup",
+            dependencies: [
+                "CofferEngine", "CofferRecords", "CofferFormat", "CSQLCipher",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        // The umbrella: `import Coffer` re-exports the four layers above.
+        .target(name: "Coffer", dependencies: ["CofferEngine", "CofferRecords", "CofferStores", "CofferBackup"]),
         .systemLibrary(
             name: "COpenSSL",
             pkgConfig: "libcrypto",
@@ -143,20 +160,20 @@ let package = Package(
             ],
             path: "Tests/CofferTorture"
         ),
-        .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferTestSupport", "CofferTempVFS"]),
+        .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferEngine", "CofferRecords", "CofferStores", "CofferBackup", "CofferTestSupport", "CofferTempVFS"]),
         .testTarget(name: "CofferCLITests", dependencies: ["coffer", "Coffer", "CofferTestSupport"]),
         .testTarget(
             name: "CofferQueryTests",
-            dependencies: ["Coffer", "CofferTestSupport", .product(name: "InMemoryLogging", package: "swift-log")]
+            dependencies: ["Coffer", "CofferEngine", "CofferRecords", "CofferStores", "CofferBackup", "CofferTestSupport", .product(name: "InMemoryLogging", package: "swift-log")]
         ),
         .testTarget(name: "CofferRepairTests", dependencies: ["CofferFormat", "CofferRepair", "Coffer", "CofferTestSupport"]),
-        .testTarget(name: "CofferKeyValueTests", dependencies: ["Coffer", "CofferTestSupport"]),
+        .testTarget(name: "CofferKeyValueTests", dependencies: ["Coffer", "CofferEngine", "CofferRecords", "CofferStores", "CofferBackup", "CofferTestSupport"]),
         // Traces and metrics (`Monitoring`) against swift-metrics' and swift-distributed-tracing's own test
         // backends, and the README's Prometheus example.
         .testTarget(
             name: "CofferMonitoringTests",
             dependencies: [
-                "Coffer", "CofferTestSupport",
+                "Coffer", "CofferEngine", "CofferRecords", "CofferStores", "CofferBackup", "CofferTestSupport",
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),

@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
-"""Checks that Coffer's layers depend downward only (README "Architecture").
+"""Checks what the compiler cannot about Coffer's layers (the DocC article "Architecture").
 
-Two checks, both from the tables below (keep them in step with README's "Architecture" section):
+Package.swift's target dependencies are the walls between modules: the compiler refuses an import a target
+does not list. This script checks the rest, from the tables below:
 
 1. Modules: every `import` in a target's Swift sources names a module that target may import
-   (`MAY_IMPORT`), and `MAY_IMPORT` agrees with the target's dependencies in Package.swift. A target
-   missing from the table is an error: a new module says what it may import.
-2. Folders inside a module (`FOLDER_ORDER`: Coffer's and CofferRepair's): every type is defined in one
-   folder; a file that names a type defined in a folder of a later (higher) rank, or of another folder of
-   the same rank, depends upward and is a violation, unless it is listed in `KNOWN_EXCEPTIONS`. A file at
-   a module's root may only import.
-
-3. README's "Architecture" tables say the same: each module's "may import" cell and each module's folder
-   order (the second table Coffer's, the third CofferRepair's).
+   (`MAY_IMPORT`), and `MAY_IMPORT` agrees with the target's dependencies in Package.swift (so nothing
+   is reached through a dependency's dependency). A target missing from the table is an error: a new
+   module says what it may import.
+2. Folders inside a module (`FOLDER_ORDER`): every type is defined in one folder; a file that names a
+   type defined in a folder of a later (higher) rank, or of another folder of the same rank, depends
+   upward and is a violation, unless it is listed in `KNOWN_EXCEPTIONS`. So does a file that names a
+   member an extension in such a folder adds to a type of a lower folder or module (`extension Connection
+   { var tracker }` in Pool), unless the file's own folder, a lower one or a module it may import declares
+   that name too. A file at a module's root may only import.
+3. The Architecture article's tables say the same: each module's "may import" cell and each module's
+   folder order.
 
 Type references are found by name, outside comments and string literals, for the types declared at file
 scope (`struct`, `class`, `enum`, `protocol`, `actor`, `typealias`); a nested type is reached through the
@@ -39,10 +42,14 @@ MAY_IMPORT = {
     "CofferTokenizer": {"CSQLCipher"},
     "CofferMacros": {"SwiftSyntax", "SwiftSyntaxMacros", "SwiftCompilerPlugin"},
     "CofferFormat": {"COpenSSL", "Crypto", "_CryptoExtras"},
-    "Coffer": {
-        "CofferFormat", "CSQLCipher", "CofferMacros", "CofferTempVFS", "CofferPageCache", "CofferTokenizer",
+    "CofferEngine": {
+        "CofferFormat", "CSQLCipher", "CofferTempVFS", "CofferPageCache", "CofferTokenizer",
         "Logging", "Metrics", "CoreMetrics", "Tracing", "Crypto", "_CryptoExtras",
     },
+    "CofferRecords": {"CofferEngine", "CSQLCipher", "CofferMacros", "CofferTokenizer"},
+    "CofferStores": {"CofferEngine", "CofferRecords"},
+    "CofferBackup": {"CofferEngine", "CofferRecords", "CofferFormat", "CSQLCipher", "Crypto", "_CryptoExtras"},
+    "Coffer": {"CofferEngine", "CofferRecords", "CofferStores", "CofferBackup"},
     "CofferRepair": {"Coffer", "CofferFormat", "Crypto"},
     "CofferCorruption": {"CofferFormat", "CofferRepair", "CofferTestSupport"},
     "coffer": {"Coffer", "CofferRepair", "ArgumentParser"},
@@ -55,12 +62,12 @@ MAY_IMPORT = {
     "coffer-torture": {"Coffer", "CofferTestSupport", "ArgumentParser"},
     # Test targets: their Package.swift dependencies, plus the C module a dependency re-exports where a
     # test drives SQLite directly (CSQLCipher through Coffer).
-    "CofferTests": {"Coffer", "CofferTestSupport", "CofferTempVFS", "CSQLCipher"},
+    "CofferTests": {"Coffer", "CofferEngine", "CofferRecords", "CofferStores", "CofferBackup", "CofferTestSupport", "CofferTempVFS", "CSQLCipher"},
     "CofferCLITests": {"coffer", "Coffer", "CofferTestSupport"},
-    "CofferQueryTests": {"Coffer", "CofferTestSupport", "InMemoryLogging"},
+    "CofferQueryTests": {"Coffer", "CofferEngine", "CofferRecords", "CofferStores", "CofferBackup", "CofferTestSupport", "InMemoryLogging"},
     "CofferRepairTests": {"CofferFormat", "CofferRepair", "Coffer", "CofferTestSupport", "CSQLCipher"},
-    "CofferKeyValueTests": {"Coffer", "CofferTestSupport"},
-    "CofferMonitoringTests": {"Coffer", "CofferTestSupport", "InMemoryLogging", "Metrics", "MetricsTestKit", "InMemoryTracing", "Tracing", "Prometheus"},
+    "CofferKeyValueTests": {"Coffer", "CofferEngine", "CofferRecords", "CofferStores", "CofferBackup", "CofferTestSupport"},
+    "CofferMonitoringTests": {"Coffer", "CofferEngine", "CofferRecords", "CofferStores", "CofferBackup", "CofferTestSupport", "InMemoryLogging", "Metrics", "MetricsTestKit", "InMemoryTracing", "Tracing", "Prometheus"},
     "CofferBackupTests": {"Coffer", "CofferTestSupport", "CofferTestVFS", "coffer", "coffer-torture"},
     "CofferReliabilityTests": {"CofferRepair", "Coffer", "CofferTestSupport", "CofferTestVFS", "coffer", "coffer-torture"},
     "CofferPublicAPITests": {"Coffer", "CofferTestSupport", "coffer"},
@@ -77,23 +84,32 @@ TRANSITIVE_OK = {"CSQLCipher"}
 # Folders inside a module, lowest first. A folder may use its own types and those of lower ranks; folders
 # in one rank (a set) are independent of each other.
 FOLDER_ORDER = {
-    "Coffer": [
+    # The umbrella: one file at its root, which only re-exports the four layers.
+    "Coffer": [],
+    "CofferEngine": [
         {"Core"},
         {"Connection"},
         {"Encryption"},
         {"Monitoring"},
         {"Pool"},
+    ],
+    "CofferRecords": [
         {"Record"},
         {"Query"},
-        {"Schema"},
         {"Migration"},
         {"Association"},
         {"Observation"},
         {"RecordCache"},
-        {"KeyValue", "Backup"},
         {"FullText"},
+        {"Schema"},
+    ],
+    "CofferStores": [
+        {"KeyValue"},
         {"Documents"},
         {"Settings"},
+    ],
+    "CofferBackup": [
+        {"Backup"},
         {"Inspection"},
         {"Maintenance"},
     ],
@@ -230,6 +246,38 @@ def check_modules(root, problems):
                     problems.append(f"{rel}:{number}: {name} imports {match.group('module')}, not allowed")
 
 
+# A member declared in an extension body (one level in), and any name a line declares.
+MEMBER_DECLARATION = re.compile(
+    r"^    (?:@\w+(?:\([^)]*\))?\s+)*"
+    r"(?:(?:public|internal|package|fileprivate|private|final|static|class|mutating|nonisolated|override|lazy)"
+    r"(?:\(set\))?\s+)*(?:func|var|let)\s+(?P<name>[A-Za-z_]\w*)"
+)
+DECLARED_NAME = re.compile(r"\b(?:func|var|let|case)\s+([A-Za-z_]\w*)|[(,]\s*(?:_\s+)?([a-z_]\w*)\s*:")
+MEMBER_USE = re.compile(r"\b([a-z_][A-Za-z0-9_]*)\b")
+# Names the standard library's own types also have (a call of Array.filter is not a use of Query's filter).
+STANDARD_NAMES = {"filter", "map", "max", "min", "group", "first", "last", "count", "contains", "sorted", "reduce"}
+
+
+def extension_members(files, defined):
+    """{member name: folders} for members that extensions add to types defined elsewhere (a lower folder, a
+    lower module or the platform): `extension Database { var changeTracker … }` in Backup makes
+    `changeTracker` Backup's, whatever folder names it."""
+    members = {}
+    for path, (folder, text) in files.items():
+        extended = None
+        for line in text.splitlines():
+            if line and not line[0].isspace():
+                match = re.match(r"(?:(?:public|internal|package|fileprivate|private)\s+)?extension\s+([A-Za-z_][\w.]*)", line)
+                extended = match.group(1).split(".")[0] if match else None
+                continue
+            if extended is None or folder in defined.get(extended, ()):
+                continue
+            match = MEMBER_DECLARATION.match(line)
+            if match:
+                members.setdefault(match.group("name"), set()).add(folder)
+    return members
+
+
 def check_folders(root, problems, notes):
     used_exceptions = set()
     for module, ranks in FOLDER_ORDER.items():
@@ -256,6 +304,28 @@ def check_folders(root, problems, notes):
         for name, folders in sorted(defined.items()):
             if len(folders) > 1:
                 problems.append(f"{module}: type {name} defined in several folders: {sorted(folders)}")
+        members = extension_members(files, defined)
+        declared_at = {}
+        # Names declared in the package's modules this one may import count as lower (rank -1).
+        for dependency in sorted(MAY_IMPORT.get(module, set())):
+            for path in swift_files(os.path.join(root, "Sources", dependency)):
+                for match in DECLARED_NAME.finditer(read(path)):
+                    declared_at.setdefault(match.group(1) or match.group(2), set()).add(None)
+        for path, (folder, text) in files.items():
+            for match in DECLARED_NAME.finditer(text):
+                declared_at.setdefault(match.group(1) or match.group(2), set()).add(folder)
+        for path, (folder, text) in sorted(files.items()):
+            own = rank_of[folder]
+            for number, line in enumerate(text.splitlines(), 1):
+                for name in set(MEMBER_USE.findall(line)) - STANDARD_NAMES:
+                    for other in members.get(name, ()):
+                        if other == folder or rank_of[other] < own:
+                            continue
+                        if any(f is None or f == folder or rank_of[f] < own for f in declared_at.get(name, ())):
+                            continue  # a name of its own (or of a lower folder): not the extension's member
+                        rel = os.path.relpath(path, root)
+                        problems.append(
+                            f"{rel}:{number}: {folder} uses {name} from {other} (a member an extension there adds)")
         for path, (folder, text) in sorted(files.items()):
             own = rank_of[folder]
             for number, line in enumerate(text.splitlines(), 1):
@@ -273,18 +343,18 @@ def check_folders(root, problems, notes):
             notes.append(f"note: {module}/{folder} no longer uses {name}: remove it from KNOWN_EXCEPTIONS")
 
 
-def readme_tables(root):
-    """The rows of the tables in README's "## Architecture" section, each a list of cells; [] without it."""
-    path = os.path.join(root, "README.md")
+ARCHITECTURE = os.path.join("Sources", "Coffer", "Documentation.docc", "Architecture.md")
+
+
+def article_tables(root):
+    """The rows of the tables in the Architecture article, each a list of cells; [] without it."""
+    path = os.path.join(root, ARCHITECTURE)
     if not os.path.exists(path):
         return []
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
-    match = re.search(r"^## Architecture\n(.*?)(?=^## )", text, re.S | re.M)
-    if not match:
-        return []
     tables, current = [], []
-    for line in match.group(1).splitlines():
+    for line in text.splitlines():
         if re.match(r"^\|[-| ]+\|$", line):
             continue  # the line under the header
         if line.startswith("|"):
@@ -297,11 +367,12 @@ def readme_tables(root):
     return tables
 
 
-def check_readme(root, problems, notes):
-    """README's module table says what MAY_IMPORT says, and its Coffer folder table is FOLDER_ORDER."""
-    tables = readme_tables(root)
+def check_article(root, problems, notes):
+    """The article's module table says what MAY_IMPORT says, and its folder tables are FOLDER_ORDER's, in
+    FOLDER_ORDER's order of modules (those with folders)."""
+    tables = article_tables(root)
     if len(tables) < 2:
-        notes.append("note: README.md has no Architecture section with the module and folder tables to compare")
+        notes.append(f"note: {ARCHITECTURE} has no module and folder tables to compare")
         return
     modules = tables[0]
     for row in modules:
@@ -311,15 +382,16 @@ def check_readme(root, problems, notes):
         said = {name.strip() for name in row[-1].split(",")} - {"—", ""}
         if said != MAY_IMPORT[names[0]]:
             problems.append(
-                f"README.md: {names[0]} may import {sorted(said)}, Tools/check-layers.py says "
+                f"{ARCHITECTURE}: {names[0]} may import {sorted(said)}, Tools/check-layers.py says "
                 f"{sorted(MAY_IMPORT[names[0]])}")
-    for module, table in zip(["Coffer", "CofferRepair"], tables[1:]):
+    ordered = [module for module, ranks in FOLDER_ORDER.items() if ranks]
+    if len(tables) - 1 != len(ordered):
+        problems.append(f"{ARCHITECTURE}: {len(tables) - 1} folder tables, Tools/check-layers.py orders {ordered}")
+    for module, table in zip(ordered, tables[1:]):
         said_order = [set(re.findall(r"`([^`]+)`", row[0])) for row in table]
         if said_order != FOLDER_ORDER[module]:
             problems.append(
-                f"README.md: {module}'s folder order {said_order} is not Tools/check-layers.py's {FOLDER_ORDER[module]}")
-    if len(tables) < 3:
-        problems.append("README.md: no CofferRepair folder table (the third in Architecture)")
+                f"{ARCHITECTURE}: {module}'s folder order {said_order} is not Tools/check-layers.py's {FOLDER_ORDER[module]}")
 
 
 def main():
@@ -329,11 +401,11 @@ def main():
     notes = []
     check_modules(root, problems)
     check_folders(root, problems, notes)
-    check_readme(root, problems, notes)
+    check_article(root, problems, notes)
     for line in problems + notes:
         print(line)
     if problems:
-        print(f"check-layers: {len(problems)} violation(s); README 'Architecture' gives the order")
+        print(f"check-layers: {len(problems)} violation(s); {ARCHITECTURE} gives the order")
         return 1
     print("check-layers: modules and folders depend downward only")
     return 0

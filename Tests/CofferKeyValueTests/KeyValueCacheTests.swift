@@ -1,7 +1,11 @@
 import Foundation
 import XCTest
 
-@_spi(CofferInternal) @testable import Coffer
+@testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 final class KeyValueCacheTests: XCTestCase {
     /// Changes a stored value behind the store's back — through a second `Database` on the file, whose

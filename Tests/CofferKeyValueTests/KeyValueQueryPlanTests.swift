@@ -3,6 +3,10 @@ import Foundation
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// The SQL a query compiles to, and how SQLite runs it: paging a feed must not scan the store.
 final class KeyValueQueryPlanTests: XCTestCase {

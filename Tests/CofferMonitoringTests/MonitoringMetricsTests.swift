@@ -3,6 +3,10 @@ import MetricsTestKit
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 final class MonitoringMetricsTests: XCTestCase {
     func testCountersFollowStatementsRowsPagesCheckpointsAndBackups() throws {

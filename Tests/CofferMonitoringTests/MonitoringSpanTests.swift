@@ -4,6 +4,10 @@ import Tracing
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 final class MonitoringSpanTests: XCTestCase {
     func testTransactionsAndLongWorkRunInSpans() throws {

@@ -1,6 +1,10 @@
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 final class SQLRedactionTests: XCTestCase {
     func testLiteralsBecomePlaceholdersAndIdentifiersStay() {

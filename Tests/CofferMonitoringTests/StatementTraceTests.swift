@@ -3,6 +3,10 @@ import InMemoryLogging
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 final class StatementTraceTests: XCTestCase {
     private func open(_ directory: TemporaryDirectory, _ adjust: (inout Monitoring) -> Void) throws -> (Database, TraceCollector)

@@ -4,6 +4,10 @@ import InMemoryLogging
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 final class WriterWaitTraceTests: XCTestCase {
     /// A checkpoint queued behind a long write is logged with both operations named.

@@ -1,6 +1,10 @@
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// Origins filtered, sorted and annotated by their associated records (`exists`, `count`, `max`,
 /// `annotated(with:)`, `having`), each in one statement, checked against what one query per author says.

@@ -1,6 +1,10 @@
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// Associations loaded eagerly: `including(all:)` in two statements (more only past SQLite's variable
 /// limit), `including(required:)`/`including(optional:)` in one join, each checked against the records

@@ -2,6 +2,10 @@ import Dispatch
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 extension Author {
     /// The author's books, loaded lazily the first time they are read in a read or write closure.

@@ -1,6 +1,10 @@
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// Nested eager loading: authors with their books, each book with its editor (`including(required:)`,
 /// `including(optional:)`) or its reviews (`including(all:)`), filters and ordering at both levels, in

@@ -2,6 +2,10 @@ import CofferTestSupport
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// Associations over rows another producer wrote: the `sqlcipher` shell (3.4.1) fills and prunes the
 /// tables Coffer created, with foreign keys enforced as the schema Coffer wrote declares them, and Coffer

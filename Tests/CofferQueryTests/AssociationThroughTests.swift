@@ -2,6 +2,10 @@ import CofferTestSupport
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// A review of a book: an author's reviews are reached through their books.
 @Table("review")

@@ -2,6 +2,10 @@ import CofferTestSupport
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// `Configuration.recordTypes`: opening the database brings its schema up to the record types, before
 /// any read or write, on fresh files and on files another producer wrote.

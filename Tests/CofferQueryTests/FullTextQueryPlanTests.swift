@@ -2,6 +2,10 @@ import CofferTestSupport
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// `matching(_:)` drives a query from the index: SQLite reads the index's hits first and looks each row
 /// up by rowid (so a LIMIT stops the index), and the results equal the `rowid IN (…)` filter's for every

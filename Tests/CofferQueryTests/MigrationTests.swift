@@ -1,6 +1,10 @@
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 enum Version3 {
     /// Version 2's note with `text` renamed to `body` and the legacy column dropped.

@@ -1,6 +1,10 @@
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// `contains`, `hasPrefix` and `hasSuffix` match exactly when the pattern or the value holds a NUL: SQLite's
 /// LIKE stops reading both at a NUL, so `"ab\0cd"` would match every text containing `"ab"`, and `"cd"`

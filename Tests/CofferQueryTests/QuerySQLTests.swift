@@ -1,6 +1,10 @@
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// The exact SQL each builder call produces (values always bound as `?`).
 final class QuerySQLTests: XCTestCase {

@@ -1,6 +1,10 @@
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// The buffer fetches collect records in: order, growth past its first capacity, ownership.
 final class RecordBufferTests: XCTestCase {

@@ -2,6 +2,10 @@ import CofferTestSupport
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// A type cached with the default `recent` level.
 @Table("cached_contact") struct CachedContact: Codable, Equatable, Sendable {

@@ -2,6 +2,10 @@ import CofferTestSupport
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// Primary-key lookups through the record cache: no SQL for a cached record, levels and cost limits,
 /// and every kind of commit (records, raw SQL, another connection, another process) seen at once.

@@ -3,6 +3,10 @@ import Foundation
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// The snapshot races of the record cache, each staged step by step on real threads: a reader older than
 /// a cached record, a reader filling the cache from an old snapshot after a newer commit (and after

@@ -2,6 +2,10 @@ import Foundation
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// A record whose own `encode(to:)` must run: `@Table` sees it and generates no column writer.
 @Table("whisper")

@@ -2,6 +2,10 @@ import InMemoryLogging
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// Version 1 and 2 of one table, as an app would ship them.
 enum Version1 {

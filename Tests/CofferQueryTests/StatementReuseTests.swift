@@ -1,6 +1,10 @@
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// The statements a connection keeps and finds again without hashing SQL: the recent-statement slots
 /// in front of the statement cache, the kept `BEGIN`/`COMMIT`, and each record type's INSERT.

@@ -2,6 +2,10 @@ import CofferTestSupport
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// The LRU under the key-value store's decoded-object cache: recency, the cost
 /// bound, replacement and reuse of freed slots.

@@ -2,6 +2,10 @@ import CofferTestSupport
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// The integer key table under the record cache's entries and the eager loads' integer key slots: every
 /// sequence of sets and removals leaves it answering exactly as a dictionary would, through growth and

@@ -3,6 +3,10 @@ import Foundation
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// Precise regions: an observation re-fetches only after commits that changed a column it read, in a row
 /// it read. Fetches are counted; every wait is on a delivered value, never on time.

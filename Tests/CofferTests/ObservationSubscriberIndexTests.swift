@@ -3,6 +3,10 @@ import Foundation
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// The observation center tells each subscriber only of the commits to the tables it follows (all of them
 /// for a commit that may have changed anything), in subscription order; an observation whose fetch reads

@@ -2,6 +2,10 @@ import CofferTestSupport
 import XCTest
 
 @testable import Coffer
+@testable import CofferBackup
+@testable import CofferEngine
+@testable import CofferRecords
+@testable import CofferStores
 
 /// The record cache's entries: second-chance eviction (the oldest insert goes first unless hit since
 /// eviction last passed it), the cost bound, and a seeded run of inserts, hits and removals whose queue

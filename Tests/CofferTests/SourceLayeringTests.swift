@@ -22,7 +22,7 @@ final class SourceLayeringTests: XCTestCase {
     /// does not allow, and which adds a module the table does not know, fails with each violation named.
     func testUpwardReferencesAreReported() throws {
         let directory = try TemporaryDirectory("coffer-layers")
-        let sources = directory.url.appendingPathComponent("Sources/Coffer")
+        let sources = directory.url.appendingPathComponent("Sources/CofferEngine")
         for folder in ["Core", "Connection"] {
             try FileManager.default.createDirectory(
                 at: sources.appendingPathComponent(folder), withIntermediateDirectories: true)
@@ -30,7 +30,7 @@ final class SourceLayeringTests: XCTestCase {
         try #"""
         // swift-tools-version: 6.0
         import PackageDescription
-        let package = Package(name: "Coffer", targets: [.target(name: "Coffer"), .target(name: "CofferNew")])
+        let package = Package(name: "Coffer", targets: [.target(name: "CofferEngine"), .target(name: "CofferNew")])
         """#.write(toFile: directory.path("Package.swift"), atomically: true, encoding: .utf8)
         try "import CofferRepair\n\nstruct Settings { let link: Link }\n"
             .write(to: sources.appendingPathComponent("Core/Settings.swift"), atomically: true, encoding: .utf8)
@@ -39,10 +39,39 @@ final class SourceLayeringTests: XCTestCase {
 
         let result = try checkLayers(directory.url.path)
         XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
-        XCTAssertTrue(result.stdout.contains("Core/Settings.swift:1: Coffer imports CofferRepair"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("Core/Settings.swift:1: CofferEngine imports CofferRepair"), result.stdout)
         XCTAssertTrue(result.stdout.contains("Core/Settings.swift:3: Core uses Link from Connection"), result.stdout)
         XCTAssertFalse(result.stdout.contains("Link.swift"), result.stdout)
         XCTAssertTrue(result.stdout.contains("CofferNew: not in MAY_IMPORT"), result.stdout)
+    }
+
+    /// A member that an extension in a higher folder adds to a lower type (`extension Connection { var
+    /// tracker … }` in Pool) is that folder's: a lower folder that names it depends upward, though no type
+    /// of the higher folder appears. A name the lower folder declares itself is its own.
+    func testMembersAddedByExtensionsAreReported() throws {
+        let directory = try TemporaryDirectory("coffer-layers-members")
+        let sources = directory.url.appendingPathComponent("Sources/CofferEngine")
+        for folder in ["Connection", "Pool"] {
+            try FileManager.default.createDirectory(
+                at: sources.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        try #"""
+        // swift-tools-version: 6.0
+        import PackageDescription
+        let package = Package(name: "Coffer", targets: [.target(name: "CofferEngine")])
+        """#.write(toFile: directory.path("Package.swift"), atomically: true, encoding: .utf8)
+        try "final class Connection {\n    func close() { pageTracker.reset() }\n    func open(mode: Int) { _ = mode }\n}\n"
+            .write(to: sources.appendingPathComponent("Connection/Connection.swift"), atomically: true, encoding: .utf8)
+        try
+            ("extension Connection {\n    var pageTracker: Tracker { Tracker() }\n    func mode() -> Int { 0 }\n}\n"
+            + "struct Tracker { func reset() {} }\n")
+            .write(to: sources.appendingPathComponent("Pool/Connection+Tracker.swift"), atomically: true, encoding: .utf8)
+
+        let result = try checkLayers(directory.url.path)
+        XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
+        XCTAssertTrue(
+            result.stdout.contains("Connection/Connection.swift:2: Connection uses pageTracker from Pool"), result.stdout)
+        XCTAssertFalse(result.stdout.contains("uses mode from Pool"), result.stdout)
     }
 
     /// CofferRepair's folders are checked too, and a file at its root may only import (the re-export of

@@ -10,7 +10,7 @@
 //    anything else is reported as a problem. A tail page cut short by truncation is a problem too.
 // Info reads the page size, page count, profile, user_version and per-table row counts the same way.
 
-@_spi(CofferInternal) import Coffer
+import Coffer
 import Foundation
 
 /// What `coffer info` shows for a file read through the page decoder: one the linked SQLCipher 3.4.1

@@ -1,4 +1,4 @@
-@_spi(CofferInternal) import Coffer
+import Coffer
 import Foundation
 
 extension KeyMaterial {

@@ -18,7 +18,7 @@
 //    then triggers (each run as one authorized CREATE of its kind). Triggers come last so they never fire
 //    on salvaged rows. user_version and application_id are copied when page 1 was readable.
 
-@_spi(CofferInternal) import Coffer
+import Coffer
 import Foundation
 
 /// A ``SalvageSink`` that writes into a new Coffer database.

@@ -2,15 +2,14 @@
 // as Coffer's own rows (`Statement.bindInPlace`): TEXT and BLOB from the salvaged bytes, byte for byte
 // (text that is not UTF-8 included), with no copy into SQLite.
 
-@_spi(CofferInternal) import Coffer
+import Coffer
 import CofferFormat
 
-@_spi(CofferInternal)
 extension SalvagedValue: BytesLendingValue {
     /// Binds NULL, INTEGER and REAL; leaves TEXT and BLOB (empty ones too) to
     /// ``withBytesBound(to:at:_:)``.
-    @_spi(CofferInternal)
-    public func bindWithoutLending(to statement: Statement, at position: Int32) throws -> Bool {
+    @usableFromInline
+    package func bindWithoutLending(to statement: Statement, at position: Int32) throws -> Bool {
         switch self {
         case .null: try statement.bind(.null, toParameter: Int(position))
         case .integer(let number): try statement.bind(.integer(number), toParameter: Int(position))
@@ -21,8 +20,8 @@ extension SalvagedValue: BytesLendingValue {
     }
 
     /// Binds the TEXT or BLOB bytes in place (an empty value is bound empty, never NULL) while `body` runs.
-    @_spi(CofferInternal)
-    public func withBytesBound<T>(to statement: Statement, at position: Int32, _ body: () throws -> T) throws -> T {
+    @usableFromInline
+    package func withBytesBound<T>(to statement: Statement, at position: Int32, _ body: () throws -> T) throws -> T {
         switch self {
         case .text(let bytes), .blob(let bytes):
             let isBlob = if case .blob = self { true } else { false }

@@ -1,0 +1,172 @@
+import CofferEngine
+import CofferFormat
+import CofferRecords
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension Database {
+    /// Rebuilds a database from a backup directory into `destination`.
+    ///
+    /// Takes generation `id` (default: the newest whose whole chain is intact — checksums are checked,
+    /// and a damaged newer generation falls back to an older one), copies its full base to a temporary
+    /// file beside `destination`, applies its increments in order after checking every page's HMAC,
+    /// checks the HMAC of every page of the result and runs `PRAGMA integrity_check`, and only then
+    /// renames it over `destination` (removing a stale `-wal`/`-shm` first).
+    ///
+    /// ```swift
+    /// try Database.restore(from: backups, to: "app.db",
+    ///                      configuration: Configuration(encryption: .passphrase("secret")),
+    ///                      replacingExisting: true)
+    /// ```
+    ///
+    /// - Throws: ``CofferError/cantOpen`` when `destination` exists and `replacingExisting` is false,
+    ///   ``CofferError/fileNotFound`` when there is no restorable generation,
+    ///   ``CofferError/wrongPassphrase``, or ``CofferError/corrupt`` when a page or the result is damaged.
+    @discardableResult
+    public static func restore(
+        from directory: URL, to destination: String, configuration: Configuration, generation id: Int? = nil,
+        replacingExisting: Bool = false
+    ) throws -> BackupGeneration {
+        if !replacingExisting && FileManager.default.fileExists(atPath: destination) {
+            throw CofferError(code: .cantOpen, message: "\(destination) exists; restore refuses to overwrite it unless asked to")
+        }
+        let store = BackupDirectory(url: directory)
+        let all = try store.generations()
+        let target: BackupGeneration?
+        if let id {
+            target = all.first { $0.id == id }.flatMap { store.isRestorable($0) ? $0 : nil }
+        } else {
+            target = try store.latestRestorable()
+        }
+        guard let target else {
+            throw CofferError(
+                code: .fileNotFound, message: "no intact backup generation\(id.map { " \($0)" } ?? "") in \(directory.path)")
+        }
+        let byID = Dictionary(all.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let chain = target.chain.compactMap { byID[$0] }
+        guard let base = chain.first, base.kind == .full else {
+            throw CofferError(code: .corrupt, message: "generation \(target.id) has no full base")
+        }
+        let destinationURL = URL(fileURLWithPath: destination)
+        let temporary = BackupFiles.temporaryURL(for: destinationURL)
+        defer {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                try? FileManager.default.removeItem(atPath: temporary.path + suffix)
+            }
+        }
+        do {
+            try FileManager.default.copyItem(at: directory.appendingPathComponent(base.dataFile), to: temporary)
+        } catch {
+            throw CofferError(
+                code: .cantOpen, message: "cannot copy the base generation to \(temporary.path): \(error.localizedDescription)")
+        }
+
+        var codec: PageDecoder?
+        if configuration.encryption.isEncrypted {
+            guard
+                let key = try DatabaseKey.make(for: configuration.encryption, path: temporary.path, options: configuration.cipher)
+            else {
+                throw CofferError(code: .invalidConfiguration, message: "no key")
+            }
+            let candidate = try key.pageDecoder(
+                path: temporary.path, pageSize: base.pageSize, usesHMAC: configuration.cipher.usesHMAC)
+            let first = try PageFile(path: temporary.path, writable: false).read(count: base.pageSize, at: 0)
+            guard first.withUnsafeBytes({ candidate.libraryAccepts($0, pageNumber: 1) }) else {
+                throw CofferError(code: .wrongPassphrase, message: "the backup does not decrypt with this passphrase or key")
+            }
+            codec = candidate
+        }
+        let file = try PageFile(path: temporary.path, writable: true)
+        for increment in chain.dropFirst() {
+            try IncrementalPageFile.apply(
+                directory.appendingPathComponent(increment.dataFile).path, to: file, codec: codec, pageSize: base.pageSize)
+        }
+        try file.sync()
+        if let codec {
+            let damaged = try damagedPages(in: file, codec: codec)
+            guard damaged.isEmpty else {
+                throw CofferError(
+                    code: .corrupt,
+                    message: "restored pages fail their HMAC: \(damaged.prefix(20).map(String.init).joined(separator: ", "))")
+            }
+        }
+        let problems = integrityProblems(path: temporary.path, configuration: configuration)
+        guard problems.isEmpty else {
+            throw CofferError(
+                code: .corrupt,
+                message: "the restored database fails integrity_check: \(problems.prefix(5).joined(separator: "; "))")
+        }
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: destination + suffix) }
+        try BackupFiles.commitFile(temporary, as: destinationURL)
+        return target
+    }
+
+    /// Closes this database and replaces its file with the newest intact generation in `directory`:
+    /// what an ``Configuration/onCorruption`` handler arranges for the next launch. Open a new
+    /// ``Database`` afterwards; this one stays closed.
+    ///
+    /// ```swift
+    /// configuration.onCorruption = { _ in UserDefaults.standard.set(true, forKey: "restoreAtLaunch") }
+    /// // at launch, before opening normally:
+    /// try Database.restore(from: backups, to: path, configuration: configuration, replacingExisting: true)
+    /// ```
+    @discardableResult
+    public func restore(fromLatestBackup directory: URL) throws -> BackupGeneration {
+        var configuration = self.configuration
+        configuration.encryption = unredactedEncryption
+        try? close()
+        return try spans.run("coffer.restore") {
+            try Self.restore(from: directory, to: path, configuration: configuration, replacingExisting: true)
+        }
+    }
+
+    /// Page numbers in `file` whose HMAC fails (all-zero pages pass).
+    static func damagedPages(in file: PageFile, codec: PageDecoder) throws -> [Int] {
+        let pageSize = codec.pageSize
+        let pageCount = file.size / pageSize
+        var damaged: [Int] = []
+        let batch = 256
+        var page = 1
+        while page <= pageCount {
+            let count = min(batch, pageCount - page + 1)
+            let bytes = try file.read(count: count * pageSize, at: (page - 1) * pageSize)
+            bytes.withUnsafeBytes { buffer in
+                for index in 0..<count where (index + 1) * pageSize <= buffer.count {
+                    let slice = UnsafeRawBufferPointer(rebasing: buffer[(index * pageSize)..<((index + 1) * pageSize)])
+                    if !codec.libraryAccepts(slice, pageNumber: UInt32(page + index)) { damaged.append(page + index) }
+                }
+            }
+            page += count
+        }
+        return damaged
+    }
+
+    /// `PRAGMA integrity_check` through a private connection; errors that stop it count as problems.
+    static func integrityProblems(path: String, configuration: Configuration) -> [String] {
+        var configuration = configuration
+        configuration.readerCount = 0
+        configuration.onCorruption = nil
+        do {
+            let database = try Database(path: path, configuration: configuration)
+            defer { try? database.close() }
+            // integrity_check allocates one bit per page the header claims (256 MiB for a header saying
+            // 2^31): a count that the file and its WAL cannot hold is damage, reported without running it.
+            let claimed = try database.read { try $0.fetchValue(Int.self, sql: "PRAGMA page_count") } ?? 0
+            let pageSize = max(512, try database.read { try $0.pageSize() } ?? 4096)
+            let possible = WALScan.mostPages(databasePath: path, pageSize: pageSize)
+            if claimed > possible {
+                return ["the database header claims \(claimed) pages; the file and its WAL hold at most \(possible)"]
+            }
+            let rows = try database.read { try $0.fetchAll(sql: "PRAGMA integrity_check") }
+            let messages = rows.compactMap { row -> String? in row["integrity_check"] }
+            return messages == ["ok"] ? [] : messages
+        } catch {
+            return ["\(error)"]
+        }
+    }
+}

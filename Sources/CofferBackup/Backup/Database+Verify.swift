@@ -1,0 +1,104 @@
+import CofferEngine
+import CofferFormat
+import CofferRecords
+import Foundation
+
+/// What ``Database/verify(path:configuration:)`` found.
+public struct VerificationReport: Codable, Sendable, Hashable {
+    /// The page size used for the scan.
+    public var pageSize: Int
+    /// Pages in the main file.
+    public var pageCount: Int
+    /// Pages of the main file that are damaged: their HMAC fails, or they are all zero (SQLCipher reads
+    /// such a page unchecked). Empty for plaintext databases: which of their zero pages are damage depends
+    /// on each page's role (`coffer verify` works it out with the repair engine's page roles).
+    public var damagedPages: [Int]
+    /// Page numbers of committed WAL frames whose HMAC fails (frames past the last commit — torn or
+    /// rolled back — are not part of the database and are not checked).
+    public var damagedWALPages: [Int]
+    /// Damage in the WAL's structure: a checksum chain that breaks before the last commit frame (the
+    /// commits after the break are lost to SQLite). Empty when the WAL is whole or absent.
+    public var walProblems: [String]
+    /// What `PRAGMA integrity_check` reported (empty when it said `ok`), or the error that stopped it.
+    public var integrityErrors: [String]
+
+    /// True when no page is damaged and the integrity check passed.
+    public var isClean: Bool {
+        damagedPages.isEmpty && damagedWALPages.isEmpty && walProblems.isEmpty && integrityErrors.isEmpty
+    }
+}
+
+extension Database {
+    /// Checks a database file: every page's HMAC in the main file and in the WAL's committed frames, the
+    /// WAL's checksum chain (a break before its last commit frame loses committed transactions), then
+    /// `PRAGMA integrity_check` through a read-only ``Database`` opened on a private copy of the file and
+    /// its `-wal`/`-journal`. The file at `path` and its journal files are only ever read: SQLite 3.15
+    /// would otherwise checkpoint the WAL into the main file when its last connection closes, roll back a
+    /// hot journal, and create a `-shm`.
+    ///
+    /// ```swift
+    /// let report = try Database.verify(path: "app.db", configuration: .init(encryption: .passphrase("pw")))
+    /// if !report.isClean { print("damaged pages:", report.damagedPages) }
+    /// ```
+    ///
+    /// - Throws: ``CofferError/fileNotFound``, or ``CofferError/wrongPassphrase`` when no page at all
+    ///   authenticates (a wrong key — or a destroyed salt, which only repair material can get past).
+    public static func verify(path: String, configuration: Configuration) throws -> VerificationReport {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw CofferError(code: .fileNotFound, message: "no database at \(path)")
+        }
+        var damaged: [Int] = []
+        var damagedInWAL: [Int] = []
+        let file = try PageFile(path: path, writable: false)
+        // The derivation and page size are the file's own (CipherDetection).
+        let key = try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher)
+        let pageSize = try key?.pageSize ?? plaintextPageSize(file)
+        let pageCount = file.size / pageSize
+        if let key, pageCount > 0 {
+            // SQLCipher reads an all-zero page without checking its HMAC, but writes none (even a freed
+            // page is encrypted zeros): a zeroed page is damage, the never-written lock-byte page excepted.
+            let zeroed = try zeroedPages(in: file, pageSize: pageSize, except: [(1 << 30) / pageSize + 1])
+            let codec = try key.pageDecoder(path: path, pageSize: pageSize, usesHMAC: configuration.cipher.usesHMAC)
+            damaged = Array(Set(zeroed).union(try damagedPages(in: file, codec: codec))).sorted()
+            if codec.settings.hmacAlgorithm != .none && damaged.count == pageCount {
+                throw CofferError(
+                    code: .wrongPassphrase,
+                    message: "no page of \(path) authenticates: wrong passphrase or key (or a destroyed salt)")
+            }
+            try WALScan.scan(path: path + "-wal") { frame in
+                if !frame.page.withUnsafeBytes({ codec.libraryAccepts($0, pageNumber: frame.pageNumber) }) {
+                    damagedInWAL.append(Int(frame.pageNumber))
+                }
+            }
+        }
+        var readOnly = configuration
+        readOnly.readOnly = true
+        return VerificationReport(
+            pageSize: pageSize, pageCount: pageCount, damagedPages: damaged, damagedWALPages: damagedInWAL,
+            walProblems: WALFrameMap.lostCommits(path: path + "-wal").map { [$0] } ?? [],
+            integrityErrors: try WALScan.impossibleClaim(databasePath: path).map { [$0] }
+                ?? InputCopy.with(path) { integrityProblems(path: $0, configuration: readOnly) })
+    }
+
+    /// The all-zero pages of `file`, those in `except` excepted.
+    private static func zeroedPages(in file: PageFile, pageSize: Int, except: Set<Int>) throws -> [Int] {
+        var zeroed: [Int] = []
+        let batch = 256
+        var first = 1
+        while (first - 1) * pageSize < file.size {
+            let bytes = try file.read(count: batch * pageSize, at: (first - 1) * pageSize)
+            for index in 0..<(bytes.count / pageSize) where !except.contains(first + index) {
+                let start = index * pageSize
+                if bytes[start] == 0, bytes[start..<(start + pageSize)].isAllZeroBytes { zeroed.append(first + index) }
+            }
+            first += batch
+        }
+        return zeroed
+    }
+
+    /// A plaintext file's page size from its header (bytes 16–17, 1 meaning 65536), 4096 when unreadable.
+    private static func plaintextPageSize(_ file: PageFile) throws -> Int {
+        let header = try file.read(count: 18, at: 0)
+        return DatabaseHeader.pageSize(header) ?? 4096
+    }
+}

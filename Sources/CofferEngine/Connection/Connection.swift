@@ -1,0 +1,351 @@
+import CSQLCipher
+import Foundation
+import Logging
+
+/// One SQLite connection: the handle your `read` and `write` closures receive.
+///
+/// A connection is used by one thread at a time, on the queue of the ``Database`` that owns it; never keep
+/// it beyond the closure. It caches prepared statements per SQL string.
+///
+/// ```swift
+/// try database.write { db in
+///     try db.execute(sql: "INSERT INTO note(text) VALUES (?)", arguments: ["hello"])
+///     let count = try db.fetchValue(Int.self, sql: "SELECT count(*) FROM note")
+/// }
+/// ```
+public final class Connection {
+    /// The database file path (`:memory:` for in-memory databases).
+    public let path: String
+    /// The SQLite connection handle, for calls Coffer does not wrap.
+    public let handle: OpaquePointer
+    package let logger: Logger
+    private var statementCache: [String: Statement] = [:]
+    /// The cached statement last used for each SQL length (modulo the slot count): a repeated call finds
+    /// its statement by one string comparison, which is a compare of two words when the caller passes
+    /// the same string again, instead of hashing the whole SQL for the dictionary. Only touched by this
+    /// connection's one thread at a time, so the dynamic exclusivity check is skipped.
+    @exclusivity(unchecked) private var recentStatements: [Statement?] = Array(
+        repeating: nil, count: Connection.recentSlotCount)
+    private static let recentSlotCount = 16
+    /// Statements that record writes keep per record type and purpose (see ``recordStatement(for:purpose:sql:)``),
+    /// and the one used last, checked first.
+    private var recordStatements: [RecordStatementKey: Statement] = [:]
+    @exclusivity(unchecked) private var lastRecordStatement: (key: RecordStatementKey, statement: Statement)?
+    /// `BEGIN …` of each ``TransactionKind`` and `COMMIT`, prepared on first use and run directly.
+    @exclusivity(unchecked) private var transactionStatements: [Statement?] = Array(repeating: nil, count: 4)
+    /// Statements of prepared queries, indexed by the query's shape identifier (see ``PreparedQuery``;
+    /// identifiers are small and dense), so a lookup is an array access. Like the properties above, this
+    /// and `faults` and `snapshotStamp` below are touched by one thread at a time, the one holding the
+    /// connection (the writer's queue or a reader checkout): no dynamic exclusivity check on each read.
+    @exclusivity(unchecked) private var preparedQueryStatements: [Statement?] = []
+    private var savepointDepth = 0
+    /// Relationships lazily loaded in the open transaction (see `Connection+CurrentTransaction.swift`).
+    @exclusivity(unchecked) package var faults = FaultCache()
+    /// True once ``close()`` ran: the handle must not be used again.
+    private(set) var isClosed = false
+    /// Told about every error this connection produces (the database uses it to report corruption).
+    var errorObserver: ((CofferError) -> Void)?
+    /// Whoever listens to SQLite's statement trace on this connection (see `addTraceListener`).
+    let traceListeners = TraceListeners()
+    /// Statements and rows this connection ran and returned (monitoring's metrics).
+    let stepCounter = StepCounter()
+    /// The database's commit counter and this connection's read transaction's place in it (record cache).
+    package var commitClock: CommitClock?
+    @usableFromInline @exclusivity(unchecked) package var snapshotStamp = SnapshotStamp()
+    /// What the clock's attachment keeps on this connection (the record cache's stores), found lock-free.
+    @usableFromInline @exclusivity(unchecked) package var attachmentView = AttachmentView()
+
+    package init(path: String, flags: Int32, logger: Logger, vfs: String? = nil) throws {
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_NOMUTEX, vfs)
+        guard code == SQLITE_OK, let handle else {
+            let error = CofferError.lastError(of: handle, code: code, sql: nil)
+            sqlite3_close_v2(handle)
+            throw error
+        }
+        sqlite3_extended_result_codes(handle, 1)
+        self.path = path
+        self.handle = handle
+        self.logger = logger
+    }
+
+    deinit { close() }
+
+    /// Finalizes cached statements and closes the handle. Safe to call twice.
+    package func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        statementCache.removeAll()
+        recentStatements = []
+        transactionStatements = []
+        recordStatements.removeAll()
+        lastRecordStatement = nil
+        preparedQueryStatements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Builds the error for a failed call and tells the observer.
+    package func failure(code: Int32, sql: String?) -> CofferError {
+        let error = CofferError.lastError(of: handle, code: code, sql: sql)
+        errorObserver?(error)
+        return error
+    }
+
+    // MARK: Statements
+
+    /// A prepared statement for `sql`, reused across calls. The statement is reset and ready to bind.
+    ///
+    /// When the cached statement is still in use (a cursor over it is open), a fresh one is prepared.
+    public func cachedStatement(sql: String) throws -> Statement {
+        let slot = sql.utf8.count & (Self.recentSlotCount - 1)
+        if slot < recentStatements.count, let recent = recentStatements[slot], recent.sql == sql, !recent.isInUse {
+            recent.reset()
+            return recent
+        }
+        if let statement = statementCache[sql], !statement.isInUse {
+            statement.reset()
+            if slot < recentStatements.count { recentStatements[slot] = statement }
+            return statement
+        }
+        let statement = try makeStatement(sql: sql)
+        if statementCache[sql] == nil {
+            statementCache[sql] = statement
+            if slot < recentStatements.count { recentStatements[slot] = statement }
+        }
+        return statement
+    }
+
+    /// The statement a record type keeps for `purpose` (an insert with a given conflict resolution…),
+    /// marked in use: the caller clears ``Statement/isInUse`` when done. `sql` renders its SQL on first
+    /// use only, so a record write neither builds nor hashes SQL; a fresh, uncached statement when the
+    /// kept one is in use.
+    package func recordStatement(for type: Any.Type, purpose: Int, sql: () throws -> String) throws -> Statement {
+        let key = RecordStatementKey(type: ObjectIdentifier(type), purpose: purpose)
+        let statement: Statement
+        if let last = lastRecordStatement, last.key == key, !last.statement.isInUse {
+            statement = last.statement
+        } else if let kept = recordStatements[key], !kept.isInUse {
+            statement = kept
+            lastRecordStatement = (key, kept)
+        } else if recordStatements[key] == nil {
+            guard !isClosed else { throw CofferError(code: .apiMisuse, message: "the connection is closed") }
+            statement = try makeStatement(sql: try sql())
+            recordStatements[key] = statement
+            lastRecordStatement = (key, statement)
+        } else {
+            statement = try makeStatement(sql: try sql())
+        }
+        statement.isInUse = true
+        return statement
+    }
+
+    /// The statement of the prepared query shape `id` (SQL `sql`), prepared on first use on this
+    /// connection and kept; a fresh, uncached one when the kept one is in use (a cursor over it is open).
+    package func preparedQueryStatement(id: Int, sql: String) throws -> Statement {
+        guard !isClosed else {
+            throw CofferError(code: .apiMisuse, message: "the connection is closed", sql: sql)
+        }
+        if id < preparedQueryStatements.count, let statement = preparedQueryStatements[id] {
+            if !statement.isInUse { return statement }
+            return try makeStatement(sql: sql)
+        }
+        let statement = try makeStatement(sql: sql)
+        if id >= preparedQueryStatements.count {
+            preparedQueryStatements.append(contentsOf: repeatElement(nil, count: id + 1 - preparedQueryStatements.count))
+        }
+        preparedQueryStatements[id] = statement
+        return statement
+    }
+
+    /// Prepares a new statement that is not cached.
+    public func makeStatement(sql: String) throws -> Statement {
+        logger.trace("prepare", metadata: ["sql": "\(sql)"])
+        return try Statement(connection: self, sql: sql)
+    }
+
+    /// Runs `body` with a cached statement bound to `arguments`, marking it in use meanwhile.
+    package func withStatement<T>(sql: String, arguments: StatementArguments, _ body: (Statement) throws -> T) throws -> T {
+        let statement = try cachedStatement(sql: sql)
+        statement.isInUse = true
+        defer { statement.isInUse = false }
+        return try statement.withBound(arguments) { try body(statement) }
+    }
+
+    // MARK: Executing
+
+    /// Executes one statement, binding `arguments` to its `?` parameters.
+    public func execute(sql: String, arguments: StatementArguments = []) throws {
+        try withStatement(sql: sql, arguments: arguments) { statement in
+            while try statement.step() {}
+        }
+    }
+
+    /// Executes several `;`-separated statements that take no arguments (schema scripts).
+    public func executeScript(_ sql: String) throws {
+        logger.trace("script", metadata: ["sql": "\(sql)"])
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        sqlite3_free(message)
+        guard code == SQLITE_OK else { throw failure(code: code, sql: sql) }
+    }
+
+    /// All rows of a query.
+    public func fetchAll(sql: String, arguments: StatementArguments = []) throws -> [Row] {
+        try withStatement(sql: sql, arguments: arguments) { statement in
+            var rows: [Row] = []
+            while try statement.step() { rows.append(statement.row()) }
+            return rows
+        }
+    }
+
+    /// The first row of a query, or nil.
+    public func fetchOne(sql: String, arguments: StatementArguments = []) throws -> Row? {
+        try withStatement(sql: sql, arguments: arguments) { statement in
+            try statement.step() ? statement.row() : nil
+        }
+    }
+
+    /// The first column of the first row, converted to `Value`; nil when there is no row or it is NULL.
+    public func fetchValue<Value: DatabaseValueConvertible>(
+        _ type: Value.Type = Value.self, sql: String, arguments: StatementArguments = []
+    ) throws -> Value? {
+        try withStatement(sql: sql, arguments: arguments) { statement in
+            guard try statement.step(), !statement.isNull(at: 0) else { return nil }
+            return try statement.decode(Value.self, at: 0)
+        }
+    }
+
+    /// Iterates over the rows of a query without collecting them, so memory stays flat.
+    ///
+    /// The statement is positioned on each row while `body` runs; read its columns directly.
+    public func forEachRow(
+        sql: String, arguments: StatementArguments = [], _ body: (Statement) throws -> Void
+    ) throws {
+        try withStatement(sql: sql, arguments: arguments) { statement in
+            while try statement.step() { try body(statement) }
+        }
+    }
+
+    // MARK: State
+
+    /// The rowid of the last successful INSERT on this connection.
+    public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// The number of rows changed by the last INSERT, UPDATE or DELETE.
+    public var changesCount: Int { Int(sqlite3_changes(handle)) }
+
+    /// True while a transaction is open on this connection.
+    public var isInsideTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    // MARK: Transactions
+
+    /// How a transaction takes its locks.
+    public enum TransactionKind: String, Sendable {
+        /// Locks on first read or write.
+        case deferred = "DEFERRED"
+        /// Takes the write lock at once (Coffer's writes).
+        case immediate = "IMMEDIATE"
+        /// Takes an exclusive lock at once.
+        case exclusive = "EXCLUSIVE"
+
+        /// The statement that begins it: a constant, so that a transaction builds no string.
+        var beginSQL: String {
+            switch self {
+            case .deferred: return "BEGIN DEFERRED TRANSACTION"
+            case .immediate: return "BEGIN IMMEDIATE TRANSACTION"
+            case .exclusive: return "BEGIN EXCLUSIVE TRANSACTION"
+            }
+        }
+
+        /// Where the connection keeps the kind's `BEGIN` statement.
+        var statementSlot: Int {
+            switch self {
+            case .deferred: return 0
+            case .immediate: return 1
+            case .exclusive: return 2
+            }
+        }
+
+        static let commitSQL = "COMMIT TRANSACTION"
+        /// Where the connection keeps its `COMMIT` statement.
+        static let commitSlot = 3
+    }
+
+    /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
+    public func inTransaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
+        try runTransactionStatement(kind.statementSlot, sql: kind.beginSQL)
+        let result: T
+        do {
+            result = try asCurrentTransaction(body)
+            try runTransactionStatement(TransactionKind.commitSlot, sql: TransactionKind.commitSQL)
+        } catch {
+            rollbackIfNeeded()
+            throw error
+        }
+        return result
+    }
+
+    /// Runs the kept `BEGIN` or `COMMIT` statement in `slot`, preparing it on first use: a transaction
+    /// looks up no statement and binds nothing.
+    private func runTransactionStatement(_ slot: Int, sql: String) throws {
+        guard slot < transactionStatements.count else {
+            throw CofferError(code: .apiMisuse, message: "the connection is closed", sql: sql)
+        }
+        let statement: Statement
+        if let kept = transactionStatements[slot] {
+            statement = kept
+        } else {
+            statement = try makeStatement(sql: sql)
+            transactionStatements[slot] = statement
+        }
+        defer { statement.reset() }
+        while try statement.step() {}
+    }
+
+    /// Runs `body` in a savepoint, which nests: its changes are released into the enclosing transaction
+    /// when it returns and rolled back alone when it throws.
+    ///
+    /// ```swift
+    /// try database.write { db in
+    ///     try db.execute(sql: "INSERT INTO t VALUES (1)")
+    ///     try? db.savepoint {
+    ///         try db.execute(sql: "INSERT INTO t VALUES (2)")
+    ///         throw CancellationError()   // only row 2 is rolled back
+    ///     }
+    /// }
+    /// ```
+    public func savepoint<T>(_ body: () throws -> T) throws -> T {
+        savepointDepth += 1
+        defer { savepointDepth -= 1 }
+        let name = "coffer_savepoint_\(savepointDepth)"
+        try execute(sql: "SAVEPOINT \(name)")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            // Rolling back to a savepoint keeps it on the stack: release it too.
+            faults.removeAll()
+            try? execute(sql: "ROLLBACK TO SAVEPOINT \(name)")
+            try? execute(sql: "RELEASE SAVEPOINT \(name)")
+            throw error
+        }
+        try execute(sql: "RELEASE SAVEPOINT \(name)")
+        return result
+    }
+
+    /// Runs `body` atomically: in a savepoint inside an open transaction, else in its own transaction.
+    package func inSavepointOrTransaction<T>(_ body: () throws -> T) throws -> T {
+        isInsideTransaction ? try savepoint(body) : try inTransaction(.immediate, body)
+    }
+
+    /// Rolls back the open transaction, if any, ignoring errors (SQLite may have rolled back already).
+    package func rollbackIfNeeded() {
+        if isInsideTransaction { try? execute(sql: "ROLLBACK TRANSACTION") }
+    }
+}
+
+/// Which statement a record type keeps: the type and what the statement does.
+struct RecordStatementKey: Hashable {
+    let type: ObjectIdentifier
+    let purpose: Int
+}

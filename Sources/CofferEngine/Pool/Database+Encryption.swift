@@ -1,0 +1,154 @@
+import CSQLCipher
+import Foundation
+
+extension Database {
+    /// Re-encrypts the live database with a new passphrase or key, and the passphrase's key derivation.
+    ///
+    /// Waits for running reads, closes the readers and the checkpointer, rekeys through the writer (in
+    /// rollback-journal mode, since SQLCipher 3 rekeys page by page and a WAL would mix keys), switches
+    /// back to WAL and reopens readers lazily with the new key. Afterwards the old key fails to open the
+    /// file and the new one works.
+    ///
+    /// A passphrase is derived with `keyDerivation`, by default the configured
+    /// ``CipherOptions/keyDerivation`` — so changing the passphrase of a file found with SQLCipher 3's
+    /// weaker derivation also upgrades it. ``keyDerivation`` tells which one the file has.
+    ///
+    /// ```swift
+    /// try database.changePassphrase(to: .passphrase("new secret"))
+    /// try database.changePassphrase(to: .passphrase("new secret"), keyDerivation: .pbkdf2SHA512(rounds: 500_000))
+    /// ```
+    public func changePassphrase(to newEncryption: Encryption, keyDerivation: KeyDerivation? = nil) throws {
+        guard factory.key != nil, newEncryption.isEncrypted else {
+            throw CofferError(
+                code: .invalidConfiguration,
+                message:
+                    "changePassphrase works between encrypted states; use Database.encrypt(plaintextAt:to:) or exportPlaintext(to:)"
+            )
+        }
+        // Derived before readers are held: the salt and page size stay, only the key changes.
+        let derivation = keyDerivation ?? configuration.cipher.keyDerivation
+        try CipherOptions(keyDerivation: derivation).validate()
+        guard let current = factory.key, let salt = try current.salt ?? DatabaseKey.readSalt(path: path),
+            let newKey = try DatabaseKey.rekeyed(
+                to: newEncryption, derivation: derivation, salt: salt, pageSize: current.pageSize,
+                pageFormat: current.pageFormat)
+        else {
+            throw CofferError(code: .notADatabase, message: "\(path) has no salt to keep")
+        }
+        readers?.suspendAndDrain()
+        checkpointer?.suspend()
+        // Records decrypted under the old key go with it.
+        factory.clock.clearAttachment()
+        // Every page is re-encrypted: no earlier backup generation can take increments any more.
+        commitHook.invalidateListener()
+        defer {
+            checkpointer?.resume()
+            readers?.resume()
+        }
+        let path = self.path
+        let factory = self.factory
+        let checkpointer = self.checkpointer
+        let writer = self.writer
+        // The gate keeps a running incremental backup's page reads and the rekey's rewrite apart.
+        try syncHoldingCheckpoints { connection in
+            try connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;")
+            let spec = newKey.existingFileSpec()
+            let code = spec.withUnsafeBytes { sqlite3_rekey(connection.handle, $0.baseAddress, Int32($0.count)) }
+            // SQLCipher 3.4.1's rekey ignores the result of its own commit and switches the connection to the
+            // new key anyway, so neither its return code nor this connection can be trusted: close it without
+            // another statement and prove the outcome on a fresh writer. A failed commit leaves a hot journal
+            // of old-key pages, which the reopen with the previous key rolls back.
+            checkpointer?.uninstall(from: connection)
+            writer.replaceConnection(nil)
+            let previousKey = factory.key
+            if code == SQLITE_OK && !FileManager.default.fileExists(atPath: path + "-journal") {
+                factory.replaceKey(newKey)
+                do {
+                    let reopened = try factory.open(.writer)
+                    checkpointer?.install(on: reopened)
+                    writer.replaceConnection(reopened)
+                    return
+                } catch CofferError.wrongPassphrase {
+                    // The new key does not open the file: the rekey did not take. Any other failure (I/O)
+                    // propagates with the new key kept, since the file is under it.
+                    factory.replaceKey(previousKey)
+                }
+            }
+            let reopened = try factory.open(.writer)
+            checkpointer?.install(on: reopened)
+            writer.replaceConnection(reopened)
+            throw CofferError(code: .ioError, message: "the rekey did not commit; the database keeps its previous key")
+        }
+    }
+
+    /// Rewrites the key with the same passphrase under another derivation: the in-place upgrade of a file
+    /// written with SQLCipher 3's PBKDF2-HMAC-SHA1 64,000 (or any other), with ``changePassphrase(to:keyDerivation:)``'s
+    /// guarantees.
+    ///
+    /// ```swift
+    /// if database.keyDerivation != .coffer { try database.changeKeyDerivation(to: .coffer) }
+    /// ```
+    ///
+    /// - Throws: ``CofferError/invalidConfiguration`` for a database opened with a raw key or none.
+    public func changeKeyDerivation(to keyDerivation: KeyDerivation) throws {
+        guard let key = factory.key, !key.isRawKey else {
+            throw CofferError(code: .invalidConfiguration, message: "only a passphrase has a key derivation")
+        }
+        try changePassphrase(to: key.encryption, keyDerivation: keyDerivation)
+    }
+
+    /// Writes a plaintext copy of this encrypted database to `destination` (which must not exist),
+    /// with `sqlcipher_export`, keeping `user_version`.
+    public func exportPlaintext(to destination: String) throws {
+        try Self.refuseExisting(destination)
+        try writer.sync { connection in
+            try Self.export(from: connection, to: destination, keySpec: nil, pageSize: nil)
+        }
+    }
+
+    /// Encrypts the plaintext database at `source` into a new file at `destination`, which must not
+    /// exist, with `sqlcipher_export` (SQLCipher's backup API cannot write plaintext into an encrypted
+    /// file). `user_version` is kept.
+    ///
+    /// ```swift
+    /// try Database.encrypt(plaintextAt: "legacy.db", to: "secure.db", encryption: .passphrase("pw"))
+    /// ```
+    public static func encrypt(
+        plaintextAt source: String, to destination: String, encryption: Encryption, cipher: CipherOptions = CipherOptions()
+    ) throws {
+        try refuseExisting(destination)
+        try cipher.validate()
+        guard let key = try DatabaseKey.make(for: encryption, path: destination, options: cipher) else {
+            throw CofferError(code: .invalidConfiguration, message: "encrypt(plaintextAt:to:) needs an encryption")
+        }
+        guard FileManager.default.fileExists(atPath: source) else {
+            throw CofferError(code: .fileNotFound, message: "no database at \(source)")
+        }
+        // Read-write and create, because ATTACH opens the new file with the connection's flags.
+        let plain = try Connection(
+            path: source, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, logger: Configuration().logger)
+        defer { plain.close() }
+        try export(from: plain, to: destination, keySpec: key.keySpec, pageSize: cipher.pageSize)
+    }
+
+    private static func refuseExisting(_ destination: String) throws {
+        if FileManager.default.fileExists(atPath: destination) {
+            throw CofferError(code: .cantOpen, message: "\(destination) already exists")
+        }
+    }
+
+    /// Attaches `destination` with `keySpec` (empty key = plaintext) and copies everything into it.
+    private static func export(from connection: Connection, to destination: String, keySpec: SecureBytes?, pageSize: Int?) throws
+    {
+        try connection.attach(destination, as: "coffer_export", keySpec: keySpec)
+        defer { try? connection.execute(sql: "DETACH DATABASE coffer_export") }
+        if let pageSize {
+            let pragmas = LinkedSQLCipher.pageFormatPragmas(
+                schema: "coffer_export", format: .sqlcipher3, pageSize: pageSize, usesHMAC: true)
+            try connection.executeScript(pragmas.joined(separator: "; "))
+        }
+        let userVersion = try connection.fetchValue(Int.self, sql: "PRAGMA main.user_version") ?? 0
+        _ = try connection.fetchOne(sql: "SELECT sqlcipher_export('coffer_export')")
+        try connection.executeScript("PRAGMA coffer_export.user_version = \(userVersion)")
+    }
+}

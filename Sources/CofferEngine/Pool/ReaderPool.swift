@@ -1,0 +1,113 @@
+import Foundation
+
+/// Up to `capacity` reader connections, opened lazily, handed out one caller at a time.
+///
+/// `suspendAndDrain` is the barrier rekey and close need: it waits until every reader is back, closes
+/// them all, and blocks new reads until `resume`.
+package final class ReaderPool: @unchecked Sendable {
+    private let condition = NSCondition()
+    private let capacity: Int
+    private let open: () throws -> Connection
+    // Guarded by `condition`, so the dynamic exclusivity checks (a quarter of what a checkout cost
+    // besides the lock, under callgrind) are skipped.
+    @exclusivity(unchecked) private var idle: [Connection] = []
+    @exclusivity(unchecked) private var created = 0
+    @exclusivity(unchecked) private var suspended = false
+    @exclusivity(unchecked) private var closed = false
+    /// Callers waiting on `condition`: a check-in wakes nobody when it is 0.
+    @exclusivity(unchecked) private var waiting = 0
+
+    init(capacity: Int, open: @escaping () throws -> Connection) {
+        self.capacity = capacity
+        self.open = open
+    }
+
+    /// Runs `body` with a reader, waiting for one when all are busy.
+    func withReader<T>(_ body: (Connection) throws -> T) throws -> T {
+        let connection = try checkOut()
+        defer { checkIn(connection) }
+        return try body(connection)
+    }
+
+    /// A reader for the caller alone until ``checkIn(_:)``, waiting for one when all are busy.
+    func checkOut() throws -> Connection {
+        condition.lock()
+        while true {
+            if closed {
+                condition.unlock()
+                throw SerializedConnection.closedError
+            }
+            if !suspended {
+                if let connection = idle.popLast() {
+                    condition.unlock()
+                    return connection
+                }
+                if created < capacity {
+                    created += 1
+                    condition.unlock()
+                    do {
+                        return try open()
+                    } catch {
+                        condition.lock()
+                        created -= 1
+                        condition.broadcast()
+                        condition.unlock()
+                        throw error
+                    }
+                }
+            }
+            wait()
+        }
+    }
+
+    /// Waits on `condition` (held), counted so that a check-in without waiters skips the broadcast.
+    private func wait() {
+        waiting += 1
+        condition.wait()
+        waiting -= 1
+    }
+
+    /// Returns a reader taken by ``checkOut()``.
+    func checkIn(_ connection: Connection) {
+        condition.lock()
+        idle.append(connection)
+        if waiting > 0 { condition.broadcast() }
+        condition.unlock()
+    }
+
+    /// Runs `body` on each reader no caller holds now, while holding them back from callers.
+    func forEachIdle(_ body: (Connection) -> Void) {
+        condition.lock()
+        defer { condition.unlock() }
+        idle.forEach(body)
+    }
+
+    /// Waits until no reader is checked out, closes every reader and holds new reads back.
+    package func suspendAndDrain() {
+        condition.lock()
+        suspended = true
+        while idle.count < created { wait() }
+        let readers = idle
+        idle.removeAll()
+        created = 0
+        condition.unlock()
+        readers.forEach { $0.close() }
+    }
+
+    /// Lets reads proceed again (they open fresh connections).
+    package func resume() {
+        condition.lock()
+        suspended = false
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Drains and refuses all further reads.
+    func close() {
+        suspendAndDrain()
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}

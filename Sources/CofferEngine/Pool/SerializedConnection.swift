@@ -1,0 +1,103 @@
+import Dispatch
+import Foundation
+
+/// One connection and the serial queue that owns it: every use of the connection happens on the queue.
+///
+/// Calls from outside the queue are dispatched synchronously (or asynchronously for async callers).
+/// A call made while already on the queue — a `write` inside a `write` — would deadlock with
+/// `DispatchQueue.sync`, so it is detected with a queue-specific key and refused with
+/// ``CofferError/apiMisuse``; use ``Connection/savepoint(_:)`` to nest instead.
+package final class SerializedConnection: @unchecked Sendable {
+    // `connection` is only touched on `queue`.
+    private var connection: Connection?
+    let queue: DispatchQueue
+    private let key = DispatchSpecificKey<Void>()
+    /// Told before and after each use of the connection (change observation); only touched on `queue`.
+    var useObserver: (any WriterUseObserver)?
+    /// Counts connection replacements (rekey), so per-connection state can tell a new connection from the
+    /// old one even when SQLite reuses its address; only touched on `queue`.
+    private(set) var generation = 0
+    /// Times each wait for the queue (``Monitoring/writerWaits``, metrics); nil when monitoring is off.
+    private let waitTrace: WriterWaitTrace?
+    /// The operation using the connection now, or the last one; only touched on `queue`, with `waitTrace`.
+    private var currentOperation: StaticString = "open"
+
+    init(connection: Connection, label: String, waitTrace: WriterWaitTrace? = nil) {
+        self.connection = connection
+        self.queue = DispatchQueue(label: label, qos: .userInitiated)
+        self.waitTrace = waitTrace
+        queue.setSpecific(key: key, value: ())
+    }
+
+    var isOnQueue: Bool { DispatchQueue.getSpecific(key: key) != nil }
+
+    /// Runs `body` on the queue and waits for it; `operation` (the caller's name) is what a wait trace
+    /// reports.
+    ///
+    /// The result comes back through a slot of `T` and the queue runs a non-generic closure: Dispatch's
+    /// generic, throwing `sync` looks up `Optional<T>`'s metadata on every call, which cost a write about
+    /// 2,000 instructions (callgrind); the slot's allocation costs a tenth of that.
+    package func sync<T>(_ operation: StaticString = #function, _ body: (Connection) throws -> T) throws -> T {
+        guard !isOnQueue else {
+            throw CofferError(
+                code: .apiMisuse, message: "reentrant access: nest with savepoint(_:) inside the closure you already have")
+        }
+        let asked = waitTrace == nil ? 0 : DispatchTime.now().uptimeNanoseconds
+        let slot = UnsafeMutablePointer<T>.allocate(capacity: 1)
+        defer { slot.deallocate() }
+        var failure: (any Error)?
+        queue.sync {
+            if let waitTrace { gotQueue(waitTrace, operation, askedAt: asked) }
+            guard let connection else {
+                failure = Self.closedError
+                return
+            }
+            useObserver?.willUse(connection)
+            defer { useObserver?.didUse(connection) }
+            do { slot.initialize(to: try body(connection)) } catch { failure = error }
+        }
+        if let failure { throw failure }
+        return slot.move()
+    }
+
+    /// Runs `body` on the queue without waiting; for work that must not block its caller.
+    func async(_ operation: StaticString = #function, _ body: @escaping @Sendable (Connection?) -> Void) {
+        let asked = waitTrace == nil ? 0 : DispatchTime.now().uptimeNanoseconds
+        queue.async { [self] in
+            if let waitTrace { gotQueue(waitTrace, operation, askedAt: asked) }
+            guard let connection else { return body(nil) }
+            useObserver?.willUse(connection)
+            defer { useObserver?.didUse(connection) }
+            body(connection)
+        }
+    }
+
+    /// Reports a wait that ended (on `queue`): `operation` waited behind `currentOperation`.
+    private func gotQueue(_ trace: WriterWaitTrace, _ operation: StaticString, askedAt asked: UInt64) {
+        trace.operation(operation, waitedSince: asked, behind: currentOperation)
+        currentOperation = operation
+    }
+
+    /// Runs `body` on the queue and waits: at once when already on it (inside a use), else queued.
+    func onQueue(_ body: (Connection?) -> Void) {
+        if isOnQueue { body(connection) } else { queue.sync { body(connection) } }
+    }
+
+    /// Replaces the connection (after a rekey). Must run on the queue.
+    package func replaceConnection(_ new: Connection?) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        connection?.close()
+        connection = new
+        generation += 1
+    }
+
+    package static let closedError = CofferError(code: .apiMisuse, message: "the database is closed")
+}
+
+/// Told before and after each use of the writer's connection, on its queue (see `ObservationCenter`).
+protocol WriterUseObserver: AnyObject {
+    /// Before a use: the connection may be new (after a rekey).
+    func willUse(_ connection: Connection)
+    /// After a use: a transaction it committed can be announced.
+    func didUse(_ connection: Connection)
+}

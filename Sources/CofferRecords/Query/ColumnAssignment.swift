@@ -1,0 +1,56 @@
+import CofferEngine
+
+/// `column = value` in an UPDATE: built with ``TableColumn/set(to:)-…``.
+///
+/// ```swift
+/// try Player.filter { $0.id == id }.updateAll(db) { [$0.score.set(to: $0.score + 1), $0.name.set(to: "Ann")] }
+/// ```
+public struct ColumnAssignment<Root: TableRecord>: Sendable {
+    let columnName: String
+    let value: SQLFragment
+}
+
+extension TableColumn {
+    /// Assigns a value (bound).
+    public func set(to value: Value) -> ColumnAssignment<Root> where Value: Encodable {
+        ColumnAssignment(columnName: name, value: .encoding(value))
+    }
+
+    /// Assigns an expression over the row's columns, such as `$0.score + 1`.
+    public func set<E: TypedExpression>(to expression: E) -> ColumnAssignment<Root>
+    where E.Root == Root, E.Value == Value {
+        ColumnAssignment(columnName: name, value: expression.sqlFragment)
+    }
+}
+
+extension Query {
+    /// Updates every matching row; returns the number of rows changed.
+    public func updateAll(_ db: Connection, _ assignments: (Root.Columns) -> [ColumnAssignment<Root>]) throws -> Int {
+        try requireWholeRows("updateAll")
+        let list = assignments(Root.columns)
+        guard !list.isEmpty else { return 0 }
+        let (sql, arguments) = try updateFragment(list).render()
+        try db.execute(sql: sql, arguments: arguments)
+        return db.changesCount
+    }
+
+    /// Deletes every matching row; returns the number of rows deleted.
+    @discardableResult
+    public func deleteAll(_ db: Connection) throws -> Int {
+        try requireWholeRows("deleteAll")
+        let (sql, arguments) = try deleteFragment.render()
+        try db.execute(sql: sql, arguments: arguments)
+        return db.changesCount
+    }
+}
+
+extension TableRecord {
+    /// Updates every row of the table; returns the number of rows changed.
+    public static func updateAll(_ db: Connection, _ assignments: (Columns) -> [ColumnAssignment<Self>]) throws -> Int {
+        try Query<Self>().updateAll(db, assignments)
+    }
+
+    /// Deletes every row of the table; returns the number of rows deleted.
+    @discardableResult
+    public static func deleteAll(_ db: Connection) throws -> Int { try Query<Self>().deleteAll(db) }
+}

@@ -1,0 +1,238 @@
+import CofferEngine
+
+/// How an INSERT resolves a conflict with a UNIQUE or PRIMARY KEY constraint.
+public enum ConflictResolution: String, Sendable {
+    /// Fail with ``CofferError/constraint`` (the default).
+    case abort = "INSERT"
+    /// Delete the conflicting rows, then insert.
+    case replace = "INSERT OR REPLACE"
+    /// Skip the row.
+    case ignore = "INSERT OR IGNORE"
+
+    /// Which of a record type's kept statements inserts with this resolution.
+    var statementPurpose: Int {
+        switch self {
+        case .abort: return 0
+        case .replace: return 1
+        case .ignore: return 2
+        }
+    }
+}
+
+/// Which of a record type's kept statements updates by primary key (after the three inserts).
+private let updateStatementPurpose = 3
+
+extension TableRecord {
+    /// The primary key's column names: a `@Column(primaryKey:)` column or a `.primaryKey` constraint.
+    static var primaryKeyColumnNames: [String] {
+        let single = columnDefinitions.filter(\.isPrimaryKey).map(\.name)
+        return single.isEmpty ? constraints.flatMap(\.primaryKeyColumnNames) : single
+    }
+
+    /// The column sets that identify at most one row: the primary key, UNIQUE columns and constraints,
+    /// unique indexes.
+    static var uniqueKeys: Set<Set<String>> {
+        var keys: Set<Set<String>> = [Set(primaryKeyColumnNames)]
+        for column in columnDefinitions where column.isUnique { keys.insert([column.name]) }
+        for constraint in constraints where !constraint.uniqueColumnNames.isEmpty {
+            keys.insert(Set(constraint.uniqueColumnNames))
+        }
+        for index in indexes where index.isUnique { keys.insert(Set(index.columnNames)) }
+        return keys.filter { !$0.isEmpty }
+    }
+
+    static func insertSQL(_ resolution: ConflictResolution) throws -> String {
+        let names = try columnDefinitions.map { try SQLIdentifier.validated($0.name) }
+        return resolution.rawValue + " INTO " + (try SQLIdentifier.validated(tableName)) + " ("
+            + names.joined(separator: ", ") + ") VALUES (" + Array(repeating: "?", count: names.count).joined(separator: ", ")
+            + ")"
+    }
+
+    /// Inserts the record. A nil integer primary key is assigned by SQLite and written back.
+    ///
+    /// ```swift
+    /// var player = Player(id: nil, name: "Ann", score: 0)
+    /// try player.insert(db)            // player.id is set
+    /// try player.insert(db, onConflict: .ignore)
+    /// ```
+    public mutating func insert(_ db: Connection, onConflict resolution: ConflictResolution = .abort) throws {
+        let statement = try Self.insertStatement(db, resolution)
+        defer { statement.isInUse = false }
+        try statement.execute(binding: self)
+        if db.changesCount > 0 { didInsert(rowID: db.lastInsertedRowID) }
+    }
+
+    /// The connection's INSERT statement for this type and `resolution`, marked in use: its SQL is
+    /// rendered once per connection, and found again without building or hashing it.
+    private static func insertStatement(_ db: Connection, _ resolution: ConflictResolution) throws -> Statement {
+        try db.recordStatement(for: Self.self, purpose: resolution.statementPurpose) { try insertSQL(resolution) }
+    }
+
+    /// Inserts many records through one prepared statement, atomically (in a savepoint); returns the
+    /// rowid of each (0 for a row that `.ignore` skipped).
+    @discardableResult
+    public static func insertAll(
+        _ records: some Sequence<Self>, _ db: Connection, onConflict resolution: ConflictResolution = .abort
+    ) throws -> [Int64] {
+        try db.savepoint { try insertEach(records, db, resolution) }
+    }
+
+    /// `insertAll`'s loop, without its savepoint. Without hooks each record is bound by its
+    /// ``TableRecord/bindColumns(to:then:)``; with them, each record's column values go to `willInsert`
+    /// before its row is inserted, and with the row's rowid (0 when `.ignore` skipped it) to `didInsert`
+    /// after.
+    static func insertEach(
+        _ records: some Sequence<Self>, _ db: Connection, _ resolution: ConflictResolution,
+        willInsert: (([DatabaseValue]) throws -> Void)? = nil,
+        didInsert: ((_ rowID: Int64, _ values: [DatabaseValue]) -> Void)? = nil
+    ) throws -> [Int64] {
+        let statement = try insertStatement(db, resolution)
+        defer {
+            statement.reset()
+            statement.isInUse = false
+        }
+        let hooked = willInsert != nil || didInsert != nil
+        var rowIDs: [Int64] = []
+        for record in records {
+            guard hooked else {
+                try statement.execute(binding: record)
+                rowIDs.append(db.changesCount > 0 ? db.lastInsertedRowID : 0)
+                continue
+            }
+            let values = try record.columnValues()
+            try willInsert?(values)
+            try statement.execute(StatementArguments(values))
+            let rowID = db.changesCount > 0 ? db.lastInsertedRowID : 0
+            didInsert?(rowID, values)
+            rowIDs.append(rowID)
+        }
+        return rowIDs
+    }
+
+    /// Inserts the record, or — when a row with the same values in `conflictColumns` exists — updates
+    /// that row's other columns. The default conflict target is the primary key; another target must be
+    /// declared UNIQUE (a column, a constraint or a unique index), as SQLite's own upsert requires.
+    ///
+    /// SQLite 3.15 has no `ON CONFLICT DO UPDATE`, so this runs in a savepoint: an UPDATE of the row
+    /// matching the target, then an INSERT when none matched. NULL target values never match, as in SQL
+    /// (so a nil id always inserts). A conflict on another UNIQUE column still throws.
+    ///
+    /// ```swift
+    /// var user = User(id: nil, email: "ann@example.com", name: "Ann")
+    /// try user.upsert(db) { [$0.email] }     // user.id is the existing or the new row's id
+    /// ```
+    public mutating func upsert(
+        _ db: Connection, onConflict conflictColumns: ((Columns) -> [any SQLColumn<Self>])? = nil
+    ) throws {
+        let target = conflictColumns.map { $0(Self.columns).map(\.name) } ?? Self.primaryKeyColumnNames
+        // As with SQLite's own upsert, the target must be a key: otherwise the UPDATE could hit many rows.
+        guard Self.uniqueKeys.contains(Set(target)) else {
+            throw CofferError(
+                code: .apiMisuse,
+                message: "upsert on \(Self.tableName) needs a primary key or UNIQUE columns as its conflict target")
+        }
+        let values = try columnValues()
+        let names = Self.columnDefinitions.map(\.name)
+        var record = self
+        try db.savepoint {
+            if try Self.updateMatching(values: values, names: names, target: target, db) {
+                if !Self.withoutRowID,
+                    let rowID = try db.fetchValue(
+                        Int64.self, sql: try Self.rowIDSQL(target: target),
+                        arguments: StatementArguments(Self.values(values, names, target)))
+                {
+                    record.didInsert(rowID: rowID)
+                }
+            } else {
+                try record.insert(db)
+            }
+        }
+        self = record
+    }
+
+    /// Updates the row whose `target` columns equal the record's; false when no row matched.
+    private static func updateMatching(values: [DatabaseValue], names: [String], target: [String], _ db: Connection) throws
+        -> Bool
+    {
+        let targetValues = Self.values(values, names, target)
+        if targetValues.contains(where: \.isNull) { return false }
+        let keys = Set(target).union(primaryKeyColumnNames)
+        let updated = names.filter { !keys.contains($0) }
+        guard !updated.isEmpty else {
+            // Nothing to update: the row exists or must be inserted.
+            return try db.fetchValue(Int.self, sql: try existsSQL(target: target), arguments: StatementArguments(targetValues))
+                == 1
+        }
+        try db.execute(
+            sql: try updateSQL(set: updated, target: target),
+            arguments: StatementArguments(Self.values(values, names, updated) + targetValues))
+        return db.changesCount > 0
+    }
+
+    /// Updates the row with the record's primary key; returns false when there is none.
+    @discardableResult
+    public func update(_ db: Connection) throws -> Bool {
+        let key = Self.primaryKeyColumnNames
+        guard !key.isEmpty else { throw CofferError(code: .apiMisuse, message: "\(Self.tableName) has no primary key") }
+        let updated = Self.columnDefinitions.map(\.name).filter { !key.contains($0) }
+        guard !updated.isEmpty else { return false }
+        let statement = try db.recordStatement(for: Self.self, purpose: updateStatementPurpose) {
+            try Self.updateByKeySQL(set: updated, key: key)
+        }
+        defer { statement.isInUse = false }
+        try statement.execute(binding: self)
+        return db.changesCount > 0
+    }
+
+    /// Deletes the row with the record's primary key; returns false when there was none.
+    @discardableResult
+    public func delete(_ db: Connection) throws -> Bool {
+        let key = Self.primaryKeyColumnNames
+        guard !key.isEmpty else { throw CofferError(code: .apiMisuse, message: "\(Self.tableName) has no primary key") }
+        let values = try columnValues()
+        let sql = "DELETE FROM " + (try SQLIdentifier.validated(Self.tableName)) + " WHERE " + (try Self.matchSQL(key))
+        try db.execute(sql: sql, arguments: StatementArguments(Self.values(values, Self.columnDefinitions.map(\.name), key)))
+        return db.changesCount > 0
+    }
+
+    // MARK: SQL
+
+    private static func values(_ values: [DatabaseValue], _ names: [String], _ selected: [String]) -> [DatabaseValue] {
+        selected.compactMap { name in names.firstIndex(of: name).map { values[$0] } }
+    }
+
+    static func matchSQL(_ columns: [String]) throws -> String {
+        try columns.map { try SQLIdentifier.validated($0) + " = ?" }.joined(separator: " AND ")
+    }
+
+    /// `UPDATE … SET a = ?2, … WHERE id = ?1`: each column is parameter `n` for the `n`th column, so that
+    /// the record's binder binds it in column order.
+    static func updateByKeySQL(set columns: [String], key: [String]) throws -> String {
+        let names = columnDefinitions.map(\.name)
+        func assignments(_ selected: [String]) throws -> [String] {
+            try selected.map { name in
+                guard let index = names.firstIndex(of: name) else {
+                    throw CofferError(code: .apiMisuse, message: "\(tableName) has no column '\(name)' for its primary key")
+                }
+                return try SQLIdentifier.validated(name) + " = ?" + String(index + 1)
+            }
+        }
+        return "UPDATE " + (try SQLIdentifier.validated(tableName)) + " SET "
+            + (try assignments(columns)).joined(separator: ", ") + " WHERE "
+            + (try assignments(key)).joined(separator: " AND ")
+    }
+
+    static func updateSQL(set columns: [String], target: [String]) throws -> String {
+        "UPDATE " + (try SQLIdentifier.validated(tableName)) + " SET "
+            + (try columns.map { try SQLIdentifier.validated($0) + " = ?" }.joined(separator: ", "))
+            + " WHERE " + (try matchSQL(target))
+    }
+
+    static func rowIDSQL(target: [String]) throws -> String {
+        "SELECT rowid FROM " + (try SQLIdentifier.validated(tableName)) + " WHERE " + (try matchSQL(target))
+    }
+
+    static func existsSQL(target: [String]) throws -> String {
+        "SELECT EXISTS (SELECT 1 FROM " + (try SQLIdentifier.validated(tableName)) + " WHERE " + (try matchSQL(target)) + ")"
+    }
+}
