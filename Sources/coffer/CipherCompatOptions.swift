@@ -97,12 +97,7 @@ struct CipherCompatOptions: ParsableArguments {
             }
             return .rawKey(try Self.readRawKey(rawKeyFile))
         }
-        switch try key.encryption() {
-        case .none: return nil
-        case .passphrase(let text): return .passphrase(text)
-        case .passphraseData(let data): return .passphrase([UInt8](data))
-        case .rawKey(let data): return .rawKey([UInt8](data))
-        }
+        return KeyMaterial(try key.encryption())
     }
 
     /// Reads 64 hex digits (optionally as the SQLCipher keyspec `x'…'`) from `path`.

@@ -13,3 +13,14 @@ public enum SQLIdentifier {
         return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
+
+extension SQLIdentifier {
+    /// `name` quoted, after checking that SQLite can represent it: not empty and without a NUL byte
+    /// (SQLite reads statement text as a C string, so a NUL would cut the statement short).
+    package static func validated(_ name: String) throws -> String {
+        guard !name.isEmpty, !name.utf8.contains(0) else {
+            throw CofferError(code: .apiMisuse, message: "invalid SQL identifier (empty or containing NUL)")
+        }
+        return quote(name)
+    }
+}

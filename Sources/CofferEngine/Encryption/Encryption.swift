@@ -1,3 +1,4 @@
+import CofferFormat
 import Foundation
 
 /// How a database is encrypted: not at all, with a passphrase, or with a raw 256-bit key.
@@ -54,6 +55,18 @@ public enum Encryption: Sendable, CustomStringConvertible, CustomDebugStringConv
         case .none: return nil
         case .passphrase(let text): return SecureBytes(consuming: text.utf8)
         case .passphraseData(let data), .rawKey(let data): return SecureBytes(consuming: data)
+        }
+    }
+}
+
+extension KeyMaterial {
+    /// CofferFormat's form of an encryption (the page decoder's, the repair engine's); nil for a plaintext database.
+    public init?(_ encryption: Encryption) {
+        switch encryption {
+        case .none: return nil
+        case .passphrase(let text): self = .passphrase(text)
+        case .passphraseData(let data): self = .passphrase([UInt8](data))
+        case .rawKey(let data): self = .rawKey([UInt8](data))
         }
     }
 }

@@ -1,18 +1,6 @@
 import Coffer
 import Foundation
 
-extension KeyMaterial {
-    /// The repair engine's form of a Coffer encryption; nil for a plaintext database.
-    public init?(_ encryption: Encryption) {
-        switch encryption {
-        case .none: return nil
-        case .passphrase(let text): self = .passphrase(text)
-        case .passphraseData(let data): self = .passphrase([UInt8](data))
-        case .rawKey(let data): self = .rawKey([UInt8](data))
-        }
-    }
-}
-
 extension Database {
     /// Salvages this database's file (and its WAL) into a new database at `destination`, under the same
     /// key and cipher settings: the self-healing path for an app whose ``Configuration/onCorruption``
