@@ -53,7 +53,8 @@ final class MonitoringTourTests: XCTestCase {
                 "../../Sources/Coffer/Documentation.docc/Monitoring.md"),
             encoding: .utf8)
         let source = try String(contentsOf: here, encoding: .utf8)
-        let marked = try XCTUnwrap(Self.trimmedLines(of: source, between: "// Monitoring.md: In brief\n", and: "// Monitoring.md end"))
+        let marked = try XCTUnwrap(
+            Self.trimmedLines(of: source, between: "// Monitoring.md: In brief\n", and: "// Monitoring.md end"))
         let notCompiled = "// not compiled: needs swift-prometheus; MonitoringTourTests (CofferMonitoringTests) runs it\n"
         let block = try XCTUnwrap(Self.trimmedLines(of: article, between: "```swift\n" + notCompiled, and: "```"))
         XCTAssertEqual(block, marked)
