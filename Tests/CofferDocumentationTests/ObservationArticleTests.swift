@@ -33,19 +33,19 @@ final class ObservationArticleTests: XCTestCase {
             }
         }
 
-        _ = await shown.settle { $0.last == [] }
-        await badge.settle(until: "0")
+        await settleOnMain { shown.values.last == [] }
+        await settleOnMain { badge.text == "0" }
         try await database.write { db in
             var message = Message(id: nil, conversationID: 1, body: "hello", score: 0)
             try message.insert(db)
         }
-        _ = await shown.settle { $0.last == ["hello"] }
-        await badge.settle(until: "1")
+        await settleOnMain { shown.values.last == ["hello"] }
+        await settleOnMain { badge.text == "1" }
         try await database.write { db in
             var message = Message(id: nil, conversationID: 2, body: "elsewhere", score: 0)
             try message.insert(db)
         }
-        await badge.settle(until: "2")
+        await settleOnMain { badge.text == "2" }
         chat.cancel()
         counting.cancel()
         XCTAssertEqual(shown.values.first, [])
@@ -181,12 +181,12 @@ final class ObservationArticleTests: XCTestCase {
 /// A label's stand-in for "In brief": its text, set on the main actor.
 @MainActor final class Badge {
     var text = ""
+}
 
-    /// Waits up to 10 seconds, sleeping, until the text is `expected`.
-    func settle(until expected: String) async {
-        let deadline = Date().addingTimeInterval(10)
-        while text != expected, Date() < deadline {
-            try? await Task.sleep(nanoseconds: 10_000_000)
-        }
+/// Waits up to 10 seconds, sleeping on the main actor, until `condition` holds.
+@MainActor private func settleOnMain(until condition: () -> Bool) async {
+    let deadline = Date().addingTimeInterval(10)
+    while !condition(), Date() < deadline {
+        try? await Task.sleep(nanoseconds: 10_000_000)
     }
 }
