@@ -1,6 +1,6 @@
 #!/bin/sh
-# Draws docs/repair-page-map.svg: the page map of a damaged chat database, damaged as in the README's
-# repair transcript (the message table's interior page zeroed, three leaves flipped), as `coffer repair
+# Draws docs/repair-page-map.svg: the page map of a damaged chat database, damaged as in the repair
+# transcript of CofferRepair's Repair.md (the message table's interior page zeroed, three leaves flipped), as `coffer repair
 # --page-map` sees it. Needs a debug build (`swift build`) and the `sqlcipher` shell.
 # Usage: Tools/page-map-example.sh [output.svg]
 set -eu

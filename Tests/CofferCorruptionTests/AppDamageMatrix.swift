@@ -1,5 +1,5 @@
 // AppDamageMatrix — sums the cases of the realistic-corpus damage matrix per damage kind × profile and renders
-// them as the markdown table the README quotes.
+// them as the markdown table CofferRepair's Repair.md quotes.
 
 struct AppDamageMatrix {
     struct Line {

@@ -6,7 +6,7 @@
 // engine meets today (inputs untouched always; recall floors per kind). The full matrix runs with
 //   COFFER_CORPUS_MATRIX=1 swift test -c release -Xswiftc -enable-testing --filter RealAppDamageMatrixTests/testFullMatrix
 // (`COFFER_CORPUS_SEEDS=N` for seeds 1…N, default 1; `COFFER_CORPUS_KINDS=flip-bytes,wal-truncate` for some
-// kinds; `COFFER_CORPUS_VERBOSE=1` prints every case below its bound) and prints the README's markdown table
+// kinds; `COFFER_CORPUS_VERBOSE=1` prints every case below its bound) and prints Repair.md's markdown table
 // (also written to the file `COFFER_CORPUS_TABLE` names, when set).
 
 import CofferCorruption
@@ -61,7 +61,7 @@ final class RealAppDamageMatrixTests: XCTestCase {
         var stale = 0
         var virtualTablesLost = 0
     }
-    /// None today: every kind meets the targets on the full matrix (README, "Recall on the realistic corpus").
+    /// None today: every kind meets the targets on the full matrix (CofferRepair's Repair.md, "Recall on the realistic corpus").
     private static let floors: [String: Floor] = [:]
 
     func testSeededSubsetMeetsTodaysFloors() throws {

@@ -3,7 +3,8 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-/// The ```swift block of Backups.md, compiled and run as written (the restore goes to another file here).
+/// The ```swift blocks of Backups.md, compiled and run as written (the overview's restore goes to another
+/// file here).
 final class BackupsArticleTests: InTemporaryDirectoryTestCase {
     func testOverview() throws {
         let configuration = Configuration(encryption: .passphrase("correct horse battery staple"))
@@ -27,6 +28,27 @@ final class BackupsArticleTests: InTemporaryDirectoryTestCase {
         scheduler.stop()
         try database.close()
         let restored = try Database(path: path, configuration: configuration)
+        XCTAssertEqual(try restored.read { try $0.fetchValue(String.self, sql: "SELECT text FROM note") }, "hello")
+        try restored.close()
+    }
+
+    func testInBrief() throws {
+        let configuration = Configuration(encryption: .passphrase("correct horse battery staple"))
+        let database = try Database(path: "app.db", configuration: configuration)
+        try database.write { db in try db.executeScript("CREATE TABLE note(text); INSERT INTO note VALUES ('hello');") }
+        let backupsURL = URL(fileURLWithPath: "backups")
+
+        var backups = BackupConfiguration(directory: URL(fileURLWithPath: "backups"))
+        backups.interval = 600  // and/or after N changed pages: backups.changedPagesThreshold
+        let scheduler = BackupScheduler(database: database, configuration: backups)
+        scheduler.start()  // status and last error: scheduler.status
+
+        try database.backup(to: backupsURL)  // now; .automatic picks incremental when a base exists
+        try database.restore(fromLatestBackup: backupsURL)  // e.g. at the launch after onCorruption fired
+
+        scheduler.stop()
+        XCTAssertFalse(try Database.backupGenerations(in: backupsURL).isEmpty)
+        let restored = try Database(path: "app.db", configuration: configuration)
         XCTAssertEqual(try restored.read { try $0.fetchValue(String.self, sql: "SELECT text FROM note") }, "hello")
         try restored.close()
     }

@@ -27,6 +27,57 @@ final class DocumentsArticleTests: XCTestCase {
         XCTAssertEqual(try settings[.appearance], .dark)
     }
 
+    func testAnyAttributeNeverDeclared() throws {
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+
+        let people = try DocumentStore(database: database, name: "people")
+        try people.put(
+            ["FirstName": "Tom", "LastName": "Jones", "Age": 42, "Address": ["City": "Boston"], "Tags": ["admin"]],
+            for: "tom")
+        try people.put(["FirstName": "Ana", "LastName": "Jonas", "Age": 37, "Address": ["City": "Porto"]], for: "ana")
+        try people.put(["FirstName": "Bob", "LastName": "Smith", "Age": 29, "Tags": ["admin", "ops"]], for: "bob")
+
+        // Any attribute, never declared: surname starting "jon" (any case), or an admin; youngest first.
+        let query = DocumentQuery(
+            DocumentField("LastName").beginsWith("jon", caseInsensitive: true) || DocumentField("Tags[]") == "admin",
+            orderedBy: [.ascending("Age")])
+        let names = try people.documents(matching: query).compactMap { $0.document?["FirstName"]?.stringValue }
+        // ["Bob", "Ana", "Tom"]
+        let averageAge = try people.aggregate(.average, of: "Age", matching: DocumentQuery(DocumentField("Age") > 30))
+        // 39.5
+        try people.add(["tom", "ana"], toBag: "speakers")
+        let bostonSpeakers = try people.keys(
+            matching: DocumentQuery(DocumentField("Address.City") == "Boston", inBag: "speakers"))
+        // ["tom"]
+
+        XCTAssertEqual(names, ["Bob", "Ana", "Tom"])
+        XCTAssertEqual(averageAge, 39.5)
+        XCTAssertEqual(bostonSpeakers, ["tom"])
+        try database.close()
+        XCTAssertFalse(FileScan.file(directory.path("app.db"), contains: "Boston"), "documents are encrypted at rest")
+    }
+
+    func testSettingsInAFewLines() throws {
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+
+        let settings = try SettingsStore(database: database)
+        settings.register(defaults: ["fontSize": 13])  // read while unset, never written
+        let observation = settings.onChange { change in print("changed:", change.name) }
+        try settings.set(.dark, for: .appearance)
+        let appearance = try settings[.appearance]  // .dark
+        let fontSize = try settings.value(Int.self, forName: "fontSize")  // 13
+        try settings.remove(.appearance)  // back to its default, .light
+        let all = try settings.dictionaryRepresentation()  // ["fontSize": 13]
+        observation.cancel()
+
+        XCTAssertEqual(appearance, .dark)
+        XCTAssertEqual(fontSize, 13)
+        XCTAssertEqual(try settings[.appearance], .light)
+        XCTAssertEqual(all, ["fontSize": 13])
+    }
+
     func testValuesReadingPathsBatchesAndBags() throws {
         let (directory, database) = try articleDatabase()
         defer { withExtendedLifetime(directory) {} }

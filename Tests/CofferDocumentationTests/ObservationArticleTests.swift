@@ -13,6 +13,46 @@ final class ObservationArticleTests: XCTestCase {
         return (directory, database)
     }
 
+    /// "In brief": a list (callback on the main queue) and a badge (async sequence).
+    @MainActor
+    func testInBrief() async throws {
+        typealias Message = QueriesArticle.Message
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        _ = try await database.write { db in try db.upgradeSchema(for: [Message.self]) }
+        let shown = Received<[String]>()
+        let show: @Sendable ([Message]) -> Void = { messages in shown.append(messages.map(\.body)) }
+        let badge = Badge()
+
+        let chat = database.observe({ db in
+            try Message.filter { $0.conversationID == 1 }.order { $0.id.desc }.fetchAll(db)
+        }) { messages in show(messages) }  // on the main queue; observes while `chat` is kept
+        let counting = Task {
+            for try await unread in database.observe({ db in try Message.filter { $0.score == 0 }.fetchCount(db) }) {
+                badge.text = "\(unread)"
+            }
+        }
+
+        await settleOnMain { shown.values.last == [] }
+        await settleOnMain { badge.text == "0" }
+        try await database.write { db in
+            var message = Message(id: nil, conversationID: 1, body: "hello", score: 0)
+            try message.insert(db)
+        }
+        await settleOnMain { shown.values.last == ["hello"] }
+        await settleOnMain { badge.text == "1" }
+        try await database.write { db in
+            var message = Message(id: nil, conversationID: 2, body: "elsewhere", score: 0)
+            try message.insert(db)
+        }
+        await settleOnMain { badge.text == "2" }
+        chat.cancel()
+        counting.cancel()
+        XCTAssertEqual(shown.values.first, [])
+        XCTAssertEqual(shown.values.last, ["hello"])
+        XCTAssertEqual(badge.text, "2")
+    }
+
     func testObservingAValueWithACallback() throws {
         let (directory, database) = try messageDatabase()
         defer { withExtendedLifetime(directory) {} }
@@ -135,5 +175,18 @@ final class ObservationArticleTests: XCTestCase {
                 RowChange(table: "message", rowID: 5, kind: .insert),
                 RowChange(table: "message", rowID: 5, kind: .update, updatedColumns: ["text", "unread"]),
             ])
+    }
+}
+
+/// A label's stand-in for "In brief": its text, set on the main actor.
+@MainActor final class Badge {
+    var text = ""
+}
+
+/// Waits up to 10 seconds, sleeping on the main actor, until `condition` holds.
+@MainActor private func settleOnMain(until condition: () -> Bool) async {
+    let deadline = Date().addingTimeInterval(10)
+    while !condition(), Date() < deadline {
+        try? await Task.sleep(nanoseconds: 10_000_000)
     }
 }

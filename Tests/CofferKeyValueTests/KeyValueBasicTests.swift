@@ -125,7 +125,7 @@ final class KeyValueBasicTests: XCTestCase {
     }
 }
 
-/// The README's port of YTKKeyValueStore's example, kept compiling and passing.
+/// The port of YTKKeyValueStore's example (KeyValue.md, "Overview"), kept compiling and passing.
 final class KeyValueReadmeExampleTests: XCTestCase {
     struct ReadmeUser: Codable, Equatable, Sendable {
         var id: Int

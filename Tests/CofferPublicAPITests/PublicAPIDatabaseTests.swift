@@ -3,7 +3,8 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-/// The README's "Open, write, read", "Encryption" and "Errors" sections, as a user writes them.
+/// Coffer.md's and EncryptionAndKeys.md's opening, reading, writing, encryption and errors (once the README's
+/// "Open, write, read", "Encryption" and "Errors"), as a user writes them.
 final class PublicAPIDatabaseTests: XCTestCase {
     private let passphrase = "correct horse battery staple"
 
@@ -93,7 +94,7 @@ final class PublicAPIDatabaseTests: XCTestCase {
         }
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "a refused open wrote to the file")
 
-        // The independent SQLCipher shell reads it with the key the README documents (PBKDF2-HMAC-SHA512,
+        // The independent SQLCipher shell reads it with the key EncryptionAndKeys.md documents (PBKDF2-HMAC-SHA512,
         // 256,000 rounds, over the file's salt), derived here without Coffer.
         let rawKey = try ShellRawKey.spec(passphrase: passphrase, path: path)
         let shell = try Shell.sqlcipher(path, passphrase: rawKey, "SELECT count(*) FROM secret;")

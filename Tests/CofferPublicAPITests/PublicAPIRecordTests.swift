@@ -29,7 +29,7 @@ import XCTest
     var text: String
 }
 
-/// The README's "Tables and queries": records, queries, prepared queries, writes, migrations.
+/// QueriesAndRecords.md (once the README's "Tables and queries"): records, queries, prepared queries, writes, migrations.
 final class PublicAPIRecordTests: XCTestCase {
     private func account(_ email: String, _ name: String, tier: Account.Tier = .free) -> Account {
         Account(

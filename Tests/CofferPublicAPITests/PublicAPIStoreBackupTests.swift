@@ -17,7 +17,8 @@ final class ManualClock: @unchecked Sendable {
     func advance(_ seconds: TimeInterval) { lock.withLock { current += seconds } }
 }
 
-/// The README's "Key-value stores", "Backups" and "The `coffer` command line", end to end.
+/// KeyValue.md, Backups.md and Operations.md's command line (once the README's "Key-value stores",
+/// "Backups" and "The `coffer` command line"), end to end.
 final class PublicAPIStoreBackupTests: XCTestCase {
     func testKeyValueStorePutGetExpiryAndIndexQuery() throws {
         struct User: Codable, Sendable, Equatable {

@@ -132,7 +132,7 @@ final class AssociationEagerLoadingTests: XCTestCase {
         }
     }
 
-    /// The README's "Associations" tour queries, as written (its `Book` is this file's without the editor).
+    /// Associations.md's "Declaring" queries (once the README's tour), as written (its `Book` is this file's without the editor).
     func testTheReadmeTourQueriesRunAsWritten() throws {
         let database = try makeLibraryDatabase()
         _ = try database.write { db in try insertLibrary(db, authors: 8) }

@@ -3,7 +3,8 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-/// The README's "A screen's data, eager and lazy" tour, its declarations in a namespace of their own.
+/// The "A screen's data, eager and lazy" tour (Associations.md since the README became a front page; compiled
+/// there verbatim by CofferDocumentationTests), its declarations in a namespace of their own.
 enum ScreenTour {
     @Table("user") struct User: Codable, Equatable {
         @Column(primaryKey: true) var id: Int64?
@@ -61,7 +62,7 @@ final class AssociationReadmeTourTests: XCTestCase {
             }
         }
 
-        // README begins
+        // Associations.md begins
         let screen = try database.read { db in  // 2 statements, whatever the number of messages
             try Conversation.filter { $0.id == 1 }
                 .including(
@@ -74,7 +75,7 @@ final class AssociationReadmeTourTests: XCTestCase {
         let message = try database.read { try Message.filter { $0.id == 1 }.fetchOne($0) }
         let sender = try database.read { _ in try message?.sender }  // one query, the first time read
         // try message?.sender outside a read or write closure throws CofferError .apiMisuse
-        // README ends
+        // Associations.md ends
 
         XCTAssertEqual(screen?.0.title, "family")
         XCTAssertEqual(screen?.1.map(\.0.body), ["m3", "m2", "m1"])

@@ -21,7 +21,7 @@ final class AssociationShellDataTests: XCTestCase {
 
         // 300 authors; book i (1…900) by author i % 300 + 1, edited by author (7i) % 300 + 1; then every
         // tenth author goes: their books by CASCADE, their editing by SET NULL.
-        // The shell gets the raw key derived without Coffer (README: PBKDF2-HMAC-SHA512 over the file's salt).
+        // The shell gets the raw key derived without Coffer (EncryptionAndKeys.md: PBKDF2-HMAC-SHA512 over the file's salt).
         try Shell.sqlcipher(
             path, key: try ShellRawKey.spec(passphrase: "pw", path: path),
             """

@@ -12,7 +12,8 @@ extension Chat: FullTextSearchable {
     static let fullTextIndex = FullTextIndex<Chat>(columns.body)  // tokenize=coffer, content="chat"
 }
 
-/// The README's "Full-text search" tour, compiled and run as written.
+/// The "Full-text search" tour (FullTextSearch.md, "In brief", since the README became a front page),
+/// compiled and run as written.
 final class FullTextReadmeTests: XCTestCase {
     func testTheTourRunsAsWritten() throws {
         let dir = try TemporaryDirectory()

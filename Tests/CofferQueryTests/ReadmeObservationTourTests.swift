@@ -3,7 +3,8 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-/// The README's "Observation" tour, compiled and run as written: an observation drives a list (callback
+/// The "Observation" tour (Observation.md, "In brief", since the README became a front page), compiled and
+/// run: an observation drives a list (callback
 /// on the main queue) and a count (async sequence).
 final class ReadmeObservationTourTests: XCTestCase {
     @MainActor
@@ -16,7 +17,7 @@ final class ReadmeObservationTourTests: XCTestCase {
         let badge = ObservedTourValues<Int>()
         let show: @Sendable ([Message]) -> Void = { messages in shown.append(messages.map(\.body)) }
 
-        // README: ### Observation
+        // Observation.md: In brief
         let chat = database.observe({ db in
             try Message.filter { $0.conversationID == 1 }.order { $0.id.desc }.fetchAll(db)
         }) { messages in show(messages) }  // on the main queue; observes while `chat` is kept
@@ -25,7 +26,7 @@ final class ReadmeObservationTourTests: XCTestCase {
                 badge.append(unread)  // badge.text = "\(unread)"
             }
         }
-        // README end
+        // Observation.md end
 
         await shown.wait { $0.last == [] }
         await badge.wait { $0.last == 0 }

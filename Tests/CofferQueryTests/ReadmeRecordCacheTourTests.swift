@@ -3,17 +3,18 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-/// The README's "Record cache" tour, compiled and run as written (the type renamed `TourContact`).
+/// The "Record cache" tour (RecordCache.md, "In brief", since the README became a front page), compiled and
+/// run as written (the type renamed `TourContact`).
 @Table("contact") struct TourContact: Codable, Sendable {
     @Column(primaryKey: true) var id: Int64?
     var name: String
 }
 
-// README: ### Record cache
+// RecordCache.md: In brief
 extension TourContact: CachedRecord {
     static var recordCache: RecordCacheLevel { .recent() }  // .all(), or .none: not a CachedRecord
 }
-// README end
+// RecordCache.md end
 
 final class ReadmeRecordCacheTourTests: XCTestCase {
     func testTheRecordCacheTourRunsAsWritten() throws {
@@ -26,12 +27,12 @@ final class ReadmeRecordCacheTourTests: XCTestCase {
             try contact.insert(db)
         }
 
-        // README: ### Record cache
+        // RecordCache.md: In brief
         let first = try database.read { db in try Contact.fetchOne(db, id: 42) }  // SQL; kept
         let again = try database.read { db in try Contact.fetchOne(db, id: 42) }  // from memory
         try database.write { db in try db.execute(sql: "UPDATE contact SET name = 'Ada L.' WHERE id = 42") }
         let renamed = try database.read { db in try Contact.fetchOne(db, id: 42) }  // never stale: "Ada L."
-        // README end
+        // RecordCache.md end
 
         XCTAssertEqual(first?.name, "Ada")
         XCTAssertEqual(again?.name, "Ada")

@@ -3,7 +3,8 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-/// The README's "Tables and queries" tour, compiled and run as written.
+/// The "Tables and queries" tour (QueriesAndRecords.md since the README became a front page), compiled and
+/// run as written.
 @Table("message") struct TourMessage: Codable {
     @Column(primaryKey: true) var id: Int64?
     var conversationID: Int64

@@ -6,7 +6,7 @@ import XCTest
 
 /// Damage to a SQLCipher 4 file (v4-4096.db: 1200 msgs rows, 12 of them with overflow chains, 20 kv rows)
 /// and what the repair engine gets back, against the ground truth: per damage kind, the recall and zero
-/// junk or altered rows. Each kind prints one `[recall]` line (figures for the README).
+/// junk or altered rows. Each kind prints one `[recall]` line (figures for CofferRepair's Repair.md).
 final class SQLCipher4DamageRecallTests: XCTestCase {
     private let fixtureName = "v4-4096.db"
     private let key = KeyMaterial.passphrase("pw-v4-4096")

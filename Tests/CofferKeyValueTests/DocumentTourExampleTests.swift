@@ -3,21 +3,22 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-// The README's "Settings" key declarations, as written there.
+// Documents.md's "Settings" key declarations, as written there.
 enum Appearance: String, Codable, Sendable { case light, dark }
 
 extension SettingsKey where Value == Appearance {
     static var appearance: SettingsKey<Appearance> { SettingsKey("appearance", default: .light) }
 }
 
-/// The README's "Documents" and "Settings" tour sections, compiled and run as written (the lines between
-/// the `README` markers are the README's code blocks).
-final class DocumentReadmeExampleTests: XCTestCase {
+/// Documents.md's "Any attribute, never declared" example and its settings in a few lines (once the
+/// README's tour), compiled and run as written here too, on SQLCipher 4 as well (the lines between the
+/// `Documents.md` markers are the article's code blocks).
+final class DocumentTourExampleTests: XCTestCase {
     func testTheDocumentsTourRunsAsWritten() throws {
         let dir = try TemporaryDirectory()
         let passphrase = "pw"
         let database = try Database(path: dir.path("test.db"), configuration: .init(encryption: .passphrase(passphrase)))
-        // README begin: Documents
+        // Documents.md begin: Documents
         let people = try DocumentStore(database: database, name: "people")
         try people.put(
             ["FirstName": "Tom", "LastName": "Jones", "Age": 42, "Address": ["City": "Boston"], "Tags": ["admin"]],
@@ -37,7 +38,7 @@ final class DocumentReadmeExampleTests: XCTestCase {
         let bostonSpeakers = try people.keys(
             matching: DocumentQuery(DocumentField("Address.City") == "Boston", inBag: "speakers"))
         // ["tom"]
-        // README end
+        // Documents.md end
         XCTAssertEqual(names, ["Bob", "Ana", "Tom"])
         XCTAssertEqual(averageAge, 39.5)
         XCTAssertEqual(bostonSpeakers, ["tom"])
@@ -47,7 +48,7 @@ final class DocumentReadmeExampleTests: XCTestCase {
 
     func testTheSettingsTourRunsAsWritten() throws {
         let database = try Database.temporary()
-        // README begin: Settings
+        // Documents.md begin: Settings
         let settings = try SettingsStore(database: database)
         settings.register(defaults: ["fontSize": 13])  // read while unset, never written
         let observation = settings.onChange { change in print("changed:", change.name) }
@@ -57,36 +58,38 @@ final class DocumentReadmeExampleTests: XCTestCase {
         try settings.remove(.appearance)  // back to its default, .light
         let all = try settings.dictionaryRepresentation()  // ["fontSize": 13]
         observation.cancel()
-        // README end
+        // Documents.md end
         XCTAssertEqual(appearance, .dark)
         XCTAssertEqual(fontSize, 13)
         XCTAssertEqual(try settings[.appearance], .light)
         XCTAssertEqual(all, ["fontSize": 13])
     }
 
-    /// The README's two code blocks are what the tests above run: each README line (trimmed) is a line of
-    /// this file, and the lines between each pair of markers are the README block's, in order.
-    func testTheReadmeBlocksAreTheseTests() throws {
+    /// The lines between each pair of markers above are, trimmed and in order, one ```swift block of
+    /// Documents.md.
+    func testTheArticleBlocksAreTheseTests() throws {
         let here = URL(fileURLWithPath: #filePath)
-        let readme = try String(
-            contentsOf: here.deletingLastPathComponent().appendingPathComponent("../../README.md"), encoding: .utf8)
+        let article = try String(
+            contentsOf: here.deletingLastPathComponent().appendingPathComponent(
+                "../../Sources/Coffer/Documentation.docc/Documents.md"),
+            encoding: .utf8)
         let source = try String(contentsOf: here, encoding: .utf8)
-        let sourceLines = Set(source.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
+        let blocks = Self.swiftBlocks(in: article)
         for section in ["Documents", "Settings"] {
-            let block = try XCTUnwrap(Self.firstSwiftBlock(after: "### \(section)", in: readme), section)
-            for line in block where !sourceLines.contains(line) { XCTFail("README \(section) line not run: \(line)") }
-            let marked = try XCTUnwrap(Self.lines(of: source, between: "// README begin: \(section)", and: "// README end"))
-            XCTAssertEqual(marked, block.filter { marked.contains($0) }, section)
-            XCTAssertEqual(marked, Array(block.suffix(marked.count)), "\(section): the marked lines end the block")
+            let marked = try XCTUnwrap(
+                Self.lines(of: source, between: "// Documents.md begin: \(section)", and: "// Documents.md end"))
+            XCTAssertTrue(blocks.contains(marked), "\(section): no block of Documents.md is these lines: \(marked)")
         }
     }
 
-    private static func firstSwiftBlock(after heading: String, in text: String) -> [String]? {
-        guard let start = text.range(of: heading + "\n"),
-            let open = text.range(of: "```swift\n", range: start.upperBound..<text.endIndex),
-            let close = text.range(of: "```", range: open.upperBound..<text.endIndex)
-        else { return nil }
-        return trimmedLines(text[open.upperBound..<close.lowerBound])
+    private static func swiftBlocks(in text: String) -> [[String]] {
+        var blocks: [[String]] = []
+        var rest = text[...]
+        while let open = rest.range(of: "```swift\n"), let close = rest.range(of: "```", range: open.upperBound..<rest.endIndex) {
+            blocks.append(trimmedLines(rest[open.upperBound..<close.lowerBound]))
+            rest = rest[close.upperBound...]
+        }
+        return blocks
     }
 
     private static func lines(of text: String, between begin: String, and end: String) -> [String]? {

@@ -1,0 +1,84 @@
+import Coffer
+import CofferTestSupport
+import Foundation
+import XCTest
+
+/// QueriesAndRecords.md's table, in a namespace of its own (this target's top-level `Message` is
+/// FullTextSearch.md's).
+enum QueriesArticle {
+    @Table("message") struct Message: Codable {
+        @Column(primaryKey: true) var id: Int64?
+        var conversationID: Int64
+        var body: String
+        @Column(default: 0) var score: Double
+        static var indexes: [TableIndex<Message>] { [TableIndex(columns.conversationID)] }
+    }
+}
+
+// QueriesAndRecords.md, "Prepared queries", on this target's top-level `Message` (FullTextSearch.md's).
+extension Message {
+    static let byID = Result { try Message.filter { $0.id == .parameter }.prepared() }  // rendered once
+}
+
+/// The ```swift blocks of QueriesAndRecords.md, compiled and run as written.
+final class QueriesAndRecordsArticleTests: XCTestCase {
+    func testOverview() throws {
+        typealias Message = QueriesArticle.Message
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+
+        var migrator = Migrator()
+        migrator.register("v1") { db in try db.upgradeSchema(for: [Message.self]) }
+        try migrator.migrate(database)  // each migration once, in order, in its own transaction
+
+        try database.write { db in
+            var message = Message(id: nil, conversationID: 1, body: "50% off", score: 0)
+            try message.insert(db)  // message.id is set from the new rowid
+            _ = try Message.filter { $0.conversationID == 1 }.updateAll(db) { [$0.score.set(to: $0.score + 1)] }
+        }
+        let hits = try database.read { db in
+            try Message.filter { $0.body.contains("50%") && $0.conversationID == 1 }  // "%" is literal
+                .order { $0.id.desc }.limit(20).fetchAll(db)
+        }
+
+        XCTAssertEqual(hits.map(\.body), ["50% off"])
+        XCTAssertEqual(hits.first?.id, 1)
+        XCTAssertEqual(hits.first?.score, 1)
+        try database.write { db in
+            var other = Message(id: nil, conversationID: 1, body: "500 off", score: 0)
+            try other.insert(db)
+        }
+        let literal = try database.read { db in try Message.filter { $0.body.contains("50%") }.fetchCount(db) }
+        XCTAssertEqual(literal, 1, "% in contains() is literal, not a wildcard")
+        XCTAssertEqual(try database.write { try migrator.appliedMigrations($0) }, ["v1"])
+        try database.close()
+    }
+
+    func testPreparedQueries() throws {
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        try database.write { db in
+            try db.upgradeSchema(for: [Message.self])
+            for id in [1, 42] as [Int64] {
+                var row = Message(id: id, conversationID: 7, sender: "Ana", body: "message \(id)")
+                try row.insert(db)
+            }
+        }
+        let ids: [Int64] = [42, 2, 1]
+        var shown: [String] = []
+        func show(_ message: Message) { shown.append(message.body) }
+
+        try database.read { db in
+            let byID = try Message.byID.get()
+            for id in ids { if let message = try byID.fetchOne(db, id) { show(message) } }
+        }
+        let message = try Message.byID.get().fetchOne(database, 42)  // one statement, a read of its own
+
+        XCTAssertEqual(shown, ["message 42", "message 1"])
+        XCTAssertEqual(message?.body, "message 42")
+        XCTAssertThrowsError(try Message.byID.get().fetchOne(database, arguments: [1, 2])) { error in
+            XCTAssertEqual((error as? CofferError)?.code, .range)
+        }
+        try database.close()
+    }
+}
