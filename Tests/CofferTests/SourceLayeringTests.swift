@@ -2,7 +2,7 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-/// `Tools/check-layers.py` (README "Architecture"): modules import only what their table allows, and the
+/// `Tools/check-layers.py` (the DocC article "Architecture"): modules import only what their table allows, and the
 /// folders inside a module depend downward only.
 final class SourceLayeringTests: XCTestCase {
     /// The package root: three levels above this file (Tests/CofferTests/…).
