@@ -115,9 +115,11 @@ let package = Package(
             ],
             path: "Tools/coffer-bench"
         ),
-        // The damage injector of the corruption tests and `coffer-corrupt` (test tooling: its randomness is
-        // CofferTestSupport's SeededGenerator).
-        .target(name: "CofferCorruption", dependencies: ["CofferFormat", "CofferRepair", "CofferTestSupport"]),
+        // The damage injector of the corruption tests and `coffer-corrupt`: test tooling, kept under Tools/ with
+        // the injector's command (its randomness is CofferTestSupport's SeededGenerator); nothing ships it.
+        .target(
+            name: "CofferCorruption", dependencies: ["CofferFormat", "CofferRepair", "CofferTestSupport"],
+            path: "Tools/CofferCorruption"),
         .executableTarget(
             name: "coffer-corrupt",
             dependencies: [

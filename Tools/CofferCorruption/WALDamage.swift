@@ -63,10 +63,9 @@ public enum WALCorruptionInjector {
         let bytes = [UInt8](data)
         guard bytes.count >= 32 else { return [] }
         let header = ByteView(Array(bytes[0..<32]))
-        guard let magic = header.u32(0), magic == 0x377f_0682 || magic == 0x377f_0683 else {
-            throw .io("\(path) is not a WAL")
-        }
-        let bigEndian = magic & 1 == 1
+        // CofferFormat's header parser knows the magic and the checksum byte order.
+        guard let format = WALHeader(Array(bytes[0..<32])) else { throw .io("\(path) is not a WAL") }
+        let bigEndian = format.bigEndianChecksums
         var sums = WALChecksum.compute(bytes[0..<24], bigEndian: bigEndian, seed: (0, 0))
         var frames: [WALFrame] = []
         var committed = 0
