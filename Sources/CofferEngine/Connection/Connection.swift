@@ -85,6 +85,7 @@ public final class Connection {
     }
 
     /// Builds the error for a failed call and tells the observer.
+    @usableFromInline
     package func failure(code: Int32, sql: String?) -> CofferError {
         let error = CofferError.lastError(of: handle, code: code, sql: sql)
         errorObserver?(error)

@@ -21,7 +21,7 @@ public final class Statement {
     public let handle: OpaquePointer
     /// The SQL the statement was compiled from.
     public let sql: String
-    unowned let connection: Connection
+    @usableFromInline unowned let connection: Connection
     /// The connection's counts of rows and statements (kept here: reading it through `connection` would
     /// retain).
     private let counter: StepCounter
@@ -140,6 +140,7 @@ public final class Statement {
     /// Binds `value` to the parameter at `position` (from 1) and runs `body`: text and blobs in place,
     /// from `value`'s own bytes (`SQLITE_STATIC`), valid for exactly as long as `body` runs. The caller
     /// resets the statement and clears its bindings before those bytes can go away.
+    @inlinable
     package func withBound<T>(_ value: DatabaseValue, at position: Int32, _ body: () throws -> T) throws -> T {
         let code: Int32
         switch value {
@@ -155,7 +156,8 @@ public final class Statement {
 
     /// Binds `text` in place to the parameter at `position` while `body` runs (an empty string is
     /// copied: SQLite would read a missing pointer as NULL).
-    func withBound<T>(text: String, at position: Int32, _ body: () throws -> T) throws -> T {
+    @inlinable
+    package func withBound<T>(text: String, at position: Int32, _ body: () throws -> T) throws -> T {
         // A native string lends its UTF-8 without a copy or a mutable access; a bridged one is made native.
         if let result = try text.utf8.withContiguousStorageIfAvailable({ try withBound(utf8: $0, at: position, body) }) {
             return result
@@ -164,14 +166,16 @@ public final class Statement {
         return try native.withUTF8 { try withBound(utf8: $0, at: position, body) }
     }
 
-    private func withBound<T>(utf8 bytes: UnsafeBufferPointer<UInt8>, at position: Int32, _ body: () throws -> T) throws -> T {
+    @inlinable
+    package func withBound<T>(utf8 bytes: UnsafeBufferPointer<UInt8>, at position: Int32, _ body: () throws -> T) throws -> T {
         try bindInPlace(UnsafeRawBufferPointer(bytes), isBlob: false, toParameter: Int(position))
         return try body()
     }
 
     /// Binds `data` in place to the parameter at `position` while `body` runs (an empty blob is bound
     /// as a zero-length blob, never NULL).
-    func withBound<T>(blob data: Data, at position: Int32, _ body: () throws -> T) throws -> T {
+    @inlinable
+    package func withBound<T>(blob data: Data, at position: Int32, _ body: () throws -> T) throws -> T {
         try data.withUnsafeBytes { bytes in
             try bindInPlace(bytes, isBlob: true, toParameter: Int(position))
             return try body()
@@ -218,6 +222,7 @@ public final class Statement {
     /// ``resetClearingBindings()``, inside the scope that owns them. Record writes bind through it, and so
     /// does repair's bulk load, where copying each value into SQLite cost about a tenth of the writer's
     /// instructions.
+    @usableFromInline
     package func bindInPlace(_ bytes: UnsafeRawBufferPointer, isBlob: Bool, toParameter index: Int) throws {
         let position = Int32(index)
         let code: Int32
