@@ -134,6 +134,12 @@ static unsigned simplified(unsigned c) {
 
 int coffer_pinyin_reading_count(unsigned c) { return coffer_pinyin_sets[reading_set(c)]; }
 
+const char *coffer_pinyin_reading(unsigned c, int index) {
+    const unsigned short *set = coffer_pinyin_sets + reading_set(c);
+    if (index < 0 || index >= set[0]) return NULL;
+    return coffer_pinyin_syllable_text + coffer_pinyin_syllable_offsets[set[1 + index]];
+}
+
 const char *coffer_pinyin_unicode_version(void) { return COFFER_PINYIN_UNICODE_VERSION; }
 
 int coffer_pinyin_syllable_kind(const char *text, int length) {

@@ -140,21 +140,30 @@ enum PinyinPiece: Equatable {
             let text = String(decoding: run, as: UTF8.self)
             // A lone letter last is an initial: its exact term covers every syllable it starts, and a
             // one-letter prefix would read every term of that letter.
-            var options: [[PinyinUnit]] = run.count > 1 || !isLast ? [[PinyinUnit(text: text, isPrefix: isLast)]] : []
-            for reading in Self.segmentations(of: run, lastIsPrefix: isLast, limit: FullTextPattern.pinyinMaximumReadings)
+            let literal = [PinyinUnit(text: text, isPrefix: isLast)]
+            var options: [[PinyinUnit]] = run.count > 1 || !isLast ? [literal] : []
+            for reading in Self.segmentations(of: run, lastIsPrefix: isLast, limit: Self.readingsPerRun)
             where !options.contains(reading) {
                 options.append(reading)
             }
-            return options
+            return options.isEmpty ? [literal] : options  // a lone `i`, `u` or `v`: no syllable starts with it
         }
     }
 
     /// The longest syllable: zhuang, shuang, chuang.
     private static let longestSyllable = 6
 
+    /// The most readings of one run of letters searched for (besides the run as typed and its initials).
+    private static let readingsPerRun = 6
+
+    /// Syllables of interjections only (嗯, 呣, 哼), never a unit of a longer run: `zhangsan` read as
+    /// `zha ng san` would only cost time.
+    private static let interjections: Set<String> = ["ng", "hm", "hng"]
+
     /// The readings of a run of letters as syllables and initials (a syllable's first letter), the last
-    /// one possibly a syllable's prefix when `lastIsPrefix`: those of at most two units more than the
-    /// fewest, the fewest units first (then longest units first), at most `limit` of them.
+    /// one possibly a syllable's prefix when `lastIsPrefix`: of those of at most two units more than the
+    /// fewest, the `limit` with the fewest units, then the fewest one-letter units; then, for a run of at
+    /// most six letters, the run as initials alone.
     static func segmentations(of run: [UInt8], lastIsPrefix: Bool, limit: Int) -> [[PinyinUnit]] {
         let count = run.count
         guard count > 0 else { return [] }
@@ -169,6 +178,7 @@ enum PinyinPiece: Equatable {
             let canBePrefix = lastIsPrefix && end == count && kind & 2 != 0
             guard kind & 1 != 0 || (end - start == 1 && kind != 0) || canBePrefix else { return nil }
             let text = String(decoding: run[start..<end], as: UTF8.self)
+            if count > end - start && interjections.contains(text) { return nil }
             return PinyinUnit(text: text, isPrefix: canBePrefix && end - start > 1)
         }
         // The fewest and the most units reading run[i...], or nil.
@@ -193,7 +203,7 @@ enum PinyinPiece: Equatable {
                 return
             }
             for length in stride(from: min(longestSyllable, count - start), through: 1, by: -1) {
-                guard results.count < limit, steps < 10_000 else { return }
+                guard results.count < 4 * limit, steps < 10_000 else { return }
                 steps += 1
                 guard let rest = fewest[start + length], current.count + 1 + rest <= units,
                     current.count + 1 + most[start + length] >= units, let next = unit(start, start + length)
@@ -203,9 +213,18 @@ enum PinyinPiece: Equatable {
                 current.removeLast()
             }
         }
-        for units in best...best + 2 where results.count < limit {
+        // A pool larger than `limit`, ranked by units then one-letter units (an initial's term is long:
+        // every character it starts), then the run read as initials alone if it is short.
+        let pool = 4 * limit
+        for units in best...best + 2 where results.count < pool {
             search(from: 0, units: units)
         }
-        return results
+        func initials(_ reading: [PinyinUnit]) -> Int { reading.filter { $0.text.utf8.count == 1 }.count }
+        var chosen = results.enumerated()
+            .sorted { ($0.element.count, initials($0.element), $0.offset) < ($1.element.count, initials($1.element), $1.offset) }
+            .prefix(limit).map(\.element)
+        let letters = count <= longestSyllable ? (0..<count).compactMap { unit($0, $0 + 1) } : []
+        if letters.count == count && !chosen.contains(letters) { chosen.append(letters) }
+        return chosen
     }
 }

@@ -23,6 +23,9 @@ int coffer_pinyin_syllable_kind(const char *text, int length);
 /// The number of readings of code point `c` in the table (after no folding), or 0.
 int coffer_pinyin_reading_count(unsigned c);
 
+/// The `index`-th toneless reading of code point `c` (alphabetical order), or NULL past the last one.
+const char *coffer_pinyin_reading(unsigned c, int index);
+
 /// The Unicode version of the Unihan data the table was generated from.
 const char *coffer_pinyin_unicode_version(void);
 
