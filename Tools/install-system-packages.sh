@@ -8,6 +8,8 @@
 set -e
 # The SQLCipher 4.12 producer for the repair throughput figures (optional: tests skip without it).
 python3 -c 'import sqlcipher3' >/dev/null 2>&1 || pip install sqlcipher3-binary >/dev/null 2>&1 || true
+# pypinyin, the independent reference of PinyinRecallTests (optional: the test skips without it).
+python3 -c 'import pypinyin' >/dev/null 2>&1 || pip install pypinyin >/dev/null 2>&1 || true
 # rsvg-convert renders `--page-map` pictures in PageMapCommandTests (optional: the test skips without it).
 command -v rsvg-convert >/dev/null 2>&1 || { [ "$(id -u)" -eq 0 ] && apt-get install -y --no-install-recommends librsvg2-bin >/dev/null 2>&1; } || true
 if [ -f /usr/include/sqlcipher/sqlite3.h ] && [ -f /usr/include/openssl/evp.h ] && command -v sqlcipher >/dev/null 2>&1 && command -v sqlite3 >/dev/null 2>&1; then

@@ -34,6 +34,8 @@ struct sqlite3_tokenizer_cursor {
 };
 
 extern const sqlite3_tokenizer_module coffer_tokenizer_module;
+extern const sqlite3_tokenizer_module coffer_pinyin_tokenizer_module;
+extern const sqlite3_tokenizer_module coffer_identifier_tokenizer_module;
 extern _Atomic(const sqlite3_tokenizer_module *) coffer_unicode61_module;
 
 void coffer_bm25(sqlite3_context *context, int argc, sqlite3_value **argv);

@@ -1,4 +1,5 @@
-// Registration of the `coffer` tokenizer and `coffer_bm25` on one connection.
+// Registration of the `coffer`, `coffer_pinyin` and `coffer_identifier` tokenizers and `coffer_bm25` on
+// one connection.
 //
 // SQLite 3.15 takes a custom FTS3/4 tokenizer only through `SELECT fts3_tokenizer(name, pointer)`, and
 // that two-argument form would let any SQL that reaches it (a query, a trigger or view in a hostile
@@ -6,6 +7,7 @@
 // (SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER); this file enables it only while its own statement, whose
 // pointer is bound, runs, and disables it again on every path.
 
+#include "CofferPinyin.h"
 #include "CofferTokenizer.h"
 #include "fts3_interface.h"
 
@@ -34,12 +36,11 @@ static int find_unicode61(sqlite3 *db) {
     return rc;
 }
 
-static int register_tokenizer(sqlite3 *db) {
-    const sqlite3_tokenizer_module *module = &coffer_tokenizer_module;
+static int register_tokenizer(sqlite3 *db, const char *name, const sqlite3_tokenizer_module *module) {
     sqlite3_stmt *statement = NULL;
     int rc = sqlite3_prepare_v2(db, "SELECT fts3_tokenizer(?1, ?2)", -1, &statement, NULL);
     if (rc == SQLITE_OK) {
-        sqlite3_bind_text(statement, 1, COFFER_TOKENIZER_NAME, -1, SQLITE_STATIC);
+        sqlite3_bind_text(statement, 1, name, -1, SQLITE_STATIC);
         sqlite3_bind_blob(statement, 2, &module, sizeof(module), SQLITE_TRANSIENT);
         rc = sqlite3_step(statement);
         if (rc == SQLITE_ROW || rc == SQLITE_DONE) rc = SQLITE_OK;
@@ -53,7 +54,11 @@ int coffer_fts_register(struct sqlite3 *db) {
     if (rc != SQLITE_OK) return rc;
     int enabled = 0;
     rc = sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 1, &enabled);
-    if (rc == SQLITE_OK && enabled == 1) rc = register_tokenizer(db);
+    if (rc == SQLITE_OK && enabled == 1) rc = register_tokenizer(db, COFFER_TOKENIZER_NAME, &coffer_tokenizer_module);
+    if (rc == SQLITE_OK && enabled == 1)
+        rc = register_tokenizer(db, COFFER_PINYIN_TOKENIZER_NAME, &coffer_pinyin_tokenizer_module);
+    if (rc == SQLITE_OK && enabled == 1)
+        rc = register_tokenizer(db, COFFER_IDENTIFIER_TOKENIZER_NAME, &coffer_identifier_tokenizer_module);
     else if (rc == SQLITE_OK) rc = SQLITE_ERROR;
     int disabled = 1;
     int off = sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, &disabled);

@@ -145,3 +145,66 @@ final class FullTextSearchArticleTests: XCTestCase {
         XCTAssertEqual(try notes.search(Note.self, matching: .searchBox("monday")).count, 1)
     }
 }
+
+// FullTextSearch.md, "Searching contacts by pinyin", as written there.
+@Table("contact") struct Contact: Codable {
+    @Column(primaryKey: true) var id: Int64?
+    var name: String
+    var nickname: String
+}
+
+extension Contact: FullTextSearchable {
+    static let fullTextIndex = FullTextIndex<Contact>(columns.name, columns.nickname, tokenizer: .pinyin)
+}
+
+// FullTextSearch.md, "Exact identifiers", as written there.
+@Table("account") struct Account: Codable {
+    @Column(primaryKey: true) var id: Int64?
+    var phone: String
+    var email: String
+}
+
+extension Account: FullTextSearchable {
+    static let fullTextIndex = FullTextIndex<Account>(columns.phone, columns.email, tokenizer: .identifier)
+}
+
+/// FullTextSearch.md, "Searching contacts by pinyin" and "Exact identifiers", compiled and run as written.
+final class FullTextSearchPinyinArticleTests: XCTestCase {
+    func testContactSearchByPinyin() throws {
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        _ = try database.write { try $0.upgradeSchema(for: [Contact.self]) }
+
+        let contacts = [Contact(id: nil, name: "张三", nickname: "Sam"), Contact(id: nil, name: "吕布", nickname: "")]
+        _ = try database.write { db in try Contact.insertAll(contacts, db) }
+        // The search box as the user types: "z", "zh", "zhangs", "zs", "张s", "zhang san", "張三"…
+        let hits = try database.read { db in try Contact.search(.pinyin("zhangs")).limit(20).fetchAll(db) }
+        let name = hits.first?.record.name  // "张三"
+        let marked = hits.first?.snippet()?.marked()  // "[张三]"
+        let lu = try database.read { db in try Contact.matching(.pinyin("lv")).fetchAll(db) }  // 吕布 (also "lü")
+
+        XCTAssertEqual(name, "张三")
+        XCTAssertEqual(marked, "[张三]")
+        XCTAssertEqual(lu.map(\.name), ["吕布"])
+        for typed in ["z", "zh", "zhangs", "zs", "张s", "zhang san", "張三", "sam"] {
+            let found = try database.read { db in try Contact.matching(.pinyin(typed)).fetchAll(db) }
+            XCTAssertEqual(found.map(\.name), ["张三"], typed)
+        }
+        XCTAssertEqual(try database.read { db in try Contact.matching(.pinyin("lü")).fetchAll(db) }.map(\.name), ["吕布"])
+    }
+
+    func testIdentifiers() throws {
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        _ = try database.write { try $0.upgradeSchema(for: [Account.self]) }
+
+        let account = Account(id: nil, phone: "+86 138 0013 8000", email: "john.doe@example.com")
+        _ = try database.write { db in try Account.insertAll([account], db) }
+        let byPhone = try database.read { db in try Account.search(.searchBox("1380013")).fetchAll(db) }
+        let matched = byPhone.first?.snippet()?.marked()  // "+86 [138 0013] 8000"
+        let byMail = try database.read { db in try Account.matching(.searchBox("doe@exa")).fetchAll(db) }  // 1 row
+
+        XCTAssertEqual(matched, "+86 [138 0013] 8000")
+        XCTAssertEqual(byMail.count, 1)
+    }
+}

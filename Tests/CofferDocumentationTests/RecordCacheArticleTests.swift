@@ -13,13 +13,13 @@ extension Author: CachedRecord {
     static var recordCache: RecordCacheLevel { .recent() }  // or .all(), or .none
 }
 
-@Table("contact") struct Contact: Codable, Sendable {
+@Table("colleague") struct Colleague: Codable, Sendable {
     @Column(primaryKey: true) var id: Int64?
     var name: String
 }
 
 // RecordCache.md, "In brief", as written there.
-extension Contact: CachedRecord {
+extension Colleague: CachedRecord {
     static var recordCache: RecordCacheLevel { .recent() }  // .all(), or .none: not a CachedRecord
 }
 
@@ -43,15 +43,15 @@ final class RecordCacheArticleTests: XCTestCase {
         let (directory, database) = try articleDatabase()
         defer { withExtendedLifetime(directory) {} }
         try database.write { db in
-            try db.upgradeSchema(for: [Contact.self])
-            var contact = Contact(id: 42, name: "Ada")
-            try contact.insert(db)
+            try db.upgradeSchema(for: [Colleague.self])
+            var colleague = Colleague(id: 42, name: "Ada")
+            try colleague.insert(db)
         }
 
-        let first = try database.read { db in try Contact.fetchOne(db, id: 42) }  // SQL; kept
-        let again = try database.read { db in try Contact.fetchOne(db, id: 42) }  // from memory
-        try database.write { db in try db.execute(sql: "UPDATE contact SET name = 'Ada L.' WHERE id = 42") }
-        let renamed = try database.read { db in try Contact.fetchOne(db, id: 42) }  // never stale: "Ada L."
+        let first = try database.read { db in try Colleague.fetchOne(db, id: 42) }  // SQL; kept
+        let again = try database.read { db in try Colleague.fetchOne(db, id: 42) }  // from memory
+        try database.write { db in try db.execute(sql: "UPDATE colleague SET name = 'Ada L.' WHERE id = 42") }
+        let renamed = try database.read { db in try Colleague.fetchOne(db, id: 42) }  // never stale: "Ada L."
 
         XCTAssertEqual(first?.name, "Ada")
         XCTAssertEqual(again?.name, "Ada")

@@ -82,6 +82,7 @@ struct CofferBench: ParsableCommand {
         let observation = ObservationWorkloads(
             writes: writes, latencyCommits: quick ? 50 : 200, burstCommits: quick ? 2_000 : 10_000)
         let fullText = FullTextWorkloads(harness: harness, count: quick ? 20_000 : 200_000, queries: quick ? 200 : 1_000)
+        let pinyin = PinyinWorkloads(harness: harness, count: quick ? 10_000 : 100_000, queries: quick ? 200 : 1_000)
         let recordCache = RecordCacheWorkloads(harness: harness, lookups: quick ? 20_000 : 1_000_000)
         let footprint = FootprintWorkload(reads: reads, lookupsPerReader: quick ? 2_500 : 25_000)
         let checksums = ChecksumLog()
@@ -115,6 +116,7 @@ struct CofferBench: ParsableCommand {
             let observationParts = only.filter { $0.hasPrefix("W9-") }
             if wants("W9") || !observationParts.isEmpty { try record(observation.run(impl, only: observationParts)) }
             if wants("W8") { try record(fullText.run(impl)) }
+            if wants("W8") || wants("W8-pinyin") { try record(pinyin.run(impl)) }
             if wants("W10") {
                 try record(associations.run(impl))
                 try record(recordCache.run(impl))

@@ -1,0 +1,237 @@
+import CSQLCipher
+import Coffer
+import CofferTestSupport
+import CofferTokenizer
+import Foundation
+
+@Table("contact") struct BenchContact: Codable {
+    @Column(primaryKey: true) var id: Int64?
+    var name: String
+    var nickname: String
+}
+
+extension BenchContact: FullTextSearchable {
+    static let fullTextIndex = FullTextIndex<BenchContact>(columns.name, columns.nickname, tokenizer: .pinyin)
+}
+
+/// W8's pinyin lines: `count` generated contacts (a 2–3 character Chinese name, surnames by real frequency,
+/// and a Latin nickname for one in three) indexed with `tokenize=coffer_pinyin` in transactions of 1,000
+/// (`W8-pinyin-index`), optimized to one segment, then `queries` searches of each kind for a random
+/// contact, each fetching the first 50 matching rows: `W8-pinyin-full` (`zhangsanfeng`),
+/// `W8-pinyin-initials` (`zsf`), `W8-pinyin-mixed` (the first character, then pinyin, the last syllable
+/// cut while typing: `张sanf`). A character's reading is the table's first (alphabetical), which the index
+/// holds like every other.
+///
+/// Coffer's time includes `FullTextPattern.pinyin(_:)` reading the typed text; raw C runs the match text it
+/// renders (computed before timing) through `coffer_fts_register`'s same tokenizer, in one prepared
+/// statement. The index's size against the names' bytes goes to standard error.
+struct PinyinWorkloads {
+    let harness: Harness
+    let count: Int
+    let queries: Int
+
+    /// The 20 commonest surnames with their shares (%) from the Chinese Academy of Sciences' 2006 survey
+    /// (296 million people), then 40 more from the Ministry of Public Security's 2019 ranking at 0.5%.
+    private static let surnames: [(Character, Double)] =
+        Array(
+            zip(
+                "李王张刘陈杨赵黄周吴徐孙胡朱高林何郭马罗",
+                [
+                    7.94, 7.41, 7.07, 5.38, 4.53, 3.08, 2.29, 2.23, 2.12, 2.05, 1.67, 1.54, 1.31, 1.26, 1.21, 1.18, 1.17, 1.15,
+                    1.05, 0.86,
+                ])
+        ) + "梁宋郑谢韩唐冯于董萧程曹袁邓许傅沈曾彭吕苏卢蒋蔡贾丁魏薛叶阎余潘杜戴夏钟汪田任姜".map { ($0, 0.5) }
+    private static let given = Array(
+        "伟芳娜秀英敏静丽强磊军洋勇艳杰娟涛明超兰霞平刚桂华建国红玉梅飞鹏辉宇浩然子涵欣怡梓轩思雨晨博文雅婷佳琪俊豪嘉诗泽一诺睿可馨瑞宏志海波燕萍玲琳晶颖丹阳亮成斌峰东龙春雪云凤长乐")
+    private static let nicknames = ["Sam", "Amy", "Leo", "Coco", "Kevin", "Lily", "Jack", "Momo", "Tony", "Vivian"]
+
+    private struct Contact {
+        var name: String
+        var nickname: String
+        var syllables: [String]
+    }
+
+    private static func contacts(_ count: Int, _ random: inout SeededGenerator) -> [Contact] {
+        let total = surnames.reduce(0) { $0 + $1.1 }
+        return (0..<count).map { _ in
+            var pick = Double(random.next(upTo: 1_000_000)) / 1_000_000 * total
+            var surname = surnames[0].0
+            for (character, share) in surnames {
+                pick -= share
+                if pick <= 0 {
+                    surname = character
+                    break
+                }
+            }
+            var name = String(surname)
+            for _ in 0..<(1 + random.next(upTo: 2)) { name.append(given[random.next(upTo: given.count)]) }
+            let syllables = name.unicodeScalars.map { scalar in
+                coffer_pinyin_reading(scalar.value, 0).map { String(cString: $0) } ?? ""
+            }
+            let nickname = random.next(upTo: 3) == 0 ? nicknames[random.next(upTo: nicknames.count)] : ""
+            return Contact(name: name, nickname: nickname, syllables: syllables)
+        }
+    }
+
+    func run(_ impl: Implementation) throws -> [Measurement] {
+        guard impl == .rawC || impl == .coffer else { return [] }
+        var random = SeededGenerator(seed: 0x5EED_0042)
+        let contacts = Self.contacts(count, &random)
+        var kinds: [(String, [String])] = [("W8-pinyin-full", []), ("W8-pinyin-initials", []), ("W8-pinyin-mixed", [])]
+        for _ in 0..<queries {
+            let contact = contacts[random.next(upTo: contacts.count)]
+            kinds[0].1.append(contact.syllables.joined())
+            kinds[1].1.append(String(contact.syllables.compactMap(\.first)))
+            let last = contact.syllables.last ?? ""
+            let cut = String(last.prefix(1 + random.next(upTo: max(last.count, 1))))
+            kinds[2].1.append(String(contact.name.prefix(1)) + contact.syllables.dropFirst().dropLast().joined() + cut)
+        }
+        let path = harness.freshPath("w8-pinyin")
+        var results: [Measurement] = []
+        switch impl {
+        case .rawC:
+            let connection = try RawConnection(path: path, key: WriteWorkloads.passphrase, cacheKiB: harness.cacheKiB)
+            guard coffer_fts_register(connection.handle) == SQLITE_OK else { throw BenchError("W8-pinyin: register") }
+            connection.exec("PRAGMA wal_autocheckpoint = 1000")
+            let index = try Self.time { try Self.rawIndex(contacts, connection) }
+            connection.exec("INSERT INTO contact_fts(contact_fts) VALUES ('optimize')")
+            Self.reportSize(connection.handle, impl)
+            connection.exec("PRAGMA wal_checkpoint(TRUNCATE)")
+            sqlite3_db_release_memory(connection.handle)
+            results.append(Self.measurement("W8-pinyin-index", impl, [index], operations: count))
+            for (name, typed) in kinds {
+                let texts = try typed.map { try FullTextPattern.pinyin($0).matchExpression() }
+                results.append(Self.measurement(name, impl, try Self.rawQueries(texts, connection), operations: 1))
+            }
+        default:
+            let database = try Database(path: path, configuration: harness.configuration(impl))
+            defer { try? database.close() }
+            _ = try database.write { try $0.upgradeSchema(for: [BenchContact.self]) }
+            let index = try Self.time {
+                for start in stride(from: 0, to: contacts.count, by: 1_000) {
+                    let rows = contacts[start..<min(start + 1_000, contacts.count)].lazy.map {
+                        BenchContact(id: nil, name: $0.name, nickname: $0.nickname)
+                    }
+                    _ = try database.write { db in try BenchContact.insertAll(rows, db) }
+                }
+            }
+            try database.write { try BenchContact.fullTextIndex.optimize($0) }
+            try database.read { Self.reportSize($0.handle, impl) }
+            try database.checkpoint(.truncate)
+            Thread.sleep(forTimeInterval: 2 * harness.configuration(impl).idleCheckpointDelay + 0.5)
+            results.append(Self.measurement("W8-pinyin-index", impl, [index], operations: count))
+            let page = try BenchContact.matching(.parameter).limit(50).prepared()
+            for (name, typed) in kinds {
+                var times: [Double] = []
+                for text in typed {
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    _ = try database.read { try page.fetchAll($0, try FullTextPattern.pinyin(text).matchExpression()) }
+                    times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+                }
+                results.append(Self.measurement(name, impl, times, operations: 1))
+            }
+        }
+        return results
+    }
+
+    private static func time(_ body: () throws -> Void) throws -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    private static func measurement(_ name: String, _ impl: Implementation, _ times: [Double], operations: Int) -> Measurement {
+        let total = times.reduce(0, +)
+        let sorted = times.sorted()
+        var measurement = Measurement(
+            workload: name, impl: impl.rawValue, opsPerSecond: Double(operations * times.count) / total, seconds: total)
+        if times.count > 1 {
+            measurement.p50Seconds = sorted[sorted.count / 2]
+            measurement.p99Seconds = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
+        }
+        return measurement
+    }
+
+    private static func rawIndex(_ contacts: [Contact], _ connection: RawConnection) throws {
+        connection.exec("CREATE TABLE contact(id INTEGER PRIMARY KEY, name TEXT NOT NULL, nickname TEXT NOT NULL)")
+        connection.exec(
+            "CREATE VIRTUAL TABLE contact_fts USING fts4(content=\"contact\", name, nickname, tokenize=coffer_pinyin)")
+        let insert = try connection.prepare("INSERT INTO contact(name, nickname) VALUES (?, ?)")
+        let index = try connection.prepare("INSERT INTO contact_fts(docid, name, nickname) VALUES (?, ?, ?)")
+        defer {
+            sqlite3_finalize(insert)
+            sqlite3_finalize(index)
+        }
+        for start in stride(from: 0, to: contacts.count, by: 1_000) {
+            connection.exec("BEGIN IMMEDIATE")
+            for contact in contacts[start..<min(start + 1_000, contacts.count)] {
+                try RawConnection.withStaticText([contact.name, contact.nickname], from: 1, on: insert) {
+                    try connection.step(insert, expecting: SQLITE_DONE)
+                }
+                sqlite3_reset(insert)
+                sqlite3_bind_int64(index, 1, sqlite3_last_insert_rowid(connection.handle))
+                try RawConnection.withStaticText([contact.name, contact.nickname], from: 2, on: index) {
+                    try connection.step(index, expecting: SQLITE_DONE)
+                }
+                sqlite3_reset(index)
+            }
+            connection.exec("COMMIT")
+        }
+    }
+
+    /// Each query timed alone: bind, read the page's rows by pointer and byte count, reset.
+    private static func rawQueries(_ patterns: [String], _ connection: RawConnection) throws -> [Double] {
+        let statement = try connection.prepare(
+            "SELECT contact.id, contact.name, contact.nickname FROM contact_fts JOIN contact"
+                + " ON contact.rowid = contact_fts.docid WHERE contact_fts MATCH ? LIMIT 50")
+        defer { sqlite3_finalize(statement) }
+        var times: [Double] = []
+        var checksum = 0
+        for pattern in patterns {
+            let start = DispatchTime.now().uptimeNanoseconds
+            var page: [BenchContact] = []
+            let code = RawConnection.withStaticText([pattern], from: 1, on: statement) { () -> Int32 in
+                var code = sqlite3_step(statement)
+                while code == SQLITE_ROW {
+                    page.append(
+                        BenchContact(
+                            id: sqlite3_column_int64(statement, 0), name: FullTextWorkloads.rawText(statement, 1),
+                            nickname: FullTextWorkloads.rawText(statement, 2)))
+                    code = sqlite3_step(statement)
+                }
+                return code
+            }
+            sqlite3_reset(statement)
+            guard code == SQLITE_DONE else {
+                throw BenchError("W8-pinyin raw query: \(String(cString: sqlite3_errmsg(connection.handle)))")
+            }
+            times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+            checksum &+= page.count
+        }
+        if checksum == 42 { print("") }  // keeps the reads
+        return times
+    }
+
+    /// The index's size (its segments) against the names' and nicknames' bytes, on standard error.
+    private static func reportSize(_ handle: OpaquePointer, _ impl: Implementation) {
+        func value(_ sql: String) -> Double {
+            var statement: OpaquePointer?
+            sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+            defer { sqlite3_finalize(statement) }
+            return sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_double(statement, 0) : 0
+        }
+        let names = value("SELECT total(length(CAST(name AS BLOB))) FROM contact")
+        let nicknames = value("SELECT total(length(CAST(nickname AS BLOB))) FROM contact")
+        let index =
+            value("SELECT total(length(block)) FROM contact_fts_segments")
+            + value("SELECT total(length(root)) FROM contact_fts_segdir")
+        FileHandle.standardError.write(
+            Data(
+                String(
+                    format:
+                        "W8-pinyin %@: index %.2f MB for %.2f MB of names and %.2f MB of nicknames (%.2f× the names, %.2f× both)\n",
+                    impl.rawValue, index / 1e6, names / 1e6, nicknames / 1e6, index / max(names, 1),
+                    index / max(names + nicknames, 1)
+                ).utf8))
+    }
+}
