@@ -27,11 +27,16 @@ public final class Statement {
     private let counter: StepCounter
     /// True while a cached statement is handed out, so that reentrant use prepares a fresh one.
     ///
-    /// Unchecked, like the connection's own per-transaction slots: a statement is used only by its
-    /// connection's one thread at a time (the writer queue, or a reader checked out of the pool). Since the
-    /// record layer became a module of its own, the optimizer can no longer see every access and would
-    /// check each one dynamically (about 75 instructions a lookup, callgrind W4b).
-    @exclusivity(unchecked) package var isInUse = false
+    /// Kept in an unchecked private slot, like the connection's own per-transaction slots: a statement is
+    /// used only by its connection's one thread at a time (the writer queue, or a reader checked out of
+    /// the pool). Reached through accessors compiled here: another module (the record layer) touching
+    /// the stored property itself would check each access dynamically (swift_beginAccess, about 75
+    /// instructions, three times a lookup in callgrind's W4b).
+    package var isInUse: Bool {
+        get { inUse }
+        set { inUse = newValue }
+    }
+    @exclusivity(unchecked) private var inUse = false
 
     /// The number of result columns.
     public let columnCount: Int
@@ -46,8 +51,12 @@ public final class Statement {
 
     /// A slot the record layer keeps the decoder of the last record type fetched with this statement in
     /// (`StatementDecoder.forRecord`), typed loosely so that the connection layer does not depend on it.
-    /// Unchecked for the reason ``isInUse`` is.
-    @exclusivity(unchecked) package var recordDecoder: AnyObject?
+    package var recordDecoder: AnyObject? {
+        get { decoderSlot }
+        set { decoderSlot = newValue }
+    }
+    /// Unchecked and private for the reason ``isInUse``'s slot is.
+    @exclusivity(unchecked) private var decoderSlot: AnyObject?
 
     init(connection: Connection, sql: String) throws {
         var statement: OpaquePointer?
