@@ -5,7 +5,8 @@ extension FullTextPattern {
     /// ignored, and what was read is searched as a prefix.
     public static let pinyinMaximumLength = 48
 
-    /// The most readings of its input ``pinyin(_:)`` searches for (OR-ed phrases).
+    /// The most readings of its input ``pinyin(_:)`` searches for (OR-ed phrases; a run of letters gives
+    /// at most 8: the fewest-unit ones, itself as typed and, when short, its initials).
     public static let pinyinMaximumReadings = 16
 
     /// What a user typed into a contact search box, for an index using ``FullTextTokenizer/pinyin``:
@@ -153,6 +154,10 @@ enum PinyinPiece: Equatable {
     /// The longest syllable: zhuang, shuang, chuang.
     private static let longestSyllable = 6
 
+    /// The longest run of letters also read as initials alone, or with one initial more than its best
+    /// reading: each initial's term holds every character it starts, so these readings cost the most.
+    private static let shortRun = 4
+
     /// The most readings of one run of letters searched for (besides the run as typed and its initials).
     private static let readingsPerRun = 6
 
@@ -162,8 +167,9 @@ enum PinyinPiece: Equatable {
 
     /// The readings of a run of letters as syllables and initials (a syllable's first letter), the last
     /// one possibly a syllable's prefix when `lastIsPrefix`: of those of at most two units more than the
-    /// fewest, the `limit` with the fewest units, then the fewest one-letter units; then, for a run of at
-    /// most six letters, the run as initials alone.
+    /// fewest (and, when more, with at most one more one-letter unit than the best reading, none before
+    /// a vowel in a run of more than four letters), the `limit` with the fewest units, then the fewest
+    /// one-letter units; then, for a run of at most four letters, the run as initials alone.
     static func segmentations(of run: [UInt8], lastIsPrefix: Bool, limit: Int) -> [[PinyinUnit]] {
         let count = run.count
         guard count > 0 else { return [] }
@@ -220,10 +226,42 @@ enum PinyinPiece: Equatable {
             search(from: 0, units: units)
         }
         func initials(_ reading: [PinyinUnit]) -> Int { reading.filter { $0.text.utf8.count == 1 }.count }
+        // A reading of more units than the fewest splits a syllable into an initial and the rest: kept
+        // with one initial more than the best reading (`chong` as `c hong`, 超宏; `liushan` as `liu s han`),
+        // not counting a last initial, which is what was typed of the last syllable so far (`chen g`, 陈桂).
+        // Beyond a run of `shortRun` letters, an initial before a syllable starting with a vowel is not
+        // kept (`zhang s an`: a pinyin keyboard writes `s'an`), since each costs a one-letter term read
+        // whole.
+        func inner(_ reading: [PinyinUnit]) -> Int {
+            initials(reading) - (lastIsPrefix && reading.last?.text.utf8.count == 1 ? 1 : 0)
+        }
+        func initialBeforeVowel(_ reading: [PinyinUnit]) -> Bool {
+            zip(reading, reading.dropFirst()).contains { first, next in
+                first.text.utf8.count == 1 && next.text.utf8.first.map { "aeo".utf8.contains($0) } == true
+            }
+        }
+        let fewestInitials = results.filter { $0.count == best }.map(inner).min() ?? 0
+        results.removeAll {
+            $0.count > best && (inner($0) > fewestInitials + 1 || (count > shortRun && initialBeforeVowel($0)))
+        }
+        // In those, a whole last syllable is searched as itself, not as a prefix: a prefix such as `li*`
+        // merges many long terms, and the best reading already searches it.
+        for index in results.indices where results[index].count > best {
+            let last = results[index].count - 1
+            let bytes = Array(results[index][last].text.utf8)
+            let whole = bytes.withUnsafeBufferPointer { buffer in
+                buffer.baseAddress.map { base in
+                    base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                        coffer_pinyin_syllable_kind($0, Int32(bytes.count)) & 1 != 0
+                    }
+                } ?? false
+            }
+            if whole { results[index][last].isPrefix = false }
+        }
         var chosen = results.enumerated()
             .sorted { ($0.element.count, initials($0.element), $0.offset) < ($1.element.count, initials($1.element), $1.offset) }
             .prefix(limit).map(\.element)
-        let letters = count <= longestSyllable ? (0..<count).compactMap { unit($0, $0 + 1) } : []
+        let letters = count <= shortRun ? (0..<count).compactMap { unit($0, $0 + 1) } : []
         if letters.count == count && !chosen.contains(letters) { chosen.append(letters) }
         return chosen
     }

@@ -20,7 +20,8 @@ extension FullTextTokenizer {
     /// Coffer's tokenizer for phone numbers, e-mail addresses, order numbers and user ids: any run of
     /// three or more of their letters and digits finds the row, whatever separators the text or the
     /// query has (`1380013` finds `+86 138 0013 8000`; `doe@exa` finds `john.doe@example.com`). Every
-    /// character trigram is a term, so the index is about three times the text's size. Query it with any
-    /// pattern, ``FullTextPattern/searchBox(_:)`` included.
+    /// character trigram is a term: the index is about 3× the text (20,000 phone numbers and e-mail
+    /// addresses: 2.1 MB for 0.7 MB). Query it with any pattern, ``FullTextPattern/searchBox(_:)``
+    /// included.
     public static let identifier = FullTextTokenizer(declaration: "coffer_identifier")
 }
