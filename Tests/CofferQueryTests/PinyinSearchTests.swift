@@ -65,6 +65,28 @@ final class PinyinSearchTests: XCTestCase {
         XCTAssertFalse(try found("sz", in: database).contains("张三"))
     }
 
+    /// A key-value store's full-text field takes the pinyin tokenizer too: a contact cached as JSON by id
+    /// is found by its initials, and a plain `.searchBox` store beside it keeps the default tokenizer.
+    func testKeyValueStoreSearchesByPinyin() throws {
+        struct Card: Codable, Sendable {
+            var name: String
+            static let name = KeyValueIndexField<Card, String>("name") { $0.name }
+        }
+        let database = try Database.inMemory()
+        let cards = try KeyValueStore(database: database, name: "cards", configuration: .init(indexes: [Card.name]))
+        try cards.enableFullTextSearch(on: Card.name, tokenizer: .pinyin)
+        try cards.put(Card(name: "张三"), for: "u1")
+        try cards.put(Card(name: "李四"), for: "u2")
+        for typed in ["zs", "zhangs", "张s", "張三"] {
+            XCTAssertEqual(try cards.search(Card.self, matching: .pinyin(typed)).map(\.key), ["u1"], typed)
+        }
+        XCTAssertEqual(try cards.search(Card.self, matching: .pinyin("ls")).map(\.key), ["u2"])
+        let sql = try database.read { db in
+            try db.fetchValue(String.self, sql: "SELECT sql FROM sqlite_master WHERE name = 'kv-fts:cards'")
+        }
+        XCTAssertTrue(sql?.contains("tokenize=coffer_pinyin") ?? false, sql ?? "no index")
+    }
+
     func testLvAndLüFindLü() throws {
         let (database, _) = try database()
         for query in ["lv", "lü", "lǚ", "lu\u{308}", "lvbu", "lb", "吕", "lü bu", "LV"] {

@@ -61,7 +61,7 @@ public protocol FullTextSearchable: TableRecord {
 /// How an index splits text into terms: its FTS4 `tokenize=` argument.
 public struct FullTextTokenizer: Sendable, Equatable {
     /// The `tokenize=` value, name then arguments, as SQL text.
-    let declaration: String
+    package let declaration: String
 
     /// Coffer's tokenizer (registered on every connection Coffer opens): Chinese, Japanese and Korean as
     /// overlapping character pairs, so that any run of two or more of their characters is found, and

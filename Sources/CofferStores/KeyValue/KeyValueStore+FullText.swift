@@ -1,7 +1,8 @@
 // A full-text index over one text field of a key-value store's values.
 //
 // The store already writes a row per (item, indexed field) into its index table (`kv-index:N`) in the
-// same transaction as the item. An FTS4 table `kv-fts:N` (tokenize=coffer, docid = the item's id) is kept
+// same transaction as the item. An FTS4 table `kv-fts:N` (tokenize=coffer unless the caller chooses another
+// tokenizer, docid = the item's id) is kept
 // in step with that table's rows for the chosen field by triggers, so every write path of the store
 // (put, batch, delete, prefix delete, clear, expiry purge, eviction) updates it without Swift-side
 // bookkeeping. The index table is WITHOUT ROWID, so the FTS table keeps its own copy of the text.
@@ -14,20 +15,24 @@ extension KeyValueStore {
     var fullTextTable: String { SQLIdentifier.quote("kv-fts:" + name) }
 
     /// Creates (once) a full-text index over `field`, a text field declared in the store's
-    /// ``KeyValueStore/Configuration/indexes``, and fills it from the items already stored.
+    /// ``KeyValueStore/Configuration/indexes``, and fills it from the items already stored. `tokenizer`
+    /// splits the text as a `@Table` index's does (``FullTextTokenizer/pinyin`` for names searched with
+    /// ``FullTextPattern/pinyin(_:)``); it is chosen once, when the index is created.
     ///
     /// ```swift
     /// let store = try KeyValueStore(database: database, name: "notes", configuration: .init(indexes: [Note.text]))
     /// try store.enableFullTextSearch(on: Note.text)
     /// let hits = try store.search(Note.self, matching: .searchBox("会议 notes"))
     /// ```
-    public func enableFullTextSearch<Root>(on field: KeyValueIndexField<Root, String>) throws {
+    public func enableFullTextSearch<Root>(
+        on field: KeyValueIndexField<Root, String>, tokenizer: FullTextTokenizer = .coffer
+    ) throws {
         let fts = fullTextTable
         let index = schema.index
         let name = try SQLFragment.literal(.text(field.name))
         let trigger = { (suffix: String) in SQLIdentifier.quote("kv-fts-" + suffix + ":" + self.name) }
         let script = """
-            CREATE VIRTUAL TABLE \(fts) USING fts4(text, tokenize=coffer);
+            CREATE VIRTUAL TABLE \(fts) USING fts4(text, tokenize=\(tokenizer.declaration));
             INSERT INTO \(fts)(docid, text) SELECT item_id, value FROM \(index) WHERE field = \(name);
             CREATE TRIGGER \(trigger("insert")) AFTER INSERT ON \(index) WHEN new.field = \(name)
             BEGIN INSERT INTO \(fts)(docid, text) VALUES (new.item_id, new.value); END;
