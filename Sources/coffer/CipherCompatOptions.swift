@@ -89,17 +89,6 @@ struct CipherCompatOptions: ParsableArguments {
         return settings
     }
 
-    /// The input key: the raw key file, else the passphrase options (nil for a plaintext input).
-    func keyMaterial(_ key: KeyOptions) throws -> KeyMaterial? {
-        if let rawKeyFile {
-            if key.passphraseFile != nil || key.passphraseEnv != nil || key.prompt {
-                throw ValidationError("give either --raw-key-file or a passphrase option, not both")
-            }
-            return .rawKey(try Self.readRawKey(rawKeyFile))
-        }
-        return KeyMaterial(try key.encryption())
-    }
-
     /// Reads 64 hex digits (optionally as the SQLCipher keyspec `x'…'`) from `path`.
     static func readRawKey(_ path: String) throws -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -123,10 +112,10 @@ struct CipherCompatOptions: ParsableArguments {
     /// Key problems become the CLI's exit statuses (3 for a wrong key).
     /// `salt` replaces the file's own (damaged) salt when it is known from a backup's repair material.
     func openFile(_ path: String, key: KeyOptions, salt: [UInt8]? = nil) throws -> DatabaseFile {
-        let material = try keyMaterial(key)
+        let material = try inputEncryption(key)
         let settings = explicitSettings(key)
         do throws(DatabaseFileError) {
-            guard let material else { return try DatabaseFile(path: path, key: nil) }
+            guard material.isEncrypted else { return try DatabaseFile(path: path, key: .none) }
             // A destroyed page 1 or header: the salt of page 1's newest WAL frame is tried too.
             return try DatabaseFile.withWALSaltFallback(path: path, salt: salt) { salt throws(DatabaseFileError) in
                 if let settings {
@@ -170,9 +159,15 @@ struct CipherCompatOptions: ParsableArguments {
 }
 
 extension CipherCompatOptions {
-    /// The key OUTPUT gets by default: the input's raw key, or its passphrase (`.none` for a plain input).
+    /// The input's key — the raw key file, else the passphrase options (`.none` for a plain input) — which is
+    /// also the key OUTPUT gets by default.
     func inputEncryption(_ key: KeyOptions) throws -> Encryption {
-        if let rawKeyFile { return .rawKey(Data(try Self.readRawKey(rawKeyFile))) }
+        if let rawKeyFile {
+            if key.passphraseFile != nil || key.passphraseEnv != nil || key.prompt {
+                throw ValidationError("give either --raw-key-file or a passphrase option, not both")
+            }
+            return .rawKey(Data(try Self.readRawKey(rawKeyFile)))
+        }
         return try key.encryption()
     }
 

@@ -48,12 +48,10 @@ struct KeyOptions: ParsableArguments {
     /// The encryption the options describe; `.none` when no key source was given.
     func encryption() throws -> Encryption {
         if let passphraseFile {
-            guard var data = FileManager.default.contents(atPath: passphraseFile) else {
+            guard let encryption = Encryption.passphraseFile(atPath: passphraseFile) else {
                 throw ValidationError("cannot read passphrase file \(passphraseFile)")
             }
-            if data.last == UInt8(ascii: "\n") { data.removeLast() }
-            if data.last == UInt8(ascii: "\r") { data.removeLast() }
-            return .passphraseData(data)
+            return encryption
         }
         if let passphraseEnv, let value = ProcessInfo.processInfo.environment[passphraseEnv] {
             return .passphrase(value)

@@ -30,7 +30,7 @@ struct VerifyCommand: ParsableCommand {
             let configuration = try key.configuration()
             report = try Database.verify(path: database, configuration: configuration)
             // A plaintext page of zeros is damage unless its role allows zeros (free, overflow).
-            if !configuration.encryption.isEncrypted, let file = try? DatabaseFile(path: database, key: nil) {
+            if !configuration.encryption.isEncrypted, let file = try? DatabaseFile(path: database, key: .none) {
                 report.damagedPages = DecodedInspection.zeroedPages(plaintext: file).map(Int.init)
             }
         } catch {

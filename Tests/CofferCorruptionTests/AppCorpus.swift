@@ -73,10 +73,10 @@ struct AppHistory {
             guard checkpoint.status == 0 else { throw LibraryReader.Failure(description: checkpoint.stderr) }
             var snapshot = Snapshot()
             (snapshot.tables, snapshot.placed) = RowPlacement.rows(
-                in: try DatabaseFile(path: path, key: nil, settings: .plaintext))
+                in: try DatabaseFile(path: path, key: .none, settings: .plaintext))
             history.raw.formUnion(snapshot.placed.map { CorpusTruth.trimmed($0.rawSignature) })
             for table in snapshot.tables where tables.contains(table.name) {
-                let rows = try LibraryReader.rows(path, key: nil, pageSize: file.pageSize, sql: CorpusTruth.selectAll(table))
+                let rows = try LibraryReader.rows(path, key: .none, pageSize: file.pageSize, sql: CorpusTruth.selectAll(table))
                 history.rows[table.name, default: []].formUnion(rows)
                 snapshot.rows[table.name] = Dictionary(
                     rows.map { (CorpusTruth.key($0, table: table), $0) }, uniquingKeysWith: { first, _ in first })
@@ -124,7 +124,7 @@ struct AppPristine {
         let document = try GeneratorTruth.load(file.truth)
         let main =
             try document.passphrase.map { try ProfileDetection.open(path: file.path, key: .passphrase($0)) }
-            ?? DatabaseFile(path: file.path, key: nil, settings: .plaintext)
+            ?? DatabaseFile(path: file.path, key: .none, settings: .plaintext)
         let overlay = file.walPath.flatMap { WALOverlay(file: main, walPath: $0) }
         let (tables, placed) = RowPlacement.rows(in: overlay ?? main)
         var schemaPages = Set<UInt32>()

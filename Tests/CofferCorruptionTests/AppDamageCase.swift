@@ -111,7 +111,7 @@ enum AppDamageCase {
             let recovered = directory.path("\(name)-baseline.db")
             if try RepairRun.run(baseline, copy, output: recovered) {
                 let score = try CorpusScore.score(
-                    recovered, key: nil, pageSize: 4096, truth: truth, bound: bound, isIntact: rowIntact,
+                    recovered, key: .none, pageSize: 4096, truth: truth, bound: bound, isIntact: rowIntact,
                     ignoring: pristine.document.isVirtualOrShadow)
                 result.baselineRecovered = score.recoveredInBound
                 result.baselineWrong = score.junk + score.altered + score.resurrected
@@ -139,7 +139,7 @@ enum AppDamageCase {
         -> ((UInt32) -> Bool, WALDamageReport?)?
     {
         let file = pristine.file
-        let key = pristine.passphrase.map { KeyMaterial.passphrase($0) }
+        let key = pristine.passphrase.map { Encryption.passphrase($0) } ?? .none
         var mainDamage: DamageReport?
         var walDamage: WALDamageReport?
         do {
@@ -153,7 +153,7 @@ enum AppDamageCase {
                 try FileManager.default.copyItem(atPath: file.path, toPath: output)
                 try FileManager.default.copyItem(atPath: walPath, toPath: output + "-wal")
                 walDamage = try WALCorruptionInjector.inject(
-                    wal: output + "-wal", pageSize: file.pageSize, kind: kind, seed: seed, encrypted: key != nil)
+                    wal: output + "-wal", pageSize: file.pageSize, kind: kind, seed: seed, encrypted: key.isEncrypted)
             }
         } catch CorruptionError.noTarget, CorruptionError.noWALTarget {
             return nil

@@ -164,7 +164,8 @@ final class CorpusRecallTests: XCTestCase {
         if let baseline {
             let recovered = directory.path("\(name)-baseline.db")
             if try RepairRun.run(baseline, damaged, output: recovered) {
-                let score = try CorpusScore.score(recovered, key: nil, pageSize: 4096, truth: truth, bound: bound, damage: damage)
+                let score = try CorpusScore.score(
+                    recovered, key: .none, pageSize: 4096, truth: truth, bound: bound, damage: damage)
                 if ProcessInfo.processInfo.environment["COFFER_CORPUS_VERBOSE"] != nil, !score.wrong.isEmpty {
                     print("\(context) baseline \(baseline.rawValue): correct \(score.correct) wrong \(score.wrong.prefix(20))")
                 }
@@ -178,7 +179,8 @@ final class CorpusRecallTests: XCTestCase {
     private static func inject(kind: DamageKind, seed: UInt64, fixture: ChatFixture, output: String) throws -> DamageReport? {
         let result = Result { () throws(CorruptionError) -> DamageReport in
             try CorruptionInjector.inject(
-                input: fixture.path, output: output, key: fixture.passphrase.map { .passphrase($0) }, settings: fixture.settings,
+                input: fixture.path, output: output, key: fixture.passphrase.map { Encryption.passphrase($0) } ?? .none,
+                settings: fixture.settings,
                 kind: kind, seed: seed)
         }
         switch result {

@@ -71,7 +71,8 @@ struct CorpusTruth {
     }
 
     private static func placement(_ path: String, _ fixture: ChatFixture) throws -> ([TableDescription], [PlacedRow]) {
-        let file = try DatabaseFile(path: path, key: fixture.passphrase.map { .passphrase($0) }, settings: fixture.settings)
+        let file = try DatabaseFile(
+            path: path, key: fixture.passphrase.map { Encryption.passphrase($0) } ?? .none, settings: fixture.settings)
         return RowPlacement.rows(in: file)
     }
 

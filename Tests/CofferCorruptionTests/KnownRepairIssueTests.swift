@@ -26,7 +26,7 @@ final class KnownRepairIssueTests: XCTestCase {
 
     private func salvageRows(_ path: String) throws -> [SalvagedRow] {
         var sink = CollectingSink()
-        _ = try Salvager(path: path, key: nil).run(into: &sink)
+        _ = try Salvager(path: path, key: .none).run(into: &sink)
         return sink.rows.values.flatMap { $0 }
     }
 
@@ -47,7 +47,7 @@ final class KnownRepairIssueTests: XCTestCase {
             DELETE FROM t WHERE id BETWEEN 1000 AND 2000;
             """)
         let damaged = directory.path("damaged.db")
-        let report = try CorruptionInjector.inject(input: path, output: damaged, key: nil, kind: .damageFreelistTrunk, seed: 1)
+        let report = try CorruptionInjector.inject(input: path, output: damaged, key: .none, kind: .damageFreelistTrunk, seed: 1)
         XCTAssertEqual(report.pages.map(\.role), ["freelistTrunk"])
         let resurrected = try salvageRows(damaged).compactMap(\.rowid).filter { (1000...2000).contains($0) }
         XCTAssertEqual(resurrected.count, 0, "deleted rows resurrected, e.g. \(resurrected.prefix(5))")
@@ -67,7 +67,7 @@ final class KnownRepairIssueTests: XCTestCase {
             INSERT INTO kv SELECT printf('key%05d', i), i FROM n;
             """)
         let damaged = directory.path("damaged.db")
-        _ = try CorruptionInjector.inject(input: path, output: damaged, key: nil, kind: .zeroPage1, seed: 1)
+        _ = try CorruptionInjector.inject(input: path, output: damaged, key: .none, kind: .zeroPage1, seed: 1)
         XCTAssertGreaterThanOrEqual(try salvageRows(damaged).count, 2000)
     }
 
@@ -84,7 +84,7 @@ final class KnownRepairIssueTests: XCTestCase {
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 3000)
             INSERT INTO kv SELECT printf('key%05d', i), hex(zeroblob(10 + i % 20)) FROM n;
             """)
-        let file = try DatabaseFile(path: path, key: nil)
+        let file = try DatabaseFile(path: path, key: .none)
         let rows = RowPlacement.rows(in: file).rows
         // Keep pages 1–2: kv's root (page 2, an interior page) stays intact; every child is cut off.
         let damaged = directory.path("damaged.db")
@@ -114,7 +114,7 @@ final class KnownRepairIssueTests: XCTestCase {
             INSERT INTO t(id, body, data) VALUES (21, 'big', zeroblob(20000));
             INSERT INTO t(id, body) VALUES (22, 'after');
             """)
-        let file = try DatabaseFile(path: path, key: nil)
+        let file = try DatabaseFile(path: path, key: .none)
         let placed = RowPlacement.rows(in: file).rows
         let big = try XCTUnwrap(placed.first { $0.rowid == 21 })
         XCTAssertEqual(big.pages.first, 2, "one leaf, the root")
@@ -141,9 +141,9 @@ final class KnownRepairIssueTests: XCTestCase {
         let directory = try TemporaryDirectory("coffer-known")
         let fixture = try ChatFixture.make(in: directory, passphrase: nil, pageSize: 1024)
         let damaged = directory.path("damaged.db")
-        let report = try CorruptionInjector.inject(input: fixture.path, output: damaged, key: nil, kind: .flipSalt, seed: 1)
+        let report = try CorruptionInjector.inject(input: fixture.path, output: damaged, key: .none, kind: .flipSalt, seed: 1)
         XCTAssertEqual(report.pages.map(\.page), [1])
-        XCTAssertEqual(try DatabaseFile(path: damaged, key: nil).pageSize, 1024)
+        XCTAssertEqual(try DatabaseFile(path: damaged, key: .none).pageSize, 1024)
     }
 
     /// The plaintext baseline. Debian's sqlite3 3.40.1 has the `.recover` command but is built without

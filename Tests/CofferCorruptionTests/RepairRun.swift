@@ -27,7 +27,7 @@ enum RepairRun {
             // As the CLI and Database.repair open it: a destroyed page 1 or header takes the salt of page 1's
             // newest committed WAL frame.
             let file = try DatabaseFile.withWALSaltFallback(path: damaged, salt: nil) { salt throws(DatabaseFileError) in
-                guard let passphrase else { return try DatabaseFile(path: damaged, key: nil) }
+                guard let passphrase else { return try DatabaseFile(path: damaged, key: .none) }
                 if detectProfile { return try ProfileDetection.open(path: damaged, key: .passphrase(passphrase), salt: salt) }
                 return try DatabaseFile(path: damaged, key: .passphrase(passphrase), salt: salt)
             }
@@ -73,7 +73,7 @@ enum RepairRun {
     static func recoverWorks(on pristine: String, directory: TemporaryDirectory) throws -> Bool {
         let output = directory.path("recover-probe-\(UUID().uuidString).db")
         guard try run(.recover, pristine, output: output) else { return false }
-        let tables = (try? LibraryReader.tableNames(output, key: nil, pageSize: 4096)) ?? []
+        let tables = (try? LibraryReader.tableNames(output, key: .none, pageSize: 4096)) ?? []
         return !tables.isEmpty
     }
 }

@@ -123,7 +123,7 @@ final class DatabaseSharedFileTests: XCTestCase {
             (
                 "statistics of the live file",
                 {
-                    let file = try DatabaseFile(path: path, key: .rawKey(Array(Self.key)), settings: .sqlcipher3)
+                    let file = try DatabaseFile(path: path, key: .rawKey(Self.key), settings: .sqlcipher3)
                     _ = StatisticsCollector.collect(file: file, walPath: path + "-wal")
                 }
             ),

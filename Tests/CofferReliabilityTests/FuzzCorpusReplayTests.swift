@@ -102,7 +102,7 @@ final class FuzzCorpusReplayTests: XCTestCase {
         for (name, bytes) in try inputs("salvage") where bytes.count >= 512 {
             let path = dir.appendingPathComponent(name).path
             try Data(bytes).write(to: URL(fileURLWithPath: path))
-            guard let salvager = try? Salvager(path: path, key: nil, useWAL: false) else { continue }
+            guard let salvager = try? Salvager(path: path, key: .none, useWAL: false) else { continue }
             var sink = CollectingSink()
             guard (try? salvager.run(into: &sink)) != nil else { continue }
             XCTAssertTrue(sink.finished, name)
@@ -118,7 +118,7 @@ final class FuzzCorpusReplayTests: XCTestCase {
             let salt = Array(rest.prefix(16))
             if pageNumber != 1 { rest = Array(rest.dropFirst(16)) }
             guard salt.count == 16 else { continue }
-            let keys = try DerivedKeys(key: .rawKey([UInt8](repeating: 0x5a, count: 32)), salt: salt, settings: settings)
+            let keys = try DerivedKeys(key: .rawKey(Data(repeating: 0x5a, count: 32)), salt: salt, settings: settings)
             let decoder = PageDecoder(settings: settings, keys: keys, pageSize: 1024)
             let raw = Array(rest.prefix(1024))
             if case .success = decoder.decode(raw, pageNumber: pageNumber) {

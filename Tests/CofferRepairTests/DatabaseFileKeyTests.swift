@@ -65,7 +65,7 @@ final class DatabaseFileKeyTests: XCTestCase {
         let dir = try TemporaryDirectory()
         let path = try makeFile(dir)
         let passphraseFile = try DatabaseFile(path: path, key: .passphrase("pw"))
-        let raw = try XCTUnwrap(passphraseFile.decoder.keys?.encryptionKeyBytes)
+        let raw = try XCTUnwrap(passphraseFile.decoder.keys?.encryptionKey.withUnsafeBytes { Data($0) })
         let file = try DatabaseFile(path: path, key: .rawKey(raw))
         XCTAssertFalse(file.pageOneDamaged)
         XCTAssertEqual(file.pageCount, passphraseFile.pageCount)
@@ -75,7 +75,7 @@ final class DatabaseFileKeyTests: XCTestCase {
         let dir = try TemporaryDirectory()
         let path = dir.path("plain.db")
         try Shell.run("sqlite3", path, "PRAGMA page_size=1024; CREATE TABLE t(a); INSERT INTO t VALUES(1);")
-        let file = try DatabaseFile(path: path, key: nil)
+        let file = try DatabaseFile(path: path, key: .none)
         XCTAssertEqual(file.pageSize, 1024)
         XCTAssertEqual(file.usableSize, 1024)
     }

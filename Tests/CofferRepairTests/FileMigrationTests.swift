@@ -11,9 +11,9 @@ final class FileMigrationTests: XCTestCase {
     private let rowSQL =
         "SELECT quote(id)||'|'||quote(sender)||'|'||quote(body)||'|'||quote(score)||'|'||quote(data) FROM msgs ORDER BY id"
 
-    private func migrate(_ name: String, key: KeyMaterial?, to output: String, encryption: Encryption) throws -> MigrationResult {
+    private func migrate(_ name: String, key: Encryption, to output: String, encryption: Encryption) throws -> MigrationResult {
         let path = SQLCipherFixtures.path(name)
-        let file = try key.map { try ProfileDetection.open(path: path, key: $0) } ?? DatabaseFile(path: path, key: nil)
+        let file = key.isEncrypted ? try ProfileDetection.open(path: path, key: key) : try DatabaseFile(path: path, key: .none)
         return try FileMigration.run(file: file, output: output, encryption: encryption)
     }
 
@@ -62,7 +62,7 @@ final class FileMigrationTests: XCTestCase {
         XCTAssertTrue(wal.verified)
         XCTAssertEqual(wal.checks.first { $0.table == "msgs" }?.rowsOut, 300, "committed WAL frames in, uncommitted out")
         let raw = try migrate(
-            "v4-rawkey.db", key: .rawKey(SQLCipherFixtures.rawKey), to: dir.path("raw.db"),
+            "v4-rawkey.db", key: .rawKey(Data(SQLCipherFixtures.rawKey)), to: dir.path("raw.db"),
             encryption: .rawKey(Data(SQLCipherFixtures.rawKey)))
         XCTAssertTrue(raw.verified)
         for name in ["v1-1024.db", "v2-1024.db", "v3-1024.db", "v4-16384.db"] {
@@ -80,7 +80,7 @@ final class FileMigrationTests: XCTestCase {
         try Shell.run(
             "sqlite3", plain,
             "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT); INSERT INTO t(b) VALUES ('x'), ('y'); PRAGMA user_version = 3;")
-        let file = try DatabaseFile(path: plain, key: nil)
+        let file = try DatabaseFile(path: plain, key: .none)
         let output = dir.path("enc.db")
         let result = try FileMigration.run(file: file, output: output, encryption: .passphrase("new"))
         XCTAssertTrue(result.verified)
@@ -107,7 +107,7 @@ final class FileMigrationTests: XCTestCase {
             """)
         let output = dir.path("out.db")
         let result = try FileMigration.run(
-            file: try DatabaseFile(path: plain, key: nil), output: output, encryption: .passphrase("k"))
+            file: try DatabaseFile(path: plain, key: .none), output: output, encryption: .passphrase("k"))
         XCTAssertTrue(result.verified, "\(result.checks)")
         XCTAssertEqual(result.checks.first?.rowsOut, 3)
         XCTAssertEqual(

@@ -33,12 +33,12 @@ final class LostSchemaEntryRecallTests: XCTestCase {
         let dir = try TemporaryDirectory()
         let path = dir.path("plain.db")
         try Shell.run("sqlite3", path, "PRAGMA page_size=1024;\n" + Self.alteredTable)
-        let truth = Set(try GroundTruth.rows(path, key: nil, pageSize: 1024, table: "item"))
+        let truth = Set(try GroundTruth.rows(path, key: .none, pageSize: 1024, table: "item"))
         let root = try XCTUnwrap(
             UInt32(Shell.run("sqlite3", path, "SELECT rootpage FROM sqlite_master WHERE name = 'item';").trimmed))
         try Damage.zeroPage(path, page: root, pageSize: 1024)
 
-        let (sink, report) = try salvage(path, key: nil)
+        let (sink, report) = try salvage(path, key: .none)
         XCTAssertEqual(rowsAsRead(sink.rowSet("item")), truth, "every leaf of item adopted")
         XCTAssertEqual(report.orphanPagesIgnored, 0)
         XCTAssertEqual(report.schemaIssues, [], "sqlite_master is intact")
@@ -68,7 +68,7 @@ final class LostSchemaEntryRecallTests: XCTestCase {
         let lost = try XCTUnwrap(leaves.first { $0.names.contains("zone") }?.page)
         try Damage.zeroPage(path, page: lost, pageSize: 1024)
 
-        let (sink, report) = try salvage(path, key: nil)
+        let (sink, report) = try salvage(path, key: .none)
         XCTAssertEqual(report.schemaIssues.map(\.name), ["sqlite_master", "zone"])
         XCTAssertEqual(sink.rowSet("zone_rowid").count, 2, "its shadow tables kept as ordinary tables")
     }
@@ -78,11 +78,11 @@ final class LostSchemaEntryRecallTests: XCTestCase {
         let (path, leaves) = try schemaLayout(in: dir) { leaves in
             leaves.contains { $0.names.contains("tile") && !$0.names.contains { $0.hasPrefix("zone") } }
         }
-        let tiles = Set(try GroundTruth.rows(path, key: nil, pageSize: 1024, table: "tile", withRowid: false))
+        let tiles = Set(try GroundTruth.rows(path, key: .none, pageSize: 1024, table: "tile", withRowid: false))
         let lost = try XCTUnwrap(leaves.first { $0.names.contains("tile") }?.page)
         try Damage.zeroPage(path, page: lost, pageSize: 1024)
 
-        let (sink, report) = try salvage(path, key: nil)
+        let (sink, report) = try salvage(path, key: .none)
         XCTAssertEqual(report.schemaIssues.first?.name, "sqlite_master")
         let recovered = sink.rows.keys.filter { $0.hasPrefix("recovered_") }
         XCTAssertEqual(recovered.count, 1, "tile's rows in one recovered table")
@@ -115,7 +115,7 @@ final class LostSchemaEntryRecallTests: XCTestCase {
             try Shell.run("sqlite3", path, sql)
             var leaves: [(page: UInt32, names: [String])] = []
             var visited = Set<UInt32>()
-            TreeWalker(source: try DatabaseFile(path: path, key: nil)).walk(root: 1, visited: &visited) { page, cells in
+            TreeWalker(source: try DatabaseFile(path: path, key: .none)).walk(root: 1, visited: &visited) { page, cells in
                 guard page.type == .tableLeaf, page.pageNumber != 1 else { return }
                 let names = cells.compactMap { cell -> String? in
                     guard let fields = RecordDecoder.decode(cell.localPayload), fields.count == 5,

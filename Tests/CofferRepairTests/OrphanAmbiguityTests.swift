@@ -27,7 +27,7 @@ final class OrphanAmbiguityTests: XCTestCase {
         } else {
             try Shell.run("sqlite3", path, "PRAGMA page_size=4096;\n" + sql)
         }
-        let key: KeyMaterial? = encrypted ? .passphrase("pw") : nil
+        let key: Encryption = encrypted ? .passphrase("pw") : .none
         let pristine = try DatabaseFile(path: path, key: key)
         var truth: [String: Set<[SalvagedValue]>] = [:]
         var sink = CollectingSink()

@@ -28,7 +28,7 @@ final class PageOneLostRootTablesTests: XCTestCase {
             INSERT INTO contacts(name, phone, score) SELECT 'name ' || i, '+1555' || i, i * 1.5 FROM n;
             DELETE FROM inbox WHERE id % 9 = 0;
             """)
-        let pristine = try DatabaseFile(path: path, key: nil)
+        let pristine = try DatabaseFile(path: path, key: .none)
         var truthSink = CollectingSink()
         _ = try Salvager(file: pristine).run(into: &truthSink)
         var visited = Set<UInt32>()
@@ -37,7 +37,7 @@ final class PageOneLostRootTablesTests: XCTestCase {
         try Damage.zeroPage(path, page: 1, pageSize: 4096)
 
         var sink = CollectingSink()
-        let report = try Salvager(file: try DatabaseFile(path: path, key: nil)).run(into: &sink)
+        let report = try Salvager(file: try DatabaseFile(path: path, key: .none)).run(into: &sink)
         // A row is its rowid and second column (a recovered table keeps values as stored: a whole REAL as
         // an integer). Its columns are `id` (the rowid), then the record's fields, the first of which (the
         // INTEGER PRIMARY KEY, NULL in every record) reads the rowid: the original `rowid, *` row.

@@ -32,11 +32,12 @@ final class RealAppSchemaRepairTests: XCTestCase {
         XCTAssertEqual(names.count, 24)
         for name in names {
             let truth = try GeneratorTruth.load(dir.path("corpus/\(name)"))
-            let key: KeyMaterial? = truth.passphrase.map { .passphrase($0) }
+            let key: Encryption = truth.passphrase.map { .passphrase($0) } ?? .none
             let encryption: Encryption = truth.passphrase.map { .passphrase($0) } ?? .none
             let file =
-                try key.map { try ProfileDetection.open(path: truth.path, key: $0) }
-                ?? DatabaseFile(path: truth.path, key: nil, settings: .plaintext)
+                key.isEncrypted
+                ? try ProfileDetection.open(path: truth.path, key: key)
+                : try DatabaseFile(path: truth.path, key: .none, settings: .plaintext)
             XCTAssertEqual(file.settings.name, truth.profile, truth.name)
 
             let repaired = dir.path("\(truth.name).repaired.db")

@@ -34,27 +34,27 @@ final class RecoveredRowidTests: XCTestCase {
         let made = try Shell.run("/usr/bin/env", ["python3", "-c", script, path, Self.sql])
         XCTAssertEqual(made.status, 0, made.stderr)
         var truth: [String: [[SalvagedValue]]] = [:]
-        for table in ["notes", "events", "tags"] { truth[table] = try GroundTruth.rows(path, key: nil, table: table) }
+        for table in ["notes", "events", "tags"] { truth[table] = try GroundTruth.rows(path, key: .none, table: table) }
         XCTAssertEqual(truth["notes"]?.count, 3000 - 428)
         var visited = Set<UInt32>()
         let roots = Dictionary(
-            uniqueKeysWithValues: Schema.read(from: try DatabaseFile(path: path, key: nil), visited: &visited).tables.map {
+            uniqueKeysWithValues: Schema.read(from: try DatabaseFile(path: path, key: .none), visited: &visited).tables.map {
                 ($0.name, $0.rootPage)
             })
         try Damage.zeroPage(path, page: 1, pageSize: 4096)
 
-        let (sink, _) = try salvage(path, key: nil)
+        let (sink, _) = try salvage(path, key: .none)
         let output = dir.path("out.db")
         let writer = try RepairWriter(path: output, encryption: .none)
         var outputSink = writer
-        _ = try Salvager(path: path, key: nil).run(into: &outputSink)
+        _ = try Salvager(path: path, key: .none).run(into: &outputSink)
         try writer.close()
         for table in ["notes", "events", "tags"] {
             let name = "recovered_root_\(try XCTUnwrap(roots[table]))"
             let expected = Set(try XCTUnwrap(truth[table]))
             XCTAssertEqual(Set((sink.rows[name] ?? []).map(\.values)), expected, "\(table) → \(name)")
             XCTAssertEqual(
-                Set(try GroundTruth.rows(output, key: nil, table: name, withRowid: false)), expected, "OUTPUT's \(name)")
+                Set(try GroundTruth.rows(output, key: .none, table: name, withRowid: false)), expected, "OUTPUT's \(name)")
         }
         let notes = try XCTUnwrap(sink.tables.first { $0.name == "recovered_root_\(roots["notes"] ?? 0)" })
         XCTAssertEqual(notes.sql, "CREATE TABLE \(notes.name)(id INTEGER PRIMARY KEY, c1, c2, c3)")

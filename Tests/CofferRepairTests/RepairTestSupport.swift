@@ -107,7 +107,8 @@ func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.
 func salvage(_ path: String, key: String?, settings: CipherSettings = .sqlcipher3, useWAL: Bool = true) throws
     -> (sink: CollectingSink, report: RepairReport)
 {
-    let salvager = try Salvager(path: path, key: key.map { .passphrase($0) }, settings: settings, useWAL: useWAL)
+    let salvager = try Salvager(
+        path: path, key: key.map { Encryption.passphrase($0) } ?? .none, settings: settings, useWAL: useWAL)
     var sink = CollectingSink()
     let report = try salvager.run(into: &sink)
     return (sink, report)
@@ -142,19 +143,19 @@ let standardSchemaSQL = """
 
 /// Pages of a pristine file with their roles.
 func pageRoles(_ path: String, key: String?) throws -> [PageInfo] {
-    PageRoles.classify(try DatabaseFile(path: path, key: key.map { .passphrase($0) }))
+    PageRoles.classify(try DatabaseFile(path: path, key: key.map { Encryption.passphrase($0) } ?? .none))
 }
 
 /// The rowids stored on table leaf `page` of a pristine file.
 func leafRowids(_ path: String, key: String?, page: UInt32) throws -> Set<Int64> {
-    let file = try DatabaseFile(path: path, key: key.map { .passphrase($0) })
+    let file = try DatabaseFile(path: path, key: key.map { Encryption.passphrase($0) } ?? .none)
     let parsed = try TreeWalker(source: file).parse(page).get()
     return Set(parsed.cells.compactMap(\.rowid))
 }
 
 /// For each table-leaf cell of `table` with an overflow chain: rowid → chain pages (pristine file).
 func overflowChains(_ path: String, key: String?, table: String) throws -> [Int64: [UInt32]] {
-    let file = try DatabaseFile(path: path, key: key.map { .passphrase($0) })
+    let file = try DatabaseFile(path: path, key: key.map { Encryption.passphrase($0) } ?? .none)
     var visited = Set<UInt32>()
     let schema = Schema.read(from: file, visited: &visited)
     let root = try XCTUnwrap(schema.tables.first { $0.name == table }?.rootPage)

@@ -9,7 +9,7 @@ import XCTest
 /// junk or altered rows. Each kind prints one `[recall]` line (figures for CofferRepair's Repair.md).
 final class SQLCipher4DamageRecallTests: XCTestCase {
     private let fixtureName = "v4-4096.db"
-    private let key = KeyMaterial.passphrase("pw-v4-4096")
+    private let key = Encryption.passphrase("pw-v4-4096")
     private let truthCount = 1200 + 20
 
     private func pristineRoles() throws -> [PageInfo] {

@@ -49,12 +49,12 @@ final class SQLCipherGenerationTests: XCTestCase {
 
     func testRawKeyFileIsDetectedWithoutKeyDerivation() throws {
         let file = try ProfileDetection.open(
-            path: SQLCipherFixtures.path("v4-rawkey.db"), key: .rawKey(SQLCipherFixtures.rawKey))
+            path: SQLCipherFixtures.path("v4-rawkey.db"), key: .rawKey(Data(SQLCipherFixtures.rawKey)))
         XCTAssertEqual(file.settings.name, "sqlcipher4")
         XCTAssertEqual(try salvageAll(file).0.rowSet("msgs"), SQLCipherFixtures.msgs(1...200))
         var wrong = SQLCipherFixtures.rawKey
         wrong[0] ^= 1
-        XCTAssertThrowsError(try ProfileDetection.open(path: SQLCipherFixtures.path("v4-rawkey.db"), key: .rawKey(wrong))) {
+        XCTAssertThrowsError(try ProfileDetection.open(path: SQLCipherFixtures.path("v4-rawkey.db"), key: .rawKey(Data(wrong)))) {
             XCTAssertEqual($0 as? DatabaseFileError, .wrongKey)
         }
     }

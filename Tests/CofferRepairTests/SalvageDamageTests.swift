@@ -96,9 +96,9 @@ final class SalvageDamageTests: XCTestCase {
         let dir = try TemporaryDirectory()
         let path = dir.path("p1.db")
         try Shell.run("sqlite3", path, "PRAGMA page_size=4096;\n" + standardSchemaSQL)
-        let truth = try GroundTruth.rows(path, key: nil, table: "msgs")
+        let truth = try GroundTruth.rows(path, key: .none, table: "msgs")
         try Damage.zeroPage(path, page: 1, pageSize: 4096)
-        try assertPageOneLossRecovered(path, key: nil, truth: truth)
+        try assertPageOneLossRecovered(path, key: .none, truth: truth)
     }
 
     func testDestroyedPageOneRecoversRowsIntoInferredTablesEncrypted() throws {
@@ -124,12 +124,12 @@ final class SalvageDamageTests: XCTestCase {
             UPDATE t SET body = printf('GONE-%06d', id) WHERE id BETWEEN 1000 AND 2000 OR id % 5 = 0;
             DELETE FROM t WHERE body LIKE 'GONE-%';
             """)
-        let truth = try GroundTruth.rows(path, key: nil, pageSize: 1024, table: "t")
+        let truth = try GroundTruth.rows(path, key: .none, pageSize: 1024, table: "t")
         let raw = try Data(contentsOf: URL(fileURLWithPath: path))
         XCTAssertNotNil(raw.range(of: Data("GONE-001500".utf8)), "the deleted bytes are still in the file")
-        XCTAssertTrue(try pageRoles(path, key: nil).contains { $0.role == .freelistLeaf })
+        XCTAssertTrue(try pageRoles(path, key: .none).contains { $0.role == .freelistLeaf })
 
-        let (sink, report) = try salvage(path, key: nil)
+        let (sink, report) = try salvage(path, key: .none)
         XCTAssertEqual(sink.rowSet("t"), Set(truth))
         XCTAssertEqual(report.orphanLeavesAdopted + report.orphanLeavesInferred, 0)
     }
@@ -148,10 +148,10 @@ final class SchemaRecoveryTests: XCTestCase {
             sql += "INSERT INTO table_\(index) VALUES (\(index), 'row of \(index)', \(index).25, x'0102');\n"
         }
         try Shell.run("sqlite3", path, sql)
-        XCTAssertEqual(try pageRoles(path, key: nil).first?.role, .header)
+        XCTAssertEqual(try pageRoles(path, key: .none).first?.role, .header)
         try Damage.zeroPage(path, page: 1, pageSize: 4096)
 
-        let (sink, report) = try salvage(path, key: nil)
+        let (sink, report) = try salvage(path, key: .none)
         XCTAssertFalse(report.schemaReadable)
         XCTAssertGreaterThan(report.schemaLeavesRecovered, 1, "sqlite_master spans several leaves")
         XCTAssertEqual(report.orphanLeavesInferred, 0)

@@ -30,8 +30,8 @@ final class SalvageEdgeCaseTests: XCTestCase {
         let dir = try TemporaryDirectory()
         let path = dir.path("loop.db")
         try Shell.run("sqlite3", path, "PRAGMA page_size=1024;\n" + standardSchemaSQL)
-        let truth = try GroundTruth.rows(path, key: nil, pageSize: 1024, table: "msgs")
-        let chains = try overflowChains(path, key: nil, table: "msgs")
+        let truth = try GroundTruth.rows(path, key: .none, pageSize: 1024, table: "msgs")
+        let chains = try overflowChains(path, key: .none, table: "msgs")
         let (rowid, pages) = try XCTUnwrap(chains.first { $0.value.count >= 3 })
         // The second overflow page now points back at the first: a loop.
         let first = pages[0]
@@ -40,7 +40,7 @@ final class SalvageEdgeCaseTests: XCTestCase {
             with: [
                 UInt8(first >> 24 & 0xff), UInt8(first >> 16 & 0xff), UInt8(first >> 8 & 0xff), UInt8(first & 0xff),
             ])
-        let (sink, report) = try salvage(path, key: nil)
+        let (sink, report) = try salvage(path, key: .none)
         XCTAssertEqual(sink.rowSet("msgs"), Set(truth.filter { $0[0] != .integer(rowid) }))
         XCTAssertEqual(report.overflowChainsBroken, 1)
         XCTAssertEqual(report.rowsDropped, 1)
@@ -50,8 +50,8 @@ final class SalvageEdgeCaseTests: XCTestCase {
         let dir = try TemporaryDirectory()
         let path = dir.path("av.db")
         try Shell.run("sqlite3", path, "PRAGMA page_size=1024; PRAGMA auto_vacuum=FULL;\n" + standardSchemaSQL)
-        XCTAssertTrue(try pageRoles(path, key: nil).contains { $0.role == .pointerMap })
-        let salvager = try Salvager(path: path, key: nil)
+        XCTAssertTrue(try pageRoles(path, key: .none).contains { $0.role == .pointerMap })
+        let salvager = try Salvager(path: path, key: .none)
         var sink = CollectingSink()
         var calls = 0
         let report = try salvager.run(into: &sink) { progress in
@@ -59,7 +59,7 @@ final class SalvageEdgeCaseTests: XCTestCase {
             XCTAssertLessThanOrEqual(progress.pagesScanned, progress.pagesTotal * 2)
         }
         XCTAssertGreaterThan(calls, 1)
-        XCTAssertEqual(sink.rowSet("msgs"), Set(try GroundTruth.rows(path, key: nil, pageSize: 1024, table: "msgs")))
+        XCTAssertEqual(sink.rowSet("msgs"), Set(try GroundTruth.rows(path, key: .none, pageSize: 1024, table: "msgs")))
         XCTAssertEqual(report.orphanLeavesAdopted + report.orphanLeavesInferred + report.pagesUnparseable, 0)
         let json = try JSONEncoder().encode(report)
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: json) as? [String: Any])
@@ -112,10 +112,10 @@ final class SalvageDuplicateTests: XCTestCase {
         let dir = try TemporaryDirectory()
         let path = dir.path("dup.db")
         try Shell.run("sqlite3", path, "PRAGMA page_size=4096;\n" + standardSchemaSQL)
-        let truth = Set(try GroundTruth.rows(path, key: nil, table: "msgs"))
+        let truth = Set(try GroundTruth.rows(path, key: .none, table: "msgs"))
         let leaf = try XCTUnwrap(
-            try pageRoles(path, key: nil).filter { $0.owner == "msgs" && $0.role == .tableLeaf }.dropFirst(3).first)
-        let rowids = try leafRowids(path, key: nil, page: leaf.pageNumber)
+            try pageRoles(path, key: .none).filter { $0.owner == "msgs" && $0.role == .tableLeaf }.dropFirst(3).first)
+        let rowids = try leafRowids(path, key: .none, page: leaf.pageNumber)
         // Append a stale copy of that leaf as a new, unreferenced page, with its text altered ("message" →
         // "MESSAGE"): if the orphan copy won, the altered rows would show up.
         let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path))
@@ -133,7 +133,7 @@ final class SalvageDuplicateTests: XCTestCase {
         handle.write(Data(copy))
         try handle.close()
 
-        let (sink, report) = try salvage(path, key: nil)
+        let (sink, report) = try salvage(path, key: .none)
         XCTAssertEqual(sink.rowSet("msgs"), truth)
         // msgs' tree was walked without a gap, so it has no room for an orphan leaf: the stale copy is
         // dropped (not adopted and deduplicated, not put in an inferred table).
@@ -226,7 +226,7 @@ final class SalvageFreePageTests: XCTestCase {
             DELETE FROM t WHERE id BETWEEN 1000 AND 2000;
             """)
         try Damage.zeroPage(path, page: 1, pageSize: 4096)
-        let (sink, _) = try salvage(path, key: nil)
+        let (sink, _) = try salvage(path, key: .none)
         let rowids = sink.rows.values.flatMap { $0 }.compactMap(\.rowid)
         XCTAssertGreaterThan(rowids.count, 1500)
         XCTAssertEqual(rowids.filter { (1000...2000).contains($0) }, [], "deleted rows resurrected")

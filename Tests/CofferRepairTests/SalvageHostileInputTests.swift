@@ -52,7 +52,7 @@ final class SalvageHostileInputTests: XCTestCase {
                 try handle.truncate(atOffset: size / 2 + 100)
                 try handle.close()
             }
-            let (_, report) = try salvage(path, key: nil)
+            let (_, report) = try salvage(path, key: .none)
             XCTAssertEqual(report.pagesTotal, Int(seed % 2 == 0 ? (size / 2 + 100) / 1024 : size / 1024))
         }
     }

@@ -51,7 +51,7 @@ final class SalvagePristineTests: XCTestCase {
         let dir = try TemporaryDirectory()
         let path = dir.path("p.db")
         try Shell.run("sqlite3", path, "PRAGMA page_size=4096;\n" + standardSchemaSQL)
-        try assertMatchesGroundTruth(path, key: nil, pageSize: 4096)
+        try assertMatchesGroundTruth(path, key: .none, pageSize: 4096)
     }
 
     func testSchemaIsReadBySQLite() throws {

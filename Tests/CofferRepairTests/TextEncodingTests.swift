@@ -19,7 +19,7 @@ final class TextEncodingTests: XCTestCase {
                 "PRAGMA encoding='\(encoding)'; CREATE TABLE \"tëxt\"(a INTEGER PRIMARY KEY, b TEXT); INSERT INTO \"tëxt\"(b) VALUES \(values);"
             )
             var sink = CollectingSink()
-            let report = try Salvager(file: try DatabaseFile(path: path, key: nil)).run(into: &sink)
+            let report = try Salvager(file: try DatabaseFile(path: path, key: .none)).run(into: &sink)
             XCTAssertEqual(report.textEncoding, encoding == "UTF-16le" ? 2 : 3)
             XCTAssertEqual(sink.tables.map(\.name), ["tëxt"], encoding)
             let salvaged = (sink.rows["tëxt"] ?? []).map { row -> String in

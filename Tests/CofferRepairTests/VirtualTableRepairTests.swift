@@ -51,12 +51,12 @@ final class VirtualTableRepairTests: XCTestCase {
         PRAGMA application_id;
         """
 
-    private func repair(_ input: String, key: KeyMaterial?, pageSize: Int, to output: String) throws -> RepairReport {
-        var settings = key == nil ? CipherSettings.plaintext : .sqlcipher3
+    private func repair(_ input: String, key: Encryption, pageSize: Int, to output: String) throws -> RepairReport {
+        var settings = !key.isEncrypted ? CipherSettings.plaintext : .sqlcipher3
         settings.pageSize = pageSize
         let salvager = try Salvager(path: input, key: key, settings: settings)
         var writer = try RepairWriter(
-            path: output, encryption: key == nil ? .none : .passphrase("pw"),
+            path: output, encryption: !key.isEncrypted ? .none : .passphrase("pw"),
             cipher: CipherOptions(pageSize: pageSize, keyDerivation: .sqlcipher3))  // as `coffer repair` keeps INPUT's
         var report = try salvager.run(into: &writer, pipeline: SalvagePipeline())
         writer.annotate(&report)
@@ -221,7 +221,7 @@ final class VirtualTableRepairTests: XCTestCase {
         let made = try Shell.run("/usr/bin/env", ["python3", "-c", script, input])
         XCTAssertEqual(made.status, 0, made.stderr)
         let output = dir.path("out.db")
-        let report = try repair(input, key: nil, pageSize: 4096, to: output)
+        let report = try repair(input, key: .none, pageSize: 4096, to: output)
         XCTAssertEqual(
             report.schemaIssues,
             [
@@ -231,7 +231,7 @@ final class VirtualTableRepairTests: XCTestCase {
             ])
         XCTAssertEqual(try Shell.run("sqlite3", output, "SELECT x FROM a; SELECT y FROM b;"), "1\n2\nz\n")
         XCTAssertEqual(report.rowsSalvaged, 5, "loc's rows come back as orphans in a recovered table")
-        let file = try DatabaseFile(path: input, key: nil, settings: .plaintext)
+        let file = try DatabaseFile(path: input, key: .none, settings: .plaintext)
         XCTAssertThrowsError(try FileMigration.run(file: file, output: dir.path("migrated.db"), encryption: .none)) { error in
             guard case .tableRefused(let issue) = error as? MigrationError else { return XCTFail("\(error)") }
             XCTAssertEqual(issue.name, "loc")

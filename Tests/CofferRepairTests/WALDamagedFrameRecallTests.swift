@@ -76,7 +76,7 @@ final class WALDamagedFrameRecallTests: XCTestCase {
         let dir = try TemporaryDirectory()
         let live = dir.path("live.db")
         let input = dir.path("input.db")
-        let key: KeyMaterial?
+        let key: Encryption
         let truthRows: String
         switch producer {
         case "sqlite3":
@@ -84,7 +84,7 @@ final class WALDamagedFrameRecallTests: XCTestCase {
             try FileManager.default.copyItem(atPath: input, toPath: dir.path("truth.db"))
             try FileManager.default.copyItem(atPath: input + "-wal", toPath: dir.path("truth.db-wal"))
             truthRows = try Shell.run("sqlite3", dir.path("truth.db"), "SELECT id, v FROM t;")
-            key = nil
+            key = .none
         case "sqlcipher":
             try Shell.sqlcipher(live, key: "pw", Self.workload(copyTo: input, live: live) + "SELECT 'T', id, v FROM t;")
             truthRows = try Shell.sqlcipher(live, passphrase: "pw", "SELECT id, v FROM t;").stdout
@@ -128,11 +128,11 @@ final class WALDamagedFrameRecallTests: XCTestCase {
         try Data(wal[0..<WALBytes.frameOffset(middle, pageSize: WALBytes.pageSize(wal))]).write(
             to: URL(fileURLWithPath: cut + "-wal"))
         var cutSink = CollectingSink()
-        let cutFile = try key.map { try ProfileDetection.open(path: cut, key: $0) } ?? DatabaseFile(path: cut, key: nil)
+        let cutFile = key.isEncrypted ? try ProfileDetection.open(path: cut, key: key) : try DatabaseFile(path: cut, key: .none)
         _ = try Salvager(file: cutFile).run(into: &cutSink)
         let before = score(cutSink.rows["t"] ?? [], truth: truth)
 
-        let file = try key.map { try ProfileDetection.open(path: input, key: $0) } ?? DatabaseFile(path: input, key: nil)
+        let file = key.isEncrypted ? try ProfileDetection.open(path: input, key: key) : try DatabaseFile(path: input, key: .none)
         let salvager = Salvager(file: file)
         var sink = CollectingSink()
         let report = try salvager.run(into: &sink)

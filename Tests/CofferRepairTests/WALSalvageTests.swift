@@ -134,10 +134,10 @@ final class WALPlaintextTests: XCTestCase {
             INSERT INTO t(body) SELECT printf('wal row %d', i) FROM n;
             .shell cp '\(live)' '\(copy)'; cp '\(live)-wal' '\(copy)-wal'
             """)
-        let (sink, report) = try salvage(copy, key: nil)
+        let (sink, report) = try salvage(copy, key: .none)
         XCTAssertEqual(sink.rows["t"]?.count, 501)
         XCTAssertGreaterThan(report.walFramesUsed, 0)
-        let (mainOnly, _) = try salvage(copy, key: nil, useWAL: false)
+        let (mainOnly, _) = try salvage(copy, key: .none, useWAL: false)
         XCTAssertEqual(mainOnly.rows["t"]?.count, 1)
     }
 }

@@ -34,7 +34,7 @@ final class WithoutRowidInteriorLossTests: XCTestCase {
         let script = "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1])\nc.executescript(sys.argv[2])\nc.close()"
         let made = try Shell.run("/usr/bin/env", ["python3", "-c", script, path, "PRAGMA page_size=4096;\n" + Self.sql])
         XCTAssertEqual(made.status, 0, made.stderr)
-        try assertInteriorLossRecovered(path, key: nil)
+        try assertInteriorLossRecovered(path, key: .none)
     }
 
     func testSQLCipher3WithoutRowidTableKeepsTheRowsOfItsIntactPages() throws {
@@ -50,7 +50,7 @@ final class WithoutRowidInteriorLossTests: XCTestCase {
         let truth = try GroundTruth.rows(path, key: key, table: "contacts", withRowid: false)
         XCTAssertEqual(truth.count, 1050)
         let calls = try GroundTruth.rows(path, key: key, table: "calls")
-        let pristine = try DatabaseFile(path: path, key: key.map { .passphrase($0) })
+        let pristine = try DatabaseFile(path: path, key: key.map { Encryption.passphrase($0) } ?? .none)
         var visited = Set<UInt32>()
         let schema = Schema.read(from: pristine, visited: &visited)
         let contactsRoot = try XCTUnwrap(schema.tables.first { $0.name == "contacts" }?.rootPage)

@@ -15,19 +15,19 @@ import Foundation
 /// for page in report.pages { print(page.page, page.role, page.owner ?? "-") }
 /// ```
 public enum CorruptionInjector {
-    /// Opens `input` (with `key`, nil for plaintext), plans `kind` from `seed`, writes the damaged copy to
+    /// Opens `input` (with `key`, `.none` for plaintext), plans `kind` from `seed`, writes the damaged copy to
     /// `output` (replacing it) and reports the touched pages with their pristine roles.
     public static func inject(
-        input: String, output: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3,
+        input: String, output: String, key: Encryption, settings: CipherSettings = .sqlcipher3,
         kind: DamageKind, seed: UInt64, count: Int? = nil
     ) throws(CorruptionError) -> DamageReport {
         let file: DatabaseFile
-        do { file = try DatabaseFile(path: input, key: key, settings: key == nil ? .plaintext : settings) } catch {
+        do { file = try DatabaseFile(path: input, key: key, settings: key.isEncrypted ? settings : .plaintext) } catch {
             throw .cannotOpen("\(input): \(error)")
         }
         let roles = PageRoles.classify(file)
         let planner = DamagePlanner(
-            roles: roles.map(\.role), pageSize: file.pageSize, encrypted: key != nil, fileSize: file.fileSize)
+            roles: roles.map(\.role), pageSize: file.pageSize, encrypted: key.isEncrypted, fileSize: file.fileSize)
         let plan = try planner.plan(kind: kind, seed: seed, count: count)
         try copy(input, to: output)
         try apply(plan, to: output)
@@ -37,7 +37,7 @@ public enum CorruptionInjector {
         }
         return DamageReport(
             kind: kind, seed: seed, pages: pages, pageSize: file.pageSize, pageCount: file.pageCount,
-            encrypted: key != nil, truncatedTo: plan.truncatedTo, saltDamaged: key != nil && plan.touchesFirst16Bytes)
+            encrypted: key.isEncrypted, truncatedTo: plan.truncatedTo, saltDamaged: key.isEncrypted && plan.touchesFirst16Bytes)
     }
 
     /// Copies `source` to `destination`, replacing it (and removing a stale `-wal`/`-shm` beside it).

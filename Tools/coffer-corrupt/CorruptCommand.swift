@@ -87,13 +87,11 @@ struct CorruptCommand: ParsableCommand {
         }
     }
 
-    private func readKey() throws -> KeyMaterial? {
-        guard let passphraseFile else { return nil }
-        guard var data = FileManager.default.contents(atPath: passphraseFile) else {
+    private func readKey() throws -> Encryption {
+        guard let passphraseFile else { return .none }
+        guard let encryption = Encryption.passphraseFile(atPath: passphraseFile) else {
             throw ValidationError("cannot read passphrase file \(passphraseFile)")
         }
-        if data.last == UInt8(ascii: "\n") { data.removeLast() }
-        if data.last == UInt8(ascii: "\r") { data.removeLast() }
-        return .passphrase(Array(data))
+        return encryption
     }
 }

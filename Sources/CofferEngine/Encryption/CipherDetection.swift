@@ -84,29 +84,21 @@ enum CipherDetection {
     }
 
     /// The first of `candidates` at which page 1 (the start of `head`) authenticates under `key` with
-    /// SQLCipher 3's page format.
+    /// SQLCipher 3's page format (CofferFormat's one page-size loop).
     private static func authenticatingPageSize(head: [UInt8], key: SecureBytes, salt: [UInt8], candidates: [Int]) throws
         -> Int?
     {
-        for pageSize in candidates where pageSize <= head.count {
-            let page = Array(head[0..<pageSize])
-            let decoder = try DatabaseKey.pageDecoder(key: key, salt: salt, pageSize: pageSize, usesHMAC: true)
-            if decoder.authenticates(page, pageNumber: 1) { return pageSize }
-        }
-        return nil
+        let settings = DatabaseKey.pageSettings(usesHMAC: true)
+        let keys = try DerivedKeys(rawKey: key, salt: salt, settings: settings)
+        return DatabaseFile.pageOneSize(head: head, settings: settings, keys: keys, candidates: candidates)
     }
 
-    /// The page size at which page 1 authenticates as SQLCipher 4 writes it by default: HMAC-SHA512 (key
-    /// PBKDF2-HMAC-SHA512(key, salt XOR 0x3a, 2 rounds)) over ciphertext ‖ IV ‖ page number (little-endian),
-    /// stored in the last 64 of 80 reserved bytes, at any page size the head holds; nil when it does not.
+    /// The page size at which page 1 authenticates as SQLCipher 4 writes it by default (HMAC-SHA512 in the last
+    /// 64 of 80 reserved bytes), at any page size the head holds; nil when it does not.
     private static func sqlcipher4PageSize(head: [UInt8], key: SecureBytes, salt: [UInt8]) -> Int? {
-        guard let keys = try? DerivedKeys(key: .rawKey(key.withUnsafeBytes { Array($0) }), salt: salt, settings: .sqlcipher4)
-        else { return nil }
-        return (9...16).map({ 1 << $0 }).first { pageSize in
-            pageSize <= head.count
-                && PageDecoder(settings: .sqlcipher4, keys: keys, pageSize: pageSize)
-                    .authenticates(Array(head[0..<pageSize]), pageNumber: 1)
-        }
+        guard let keys = try? DerivedKeys(rawKey: key, salt: salt, settings: .sqlcipher4) else { return nil }
+        return DatabaseFile.pageOneSize(
+            head: head, settings: .sqlcipher4, keys: keys, candidates: (9...16).map { 1 << $0 })
     }
 
     /// Up to the first 64 KiB of the file (page 1 at the largest page size) and the file's size.

@@ -1,16 +1,22 @@
 import CofferFormat
 
 extension DatabaseKey {
-    /// The page codec for Coffer's files (SQLCipher 3's page format) under the raw page key `key`: the HMAC
-    /// key is PBKDF2-HMAC-SHA1(key, `salt` XOR 0x3a, 2 rounds); without HMAC (`cipher_use_hmac = OFF`) the
-    /// reserve is the 16-byte IV alone and nothing can be authenticated.
-    package static func pageDecoder(key: SecureBytes, salt: [UInt8], pageSize: Int, usesHMAC: Bool) throws -> PageDecoder {
+    /// Coffer's page format (SQLCipher 3's): HMAC-SHA1 with reserve 48, or — `cipher_use_hmac = OFF` — the
+    /// 16-byte IV alone, where nothing can be authenticated.
+    package static func pageSettings(usesHMAC: Bool) -> CipherSettings {
         var settings = CipherSettings.sqlcipher3
         if !usesHMAC {
             settings.hmacAlgorithm = .none
             settings.reserveBytes = CipherSettings.defaultReserve(for: .none)
         }
-        let keys = try DerivedKeys(key: .rawKey(key.withUnsafeBytes { Array($0) }), salt: salt, settings: settings)
+        return settings
+    }
+
+    /// The page codec for Coffer's files under the raw page key `key`: the HMAC key is
+    /// PBKDF2-HMAC-SHA1(key, `salt` XOR 0x3a, 2 rounds).
+    package static func pageDecoder(key: SecureBytes, salt: [UInt8], pageSize: Int, usesHMAC: Bool) throws -> PageDecoder {
+        let settings = pageSettings(usesHMAC: usesHMAC)
+        let keys = try DerivedKeys(rawKey: key, salt: salt, settings: settings)
         return PageDecoder(settings: settings, keys: keys, pageSize: pageSize)
     }
 

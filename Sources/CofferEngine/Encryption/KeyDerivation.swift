@@ -20,12 +20,15 @@ public struct KeyDerivation: Sendable, Hashable, CustomStringConvertible {
     /// PBKDF2-HMAC-SHA1 with `rounds` iterations (SQLCipher 3's `kdf_iter`).
     public static func pbkdf2SHA1(rounds: Int) -> KeyDerivation { KeyDerivation(algorithm: .sha1, rounds: rounds) }
 
-    /// Coffer's default: PBKDF2-HMAC-SHA512, 256,000 rounds, as SQLCipher 4 (above the 210,000 that current
+    /// Coffer's default (CofferFormat's `CipherSettings.coffer`, where SQLCipher's constants live): PBKDF2-HMAC-SHA512,
+    /// 256,000 rounds, as SQLCipher 4 (above the 210,000 that current
     /// password-storage guidance asks of PBKDF2-HMAC-SHA512).
-    public static let coffer = pbkdf2SHA512(rounds: 256_000)
+    public static let coffer = KeyDerivation(
+        algorithm: CipherSettings.coffer.kdfAlgorithm, rounds: CipherSettings.coffer.kdfRounds)
 
     /// SQLCipher 3's default and every Coffer file before this one: PBKDF2-HMAC-SHA1, 64,000 rounds.
-    public static let sqlcipher3 = pbkdf2SHA1(rounds: 64_000)
+    public static let sqlcipher3 = KeyDerivation(
+        algorithm: CipherSettings.sqlcipher3.kdfAlgorithm, rounds: CipherSettings.sqlcipher3.kdfRounds)
 
     public var description: String {
         "\(algorithm.displayName) \(rounds) rounds"

@@ -13,7 +13,7 @@ enum AESCBCPageCipher {
 
     /// Decrypts `ciphertext` (a multiple of 16 bytes) with a 32-byte `key` and a 16-byte `iv`; nil when the
     /// sizes are wrong or OpenSSL fails.
-    static func decrypt(_ ciphertext: ArraySlice<UInt8>, key: [UInt8], iv: ArraySlice<UInt8>) -> [UInt8]? {
+    static func decrypt(_ ciphertext: ArraySlice<UInt8>, key: SecureBytes, iv: ArraySlice<UInt8>) -> [UInt8]? {
         var output = [UInt8](repeating: 0, count: ciphertext.count)
         let ok = ciphertext.withUnsafeBytes { input in
             iv.withUnsafeBytes { ivBytes in
@@ -26,7 +26,7 @@ enum AESCBCPageCipher {
     /// Decrypts `ciphertext` into `output` (the same length); false when the sizes are wrong or OpenSSL
     /// fails.
     static func decrypt(
-        _ ciphertext: UnsafeRawBufferPointer, key: [UInt8], iv: UnsafeRawBufferPointer,
+        _ ciphertext: UnsafeRawBufferPointer, key: SecureBytes, iv: UnsafeRawBufferPointer,
         into output: UnsafeMutableRawBufferPointer
     ) -> Bool {
         guard key.count == 32, iv.count == 16, ciphertext.count % 16 == 0, ciphertext.count <= Int(Int32.max),
@@ -39,8 +39,10 @@ enum AESCBCPageCipher {
             let ivBase = iv.baseAddress?.assumingMemoryBound(to: UInt8.self)
         else { return false }
         var written: Int32 = 0
-        let ok = key.withUnsafeBufferPointer { keyBytes in
-            EVP_DecryptInit_ex(context, cipher ?? EVP_aes_256_cbc(), nil, keyBytes.baseAddress, ivBase) == 1
+        let ok = key.withUnsafeBytes { keyBytes in
+            EVP_DecryptInit_ex(
+                context, cipher ?? EVP_aes_256_cbc(), nil, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                ivBase) == 1
                 && EVP_CIPHER_CTX_set_padding(context, 0) == 1
                 && EVP_DecryptUpdate(context, out, &written, input, Int32(ciphertext.count)) == 1
         }

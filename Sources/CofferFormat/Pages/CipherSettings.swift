@@ -133,14 +133,3 @@ public struct CipherSettings: Sendable, Codable, Hashable {
         return copy
     }
 }
-
-/// How the encryption key is supplied.
-public enum KeyMaterial: Sendable {
-    /// A passphrase; the key is derived with PBKDF2 over the file's salt.
-    case passphrase([UInt8])
-    /// A raw 32-byte AES key (SQLCipher keyspec `x'…'`), used as is.
-    case rawKey([UInt8])
-
-    /// A passphrase given as a string (its UTF-8 bytes).
-    public static func passphrase(_ text: String) -> KeyMaterial { .passphrase(Array(text.utf8)) }
-}

@@ -104,13 +104,35 @@ public final class DatabaseFile: PageSource {
     /// The file, borrowed from the process's descriptor table (see ``DescriptorTable``).
     private let file: ReadOnlyFile
 
-    /// Opens `path`. Pass `key: nil` for a plaintext file. With a key, `settings` selects the SQLCipher
+    /// Opens `path`. Pass `key: .none` for a plaintext file. With a key, `settings` selects the SQLCipher
     /// profile (its `pageSize`, when set, skips detection). `salt` replaces the file's own salt (page 1
     /// bytes 0–15) when it is known from elsewhere (backup material) and the file's copy is damaged.
     ///
     /// - Throws: ``DatabaseFileError``, notably `.wrongKey` vs `.saltDamagedOrWrongKey`.
-    public init(
-        path: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3, salt knownSalt: [UInt8]? = nil
+    public convenience init(
+        path: String, key: Encryption, settings: CipherSettings = .sqlcipher3, salt knownSalt: [UInt8]? = nil
+    ) throws(DatabaseFileError) {
+        guard key.isEncrypted else {
+            try self.init(path: path, settings: settings, salt: knownSalt, keys: nil)
+            return
+        }
+        try self.init(path: path, settings: settings, salt: knownSalt) { salt throws(DatabaseFileError) in
+            do { return try DerivedKeys(key: key, salt: salt, settings: settings) } catch {
+                throw (error as? DatabaseFileError) ?? .keyDerivationFailed
+            }
+        }
+    }
+
+    /// Opens `path` with keys already derived for its salt (ProfileDetection stretches a passphrase once for
+    /// several profiles).
+    package convenience init(path: String, keys: DerivedKeys, settings: CipherSettings, salt: [UInt8]) throws(DatabaseFileError) {
+        try self.init(path: path, settings: settings, salt: salt) { _ throws(DatabaseFileError) in keys }
+    }
+
+    /// The one opening routine: `keys` makes the keys from the salt in use, nil for a plaintext file.
+    private init(
+        path: String, settings: CipherSettings, salt knownSalt: [UInt8]?,
+        keys makeKeys: ((_ salt: [UInt8]) throws(DatabaseFileError) -> DerivedKeys)?
     ) throws(DatabaseFileError) {
         guard let file = ReadOnlyFile(path: path) else { throw .cannotOpen(path) }
         self.path = path
@@ -120,7 +142,7 @@ public final class DatabaseFile: PageSource {
         guard size >= 512 else { throw .tooSmall }
         let head = DatabaseFile.read(file.descriptor, offset: 0, count: 100) ?? []
 
-        if let key {
+        if let makeKeys {
             guard settings.isEncrypted else { throw .keyRequired }
             if let knownSalt {
                 // A salt that is not 16 bytes cannot feed the key derivation.
@@ -129,11 +151,7 @@ public final class DatabaseFile: PageSource {
             } else {
                 salt = Array(head.prefix(16))
             }
-            let keys: DerivedKeys
-            do { keys = try DerivedKeys(key: key, salt: salt, settings: settings) } catch {
-                if case .invalidRawKey? = error as? DatabaseFileError { throw .invalidRawKey }
-                throw .keyDerivationFailed
-            }
+            let keys = try makeKeys(salt)
             let found = try DatabaseFile.detectEncrypted(
                 fd: file.descriptor, fileSize: size, settings: settings, keys: keys, salt: salt)
             pageSize = found.pageSize
@@ -188,11 +206,10 @@ public final class DatabaseFile: PageSource {
         fd: Int32, fileSize: UInt64, settings: CipherSettings, keys: DerivedKeys, salt: [UInt8]
     ) throws(DatabaseFileError) -> (pageSize: Int, pageOneDamaged: Bool) {
         let candidates = settings.pageSize.map { [$0] } ?? candidatePageSizes(fileSize: fileSize)
-        guard !candidates.isEmpty else { throw .tooSmall }
-        for size in candidates {
-            let decoder = PageDecoder(settings: settings, keys: keys, pageSize: size)
-            guard let raw = read(fd, offset: 0, count: size) else { continue }
-            if pageOneValid(raw, decoder: decoder) { return (size, false) }
+        guard let largest = candidates.max() else { throw .tooSmall }
+        let head = read(fd, offset: 0, count: Int(min(UInt64(largest), fileSize))) ?? []
+        if let size = pageOneSize(head: head, settings: settings, keys: keys, candidates: candidates) {
+            return (size, false)
         }
         // Page 1 fails everywhere: does any other page verify?
         if settings.hmacAlgorithm != .none {
@@ -208,6 +225,18 @@ public final class DatabaseFile: PageSource {
         }
         if saltLooksDamaged(salt) { throw .saltDamagedOrWrongKey }
         throw .wrongKey
+    }
+
+    /// The first of `candidates` at which page 1 — the start of `head` — is valid under `keys` and `settings`:
+    /// the one page-size loop behind opening a file here and Coffer's detection of an existing file's page
+    /// size (CofferEngine's CipherDetection). Nil when none is.
+    package static func pageOneSize(head: [UInt8], settings: CipherSettings, keys: DerivedKeys, candidates: [Int])
+        -> Int?
+    {
+        candidates.first { size in
+            size <= head.count
+                && pageOneValid(Array(head[0..<size]), decoder: PageDecoder(settings: settings, keys: keys, pageSize: size))
+        }
     }
 
     /// Page 1 is valid when its HMAC verifies, or, without HMAC, when it decrypts to a plausible header.

@@ -41,51 +41,6 @@ public enum PageFailure: Error, Sendable, Equatable {
     case zeroed
 }
 
-/// The two keys a SQLCipher page codec needs, derived once per file.
-public struct DerivedKeys: Sendable {
-    /// The AES-256 key bytes.
-    public let encryptionKeyBytes: [UInt8]
-    /// The HMAC key bytes (unused when the profile has no HMAC).
-    public let hmacKeyBytes: [UInt8]
-
-    /// The AES-256 key.
-    public var encryptionKey: SymmetricKey { SymmetricKey(data: encryptionKeyBytes) }
-    /// The HMAC key (built once, not for every page).
-    public var hmacKey: SymmetricKey { hmacKeyBox.key }
-    private let hmacKeyBox: ImmutableKey
-
-    /// Derives the keys for `key` over `salt` (the file's first 16 bytes) with `settings`.
-    public init(key: KeyMaterial, salt: [UInt8], settings: CipherSettings) throws {
-        var encryptionBytes = [UInt8](repeating: 0, count: 32)
-        switch key {
-        case .passphrase(let bytes):
-            try bytes.withUnsafeBytes {
-                try settings.kdfAlgorithm.derive(
-                    password: $0, salt: salt, rounds: settings.kdfRounds, into: &encryptionBytes)
-            }
-        case .rawKey(let bytes):
-            guard bytes.count == 32 else { throw DatabaseFileError.invalidRawKey }
-            encryptionBytes = bytes
-        }
-        var hmacBytes = [UInt8](repeating: 0, count: 32)
-        try encryptionBytes.withUnsafeBytes {
-            try (settings.hmacKeyAlgorithm ?? settings.kdfAlgorithm).derive(
-                password: $0, salt: salt.map { $0 ^ 0x3a }, rounds: 2, into: &hmacBytes)
-        }
-        let hmac = SymmetricKey(data: hmacBytes)
-        hmacKeyBytes = hmacBytes
-        hmacKeyBox = ImmutableKey(hmac)
-        encryptionKeyBytes = encryptionBytes
-    }
-}
-
-/// A `SymmetricKey` shared between threads. swift-crypto does not declare the type Sendable, but a key is
-/// never mutated after it is made (its storage is copy-on-write), so reading it from several threads is safe.
-private final class ImmutableKey: @unchecked Sendable {
-    let key: SymmetricKey
-    init(_ key: SymmetricKey) { self.key = key }
-}
-
 /// Authenticates and decrypts pages of one page size with one set of keys.
 ///
 /// ```swift
@@ -171,7 +126,7 @@ public struct PageDecoder: Sendable {
         let ivStart = blockStart == start ? end : blockStart - 16
         guard
             let block = AESCBCPageCipher.decrypt(
-                raw[blockStart..<(blockStart + 16)], key: keys.encryptionKeyBytes, iv: raw[ivStart..<(ivStart + 16)])
+                raw[blockStart..<(blockStart + 16)], key: keys.encryptionKey, iv: raw[ivStart..<(ivStart + 16)])
         else { return nil }
         return block[offset - blockStart]
     }
@@ -186,12 +141,12 @@ public struct PageDecoder: Sendable {
         if settings.hmacAlgorithm != .none, !authenticates(raw, pageNumber: pageNumber) {
             return .failure(.badHMAC)
         }
-        return decrypt(raw, pageNumber: pageNumber, key: keys.encryptionKeyBytes)
+        return decrypt(raw, pageNumber: pageNumber, key: keys.encryptionKey)
     }
 
     /// Decrypts in place in a copy of `raw`: the ciphertext range becomes plaintext, the reserve area stays
     /// as stored, and page 1 gets the SQLite magic where its salt was.
-    private func decrypt(_ raw: [UInt8], pageNumber: UInt32, key: [UInt8]) -> Result<[UInt8], PageFailure> {
+    private func decrypt(_ raw: [UInt8], pageNumber: UInt32, key: SecureBytes) -> Result<[UInt8], PageFailure> {
         let reserve = settings.reserveBytes
         let start = pageNumber == 1 ? 16 : 0
         let cipherEnd = pageSize - reserve

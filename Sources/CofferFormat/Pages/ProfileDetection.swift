@@ -40,7 +40,7 @@ public enum ProfileDetection {
     /// - Returns: the opened file; `file.settings.name` names the profile found.
     /// - Throws: ``DatabaseFileError``: `.wrongKey` when no candidate authenticates any page.
     public static func open(
-        path: String, key: KeyMaterial, candidates: [CipherSettings] = defaultCandidates, salt: [UInt8]? = nil
+        path: String, key: Encryption, candidates: [CipherSettings] = defaultCandidates, salt: [UInt8]? = nil
     ) throws(DatabaseFileError) -> DatabaseFile {
         let fileSalt: [UInt8]
         if let salt {
@@ -51,14 +51,18 @@ public enum ProfileDetection {
         }
         var firstError: DatabaseFileError?
         let found = try firstMatch(candidates: candidates.filter(\.isEncrypted)) {
-            profile throws(DatabaseFileError) -> KeyMaterial in
-            guard case .passphrase = key else { return key }
-            do { return .rawKey(try DerivedKeys(key: key, salt: fileSalt, settings: profile).encryptionKeyBytes) } catch {
-                throw DatabaseFileError.keyDerivationFailed
+            profile throws(DatabaseFileError) -> SecureBytes in
+            // The stretched page key, shared by the profiles with this (KDF, rounds); each derives its own HMAC key.
+            do { return try DerivedKeys(key: key, salt: fileSalt, settings: profile).encryptionKey } catch {
+                throw (error as? DatabaseFileError) ?? .keyDerivationFailed
             }
-        } attempt: { profile, material throws(DatabaseFileError) -> DatabaseFile? in
+        } attempt: { profile, pageKey throws(DatabaseFileError) -> DatabaseFile? in
             do throws(DatabaseFileError) {
-                return try DatabaseFile(path: path, key: material, settings: profile, salt: fileSalt)
+                let keys: DerivedKeys
+                do { keys = try DerivedKeys(rawKey: pageKey, salt: fileSalt, settings: profile) } catch {
+                    throw (error as? DatabaseFileError) ?? .keyDerivationFailed
+                }
+                return try DatabaseFile(path: path, keys: keys, settings: profile, salt: fileSalt)
             } catch {
                 switch error {
                 case .wrongKey, .saltDamagedOrWrongKey:

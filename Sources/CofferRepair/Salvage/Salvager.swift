@@ -50,7 +50,7 @@ public final class Salvager {
     /// Opens `path` and, when `useWAL` is true, its WAL: `walPath`, or `path-wal` when that exists.
     /// `salt` overrides a damaged salt (see ``DatabaseFile/init(path:key:settings:salt:)``).
     public convenience init(
-        path: String, key: KeyMaterial?, settings: CipherSettings = .sqlcipher3, salt: [UInt8]? = nil,
+        path: String, key: Encryption, settings: CipherSettings = .sqlcipher3, salt: [UInt8]? = nil,
         walPath: String? = nil, useWAL: Bool = true
     ) throws {
         try self.init(

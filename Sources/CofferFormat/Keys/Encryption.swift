@@ -1,4 +1,3 @@
-import CofferFormat
 import Foundation
 
 /// How a database is encrypted: not at all, with a passphrase, or with a raw 256-bit key.
@@ -40,7 +39,7 @@ public enum Encryption: Sendable, CustomStringConvertible, CustomDebugStringConv
 
     /// The same kind of encryption with the secret removed: what a database keeps once it has derived its
     /// key, so the passphrase does not live as long as the database.
-    var redacted: Encryption {
+    package var redacted: Encryption {
         switch self {
         case .none: return .none
         case .passphrase: return .passphrase("")
@@ -59,14 +58,14 @@ public enum Encryption: Sendable, CustomStringConvertible, CustomDebugStringConv
     }
 }
 
-extension KeyMaterial {
-    /// CofferFormat's form of an encryption (the page decoder's, the repair engine's); nil for a plaintext database.
-    public init?(_ encryption: Encryption) {
-        switch encryption {
-        case .none: return nil
-        case .passphrase(let text): self = .passphrase(text)
-        case .passphraseData(let data): self = .passphrase([UInt8](data))
-        case .rawKey(let data): self = .rawKey([UInt8](data))
-        }
+extension Encryption {
+    /// The passphrase stored in the file at `path`: its bytes, without one trailing newline (`\n` or `\r\n`),
+    /// as `echo secret > key` leaves it. Nil when the file cannot be read. The one reader of passphrase files
+    /// (the `coffer` CLI's `--passphrase-file`, the corruption tool's).
+    public static func passphraseFile(atPath path: String) -> Encryption? {
+        guard var data = FileManager.default.contents(atPath: path) else { return nil }
+        if data.last == UInt8(ascii: "\n") { data.removeLast() }
+        if data.last == UInt8(ascii: "\r") { data.removeLast() }
+        return .passphraseData(data)
     }
 }

@@ -1,21 +1,22 @@
 import Foundation
 
-/// Key bytes that are zeroed when the last reference goes away.
+/// Key bytes that are zeroed when the last reference goes away: the one type every layer keeps a secret in.
 ///
-/// Coffer keeps derived keys and key specifications in these, never in `String`s it cannot wipe.
+/// A passphrase's bytes, a derived page key, the HMAC key and SQLCipher's key specification all live in
+/// these from the moment Coffer holds them (``Encryption/bytes``), never in `String`s or arrays it cannot wipe.
 package final class SecureBytes: @unchecked Sendable {
     // Written only in init and deinit: safe to share.
     private var storage: [UInt8]
 
-    init(_ bytes: [UInt8]) { storage = bytes }
+    package init(_ bytes: [UInt8]) { storage = bytes }
 
-    init<S: Sequence>(consuming sequence: S) where S.Element == UInt8 {
+    package init<S: Sequence>(consuming sequence: S) where S.Element == UInt8 {
         storage = Array(sequence)
     }
 
     deinit { Self.wipe(&storage) }
 
-    var count: Int { storage.count }
+    package var count: Int { storage.count }
 
     package func withUnsafeBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
         try storage.withUnsafeBytes(body)
@@ -23,7 +24,7 @@ package final class SecureBytes: @unchecked Sendable {
 
     /// Overwrites `bytes` with zeros in place (the optimizer may not drop a write through memset_s-like
     /// volatile access; `withUnsafeMutableBytes` + `resetBytes` keeps the write observable).
-    static func wipe(_ bytes: inout [UInt8]) {
+    package static func wipe(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress else { return }
             memset(base, 0, buffer.count)
