@@ -95,23 +95,11 @@ extension Database {
     /// Swaps the vacuumed file in: every connection closed, the WAL checkpointed away, an atomic rename,
     /// the writer reopened (readers reopen lazily).
     private func replaceFile(with temporary: String) throws {
-        readers?.suspendAndDrain()
-        checkpointer?.suspend()
-        commitHook.invalidateListener()
-        defer {
-            checkpointer?.resume()
-            readers?.resume()
-        }
         let path = self.path
-        let factory = self.factory
-        let checkpointer = self.checkpointer
-        let writer = self.writer
         let hold = fileHold
-        try syncHoldingCheckpoints { connection in
-            // Everything committed goes into the main file first: its WAL must not outlive it.
-            try connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
-            checkpointer?.uninstall(from: connection)
-            writer.replaceConnection(nil)
+        try withWriterAlone { connection, swap in
+            // Everything committed went into the main file first (the checkpoint): its WAL must not outlive it.
+            swap.detach(connection)
             var failure: (any Error)?
             do {
                 let walBytes = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
@@ -126,9 +114,7 @@ extension Database {
                 failure = error
                 for suffix in ["", "-journal"] { try? FileManager.default.removeItem(atPath: temporary + suffix) }
             }
-            let reopened = try factory.open(.writer)
-            checkpointer?.install(on: reopened)
-            writer.replaceConnection(reopened)
+            try swap.reopen()
             if let failure { throw failure }
         }
     }

@@ -35,38 +35,26 @@ extension Database {
         else {
             throw CofferError(code: .notADatabase, message: "\(path) has no salt to keep")
         }
-        readers?.suspendAndDrain()
-        checkpointer?.suspend()
-        // Records decrypted under the old key go with it.
-        factory.clock.clearAttachment()
-        // Every page is re-encrypted: no earlier backup generation can take increments any more.
-        commitHook.invalidateListener()
-        defer {
-            checkpointer?.resume()
-            readers?.resume()
-        }
         let path = self.path
         let factory = self.factory
-        let checkpointer = self.checkpointer
-        let writer = self.writer
-        // The gate keeps a running incremental backup's page reads and the rekey's rewrite apart.
-        try syncHoldingCheckpoints { connection in
-            try connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;")
+        // Every page is re-encrypted: no earlier backup generation can take increments any more (the
+        // listener goes), and the gate keeps a running incremental backup's page reads and the rekey apart.
+        try withWriterAlone(checkpointSQL: "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;") {
+            connection, swap in
+            // Records decrypted under the old key go with it.
+            factory.clock.clearAttachment()
             let spec = newKey.existingFileSpec()
             let code = spec.withUnsafeBytes { sqlite3_rekey(connection.handle, $0.baseAddress, Int32($0.count)) }
             // SQLCipher 3.4.1's rekey ignores the result of its own commit and switches the connection to the
             // new key anyway, so neither its return code nor this connection can be trusted: close it without
             // another statement and prove the outcome on a fresh writer. A failed commit leaves a hot journal
             // of old-key pages, which the reopen with the previous key rolls back.
-            checkpointer?.uninstall(from: connection)
-            writer.replaceConnection(nil)
+            swap.detach(connection)
             let previousKey = factory.key
             if code == SQLITE_OK && !FileManager.default.fileExists(atPath: path + "-journal") {
                 factory.replaceKey(newKey)
                 do {
-                    let reopened = try factory.open(.writer)
-                    checkpointer?.install(on: reopened)
-                    writer.replaceConnection(reopened)
+                    try swap.reopen()
                     return
                 } catch CofferError.wrongPassphrase {
                     // The new key does not open the file: the rekey did not take. Any other failure (I/O)
@@ -74,9 +62,7 @@ extension Database {
                     factory.replaceKey(previousKey)
                 }
             }
-            let reopened = try factory.open(.writer)
-            checkpointer?.install(on: reopened)
-            writer.replaceConnection(reopened)
+            try swap.reopen()
             throw CofferError(code: .ioError, message: "the rekey did not commit; the database keeps its previous key")
         }
     }
