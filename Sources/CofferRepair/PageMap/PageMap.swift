@@ -159,10 +159,9 @@ public struct PageMap: Sendable {
     /// Maps `file` overlaid with its WAL (`walPath`, default `<path>-wal`) as ``PageRoles`` classifies it.
     /// `adopted` lists the orphan pages a repair adopted (``Salvager/adoptedPages``); empty for verify.
     public static func build(file: DatabaseFile, walPath: String? = nil, adopted: [UInt32] = []) -> PageMap {
-        let walPath = walPath ?? file.path + "-wal"
-        let overlay = FileManager.default.fileExists(atPath: walPath) ? WALOverlay(file: file, walPath: walPath) : nil
+        let pager = Pager(file: file, walPath: walPath)
         return build(
-            source: overlay ?? file, wal: overlay?.index, adopted: Set(adopted), plaintext: !file.settings.isEncrypted)
+            source: pager.source, wal: pager.wal?.index, adopted: Set(adopted), plaintext: !file.settings.isEncrypted)
     }
 
     /// Maps what `salvager` read, with the orphans its last run adopted (as `coffer repair --page-map` does).

@@ -60,17 +60,10 @@ public final class Salvager {
     /// Salvages an already opened file (for example from ``ProfileDetection/open(path:key:candidates:salt:)``),
     /// overlaid when `useWAL` is true with `walPath`, or `<path>-wal` when that exists.
     public init(file: DatabaseFile, walPath: String? = nil, useWAL: Bool = true) {
+        let pager = Pager(file: file, walPath: walPath, useWAL: useWAL)
         self.file = file
-        let walPath = walPath ?? file.path + "-wal"
-        if useWAL, FileManager.default.fileExists(atPath: walPath),
-            let overlay = WALOverlay(file: file, walPath: walPath)
-        {
-            wal = overlay
-            source = overlay
-        } else {
-            wal = nil
-            source = file
-        }
+        wal = pager.wal
+        source = pager.source
     }
 
     struct TableState {

@@ -19,9 +19,8 @@ import Foundation
 public enum StatisticsCollector {
     /// Walks `file` (overlaid with `walPath`, default `<path>-wal`, when it holds committed frames).
     public static func collect(file: DatabaseFile, walPath: String? = nil) -> DatabaseStatistics {
-        let walPath = walPath ?? file.path + "-wal"
-        let overlay = FileManager.default.fileExists(atPath: walPath) ? WALOverlay(file: file, walPath: walPath) : nil
-        let source: PageSource = overlay ?? file
+        let pager = Pager(file: file, walPath: walPath)
+        let source = pager.source
         var claimed = Set<UInt32>()
         var schemaVisited = Set<UInt32>()
         let schema = Schema.read(from: source, visited: &schemaVisited)
@@ -61,7 +60,7 @@ public enum StatisticsCollector {
             reservedBytes: source.pageSize - source.usableSize, pageCount: Int(source.pageCount),
             freelistPages: freelist, pointerMapPages: pointerMap, autoVacuum: autoVacuum,
             unclaimedPages: Int(source.pageCount) - claimed.count(where: { $0 <= source.pageCount }), objects: objects,
-            wal: WALStatisticsReader.read(walPath: walPath, pageSize: source.pageSize))
+            wal: WALStatisticsReader.read(walPath: walPath ?? file.path + "-wal", pageSize: source.pageSize))
     }
 
     /// Walks one tree, adding its pages, entries, payload, unused bytes and leaf order into `object`.
