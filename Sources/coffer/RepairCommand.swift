@@ -65,43 +65,20 @@ struct RepairCommand: ParsableCommand {
         }
         let encryption = try compat.inputEncryption(key)
         let material = try loadMaterial(encryption: encryption)
-        let file: DatabaseFile
-        var saltFromMaterial = false
-        do {
-            file = try compat.openFile(input, key: key)
-        } catch let failure as CLIFailure {
-            // Every page failing with the file's own salt: the material's copy of the salt may still work
-            // (a wrong salt authenticates nothing, so trying it cannot produce a row).
-            guard let salt = material?.databaseSalt, salt.count == 16 else { throw failure }
-            file = try compat.openFile(input, key: key, salt: [UInt8](salt))
-            saltFromMaterial = true
-        }
-        let salvager = Salvager(file: file, walPath: wal)
-        if let material { salvager.hints = SalvageHints(material: material) }
-        let outputEncryption: Encryption = plaintextOutput ? .none : encryption
-        let cipher = compat.outputCipher(for: salvager.file, key: key)
-        let temporary = output + ".coffer-partial"
-        removeDatabaseFiles(temporary)
+        let opened = try RepairJob.open(material: material) { salt in try compat.openFile(input, key: key, salt: salt) }
+        let salvager = Salvager(file: opened.file, walPath: wal)
         let progress = ProgressBar(enabled: Terminal.stderrIsTerminal)
-        let started = Date()
-        var salvage: RepairReport
+        let salvage: RepairReport
         do {
-            var writer = try RepairWriter(path: temporary, encryption: outputEncryption, cipher: cipher)
-            salvage = try salvager.run(into: &writer, pipeline: SalvagePipeline()) { progress.update($0) }
-            salvage.saltFromMaterial = saltFromMaterial
-            writer.annotate(&salvage)
-            try writer.close()
-            // The whole repair, OUTPUT flushed included (the engine's own figure stops at its last row).
-            salvage.seconds = Date().timeIntervalSince(started)
+            salvage = try RepairJob.salvage(
+                salvager, material: material, to: output, encryption: plaintextOutput ? .none : encryption,
+                cipher: compat.outputCipher(for: salvager.file, key: key), saltFromMaterial: opened.saltFromMaterial
+            ) { progress.update($0) }
             progress.finish()
-            if !Self.salvagedAnything(salvage) {
-                removeDatabaseFiles(temporary)
-            } else {
-                try FileManager.default.moveItem(atPath: temporary, toPath: output)
-            }
+            // Nothing found is not worth an OUTPUT file.
+            if !Self.salvagedAnything(salvage) { RepairJob.removeDatabaseFiles(output) }
         } catch {
             progress.finish()
-            removeDatabaseFiles(temporary)
             throw CLIFailure(status: .failure, message: "repair failed, no OUTPUT written: \(error)")
         }
         if let report {
@@ -130,10 +107,6 @@ struct RepairCommand: ParsableCommand {
         } catch {
             throw CLIFailure(status: .failure, message: "--backup \(backup): no usable repair material (\(error))")
         }
-    }
-
-    private func removeDatabaseFiles(_ path: String) {
-        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 
     static func summary(_ report: RepairReport, input: String, output: String, pageOneDamaged: Bool) -> String {

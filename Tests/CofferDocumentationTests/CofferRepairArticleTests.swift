@@ -55,6 +55,41 @@ final class CofferRepairArticleTests: InTemporaryDirectoryTestCase {
         XCTAssertTrue(pages.contains { $0.owner == "note" })
     }
 
+    func testReadingThroughAPager() throws {
+        try makeDatabase(at: "app.db")
+
+        let pager = Pager(file: try DatabaseFile(path: "app.db", key: .passphrase("secret"), settings: .coffer))
+        print(pager.pageCount, pager.wal?.index.committedFrames ?? 0)
+
+        XCTAssertEqual(pager.pageCount, pager.file.pageCount, "a closed database leaves no WAL")
+        XCTAssertNil(pager.wal)
+        guard case .success(let page) = pager.page(1) else { return XCTFail("page 1 does not read") }
+        XCTAssertEqual(page.count, pager.pageSize)
+    }
+
+    func testRepairingAsTheCommandLineDoes() throws {
+        try makeDatabase(at: "broken.db")
+
+        let input = try RepairJob.open(material: nil) { salt in
+            try DatabaseFile(path: "broken.db", key: .passphrase("secret"), settings: .coffer, salt: salt)
+        }
+        let report = try RepairJob.salvage(
+            Salvager(file: input.file), material: nil, to: "recovered.db", encryption: .passphrase("secret"),
+            cipher: CipherOptions())
+        print(report.rowsSalvaged, input.saltFromMaterial)
+
+        XCTAssertEqual(report.rowsSalvaged, 500)
+        XCTAssertFalse(input.saltFromMaterial)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: RepairJob.partialPath(for: "recovered.db")))
+        let recovered = try Database(path: "recovered.db", configuration: Configuration(encryption: .passphrase("secret")))
+        XCTAssertEqual(try recovered.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM note") }, 500)
+        try recovered.close()
+        // The destination is never overwritten.
+        XCTAssertThrowsError(
+            try RepairJob.salvage(
+                Salvager(file: input.file), material: nil, to: "recovered.db", encryption: .none, cipher: CipherOptions()))
+    }
+
     func testDetectingTheProfileAndMigrating() throws {
         let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Fixtures/sqlcipher/v4-4096.db")

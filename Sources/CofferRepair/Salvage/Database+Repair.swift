@@ -37,39 +37,20 @@ extension Database {
             throw CofferError(code: .cantOpen, message: "\(destination) already exists; repair never overwrites")
         }
         let encryption = unredactedEncryption
-        let key = KeyMaterial(encryption)
         let settings =
-            key == nil ? CipherSettings.plaintext : configuration.cipher.settings(derivation: keyDerivation ?? .sqlcipher3)
+            !encryption.isEncrypted
+            ? CipherSettings.plaintext : configuration.cipher.settings(derivation: keyDerivation ?? .sqlcipher3)
         let path = self.path
         let material = try backup.map { try RepairMaterial.load(directory: $0, encryption: encryption) }
-        let file: DatabaseFile
-        var saltFromMaterial = false
-        do {
-            file = try DatabaseFile.withWALSaltFallback(path: path, salt: nil) { salt throws(DatabaseFileError) in
-                try DatabaseFile(path: path, key: key, settings: settings, salt: salt)
+        let input = try RepairJob.open(material: material) { salt in
+            try DatabaseFile.withWALSaltFallback(path: path, salt: salt) { salt throws(DatabaseFileError) in
+                try DatabaseFile(path: path, key: encryption, settings: settings, salt: salt)
             }
-        } catch {
-            // Every page failing with the file's own salt: the material's copy may still work (a wrong
-            // salt authenticates nothing, so trying it cannot produce a row).
-            guard let salt = material?.databaseSalt, salt.count == 16 else { throw error }
-            file = try DatabaseFile(path: path, key: key, settings: settings, salt: [UInt8](salt))
-            saltFromMaterial = true
         }
-        let salvager = Salvager(file: file)
-        salvager.hints = material.map(SalvageHints.init(material:))
         var cipher = configuration.cipher
         cipher.keyDerivation = keyDerivation ?? cipher.keyDerivation
-        var writer = try RepairWriter(path: destination, encryption: encryption, cipher: cipher)
-        do {
-            var report = try salvager.run(into: &writer, pipeline: SalvagePipeline())
-            writer.annotate(&report)
-            report.saltFromMaterial = saltFromMaterial
-            try writer.close()
-            return report
-        } catch {
-            try? writer.database.close()
-            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: destination + suffix) }
-            throw error
-        }
+        return try RepairJob.salvage(
+            Salvager(file: input.file), material: material, to: destination, encryption: encryption, cipher: cipher,
+            saltFromMaterial: input.saltFromMaterial)
     }
 }
