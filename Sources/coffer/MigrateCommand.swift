@@ -75,16 +75,16 @@ struct MigrateCommand: ParsableCommand {
         let outputEncryption = try self.outputEncryption()
         let file = try compat.openFile(input, key: key)
         let temporary = output + ".coffer-partial"
-        removeDatabaseFiles(temporary)
+        RepairJob.removeDatabaseFiles(temporary)
         let result: MigrationResult
         do {
             result = try FileMigration.run(file: file, walPath: wal, output: temporary, encryption: outputEncryption)
         } catch {
-            removeDatabaseFiles(temporary)
+            RepairJob.removeDatabaseFiles(temporary)
             throw CLIFailure(status: .failure, message: "migration failed, no OUTPUT written: \(error)")
         }
         do { try FileManager.default.moveItem(atPath: temporary, toPath: output) } catch {
-            removeDatabaseFiles(temporary)
+            RepairJob.removeDatabaseFiles(temporary)
             throw CLIFailure(status: .failure, message: "cannot move the migrated file into place: \(error)")
         }
         if json {
@@ -125,20 +125,14 @@ struct MigrateCommand: ParsableCommand {
         if outputPlaintext { return .none }
         if let outputRawKeyFile { return .rawKey(Data(try CipherCompatOptions.readRawKey(outputRawKeyFile))) }
         if let outputPassphraseFile {
-            guard var data = FileManager.default.contents(atPath: outputPassphraseFile) else {
+            guard let encryption = Encryption.passphraseFile(atPath: outputPassphraseFile) else {
                 throw ValidationError("cannot read passphrase file \(outputPassphraseFile)")
             }
-            if data.last == UInt8(ascii: "\n") { data.removeLast() }
-            if data.last == UInt8(ascii: "\r") { data.removeLast() }
-            return .passphraseData(data)
+            return encryption
         }
         if let outputPassphraseEnv, let value = ProcessInfo.processInfo.environment[outputPassphraseEnv] {
             return .passphrase(value)
         }
         return try compat.inputEncryption(key)
-    }
-
-    private func removeDatabaseFiles(_ path: String) {
-        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 }
