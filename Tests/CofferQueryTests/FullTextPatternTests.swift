@@ -37,7 +37,11 @@ final class FullTextPatternTests: XCTestCase {
         XCTAssertEqual(try FullTextPattern.prefix("rep").matchExpression(), "\"rep*\"")
         XCTAssertEqual(try FullTextPattern.near(["a", "b"], distance: 3).matchExpression(), "\"a\" NEAR/3 \"b\"")
         let combined = (FullTextPattern.term("a") && .term("b")) || .term("c")
-        XCTAssertEqual(try combined.matchExpression(), "\"a\" OR \"c\" \"b\" OR \"c\"")
+        // OR binds tighter than the implicit AND in FTS3's standard syntax (SQLCipher 3.4.1); the enhanced
+        // syntax (SQLCipher 4's builds) binds AND tighter, so the groups are parenthesized there.
+        XCTAssertEqual(
+            try combined.matchExpression(),
+            FullTextPattern.usesEnhancedQuerySyntax ? "(\"a\" OR \"c\") (\"b\" OR \"c\")" : "\"a\" OR \"c\" \"b\" OR \"c\"")
         let excluding = FullTextPattern.term("a").excluding(.term("b") || .term("c"))
         XCTAssertEqual(try excluding.matchExpression(), "\"a\"")
         XCTAssertEqual(excluding.excludedMatchExpression(), "\"b\" OR \"c\"")

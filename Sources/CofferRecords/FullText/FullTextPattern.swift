@@ -1,12 +1,14 @@
+import CSQLCipher
 import CofferEngine
 internal import CofferTokenizer
 
 /// What to look for in a full-text index: terms, phrases, prefixes, NEAR groups, combined with AND, OR
 /// and NOT; or what a user typed into a search box (``searchBox(_:)``), which never fails.
 ///
-/// Every piece of text becomes a quoted FTS phrase, so nothing in it is read as an operator. SQLite 3.15
-/// is built with FTS's standard query syntax (no parentheses), where OR binds tighter than AND: a pattern
-/// is kept as an AND of OR-groups (`a OR b` AND `c`) and combinations are distributed into that shape.
+/// Every piece of text becomes a quoted FTS phrase, so nothing in it is read as an operator. A pattern is
+/// kept as an AND of OR-groups (`a OR b` AND `c`) and combinations are distributed into that shape, which
+/// both of FTS's query syntaxes can say: the standard one (Debian's SQLCipher 3.4.1: no parentheses, OR
+/// binding tighter than AND) as it is, the enhanced one (SQLCipher 4's builds) with each group in parentheses.
 ///
 /// ```swift
 /// let hits = try Message.matching(.term("hello") && (.phrase("你好世界") || .prefix("wor")))
@@ -117,8 +119,20 @@ public struct FullTextPattern: Sendable, Equatable {
         }
         // One term, phrase or prefix (the common search) without building arrays.
         if clauses.count == 1, clauses[0].count == 1 { return clauses[0][0].text }
-        return clauses.map { $0.map(\.text).joined(separator: " OR ") }.joined(separator: " ")
+        // An AND of OR-groups. In the standard syntax OR binds tighter than the implicit AND, so the groups
+        // need nothing around them; in the enhanced syntax AND binds tighter, so each group is parenthesized.
+        let enhanced = Self.usesEnhancedQuerySyntax && clauses.count > 1
+        return clauses.map { group in
+            let alternatives = group.map(\.text).joined(separator: " OR ")
+            return enhanced && group.count > 1 ? "(" + alternatives + ")" : alternatives
+        }.joined(separator: " ")
     }
+
+    /// Whether the linked SQLite parses full-text queries in FTS3's enhanced syntax (built with
+    /// `SQLITE_ENABLE_FTS3_PARENTHESIS`, as SQLCipher 4's own builds are: parentheses, and AND binding tighter
+    /// than OR) rather than the standard one (Debian's SQLCipher 3.4.1: OR binding tighter than the implicit
+    /// AND). ``matchExpression()`` writes what the linked library reads as meant.
+    package static let usesEnhancedQuerySyntax = sqlite3_compileoption_used("ENABLE_FTS3_PARENTHESIS") != 0
 
     /// The excluded part as one OR-group in FTS's syntax, or nil when nothing is excluded.
     public func excludedMatchExpression() -> String? {
