@@ -45,6 +45,13 @@ public final class Connection {
     private(set) var isClosed = false
     /// Told about every error this connection produces (the database uses it to report corruption).
     var errorObserver: ((CofferError) -> Void)?
+    /// Set for an encrypted connection on SQLCipher 4, whose codec keeps a page's failed authentication as a
+    /// deferred error: every later page read on the connection fails with `SQLITE_NOMEM` ("out of memory").
+    /// Such a failure after corruption is reported as the corruption it is (see ``failure(code:sql:)``).
+    package var codecErrorsAreSticky = false
+    /// True once a statement on this connection reported corruption (`SQLITE_CORRUPT`, `SQLITE_NOTADB`); the
+    /// reader pool replaces such a connection when its codec errors are sticky.
+    package private(set) var sawCorruption = false
     /// Whoever listens to SQLite's statement trace on this connection (see `addTraceListener`).
     let traceListeners = TraceListeners()
     /// Statements and rows this connection ran and returned (monitoring's metrics).
@@ -87,7 +94,16 @@ public final class Connection {
     /// Builds the error for a failed call and tells the observer.
     @usableFromInline
     package func failure(code: Int32, sql: String?) -> CofferError {
-        let error = CofferError.lastError(of: handle, code: code, sql: sql)
+        var error = CofferError.lastError(of: handle, code: code, sql: sql)
+        if error.isCorruption {
+            sawCorruption = true
+        } else if sawCorruption && codecErrorsAreSticky && code & 0xff == SQLITE_NOMEM {
+            error = CofferError(
+                code: .corrupt,
+                message:
+                    "database disk image is malformed (a page failed authentication earlier on this connection; SQLCipher 4 reports every read after it as out of memory)",
+                sql: sql)
+        }
         errorObserver?(error)
         return error
     }

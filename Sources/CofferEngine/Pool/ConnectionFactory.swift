@@ -56,6 +56,7 @@ package struct ConnectionFactory: Sendable {
         }
         let reporter = corruption
         connection.errorObserver = { error in reporter.report(error) }
+        connection.codecErrorsAreSticky = key != nil && LinkedSQLCipher.isVersion4
         connection.commitClock = clock
         // After the key's proving read and the PRAGMAs: the trace starts with the caller's statements.
         if configuration.monitoring.monitorsStatements && role != .checkpointer {

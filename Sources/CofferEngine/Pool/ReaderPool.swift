@@ -69,6 +69,15 @@ package final class ReaderPool: @unchecked Sendable {
 
     /// Returns a reader taken by ``checkOut()``.
     func checkIn(_ connection: Connection) {
+        if connection.sawCorruption && connection.codecErrorsAreSticky {
+            // SQLCipher 4 fails every later read of this connection: close it, a fresh one takes its place.
+            connection.close()
+            condition.lock()
+            created -= 1
+            if waiting > 0 { condition.broadcast() }
+            condition.unlock()
+            return
+        }
         condition.lock()
         idle.append(connection)
         if waiting > 0 { condition.broadcast() }
