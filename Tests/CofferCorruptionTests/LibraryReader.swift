@@ -20,7 +20,10 @@ enum LibraryReader {
         defer { sqlite3_close(db) }
         if let key {
             let escaped = key.replacingOccurrences(of: "'", with: "''")
-            guard sqlite3_exec(db, "PRAGMA key='\(escaped)'; PRAGMA cipher_page_size=\(pageSize);", nil, nil, nil) == SQLITE_OK
+            // The corpus and repair's output are in SQLCipher 3's page format: a SQLCipher 4 library reads them so.
+            let compatibility = sqlite3_libversion_number() >= 3_026_000 ? " PRAGMA cipher_compatibility = 3;" : ""
+            let sql = "PRAGMA key='\(escaped)';\(compatibility) PRAGMA cipher_page_size=\(pageSize);"
+            guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK
             else { throw Failure(description: String(cString: sqlite3_errmsg(db))) }
         }
         var prepared: OpaquePointer?

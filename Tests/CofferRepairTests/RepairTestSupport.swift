@@ -22,7 +22,9 @@ enum GroundTruth {
         }
         defer { sqlite3_close(db) }
         if let key {
-            try exec(db, "PRAGMA key='\(key)'; PRAGMA cipher_page_size=\(pageSize);")
+            // The files are SQLCipher 3's (the 3.4.1 shell's): a SQLCipher 4 library reads them in that format.
+            let compatibility = TestedSQLCipher.isVersion4 ? " PRAGMA cipher_compatibility = 3;" : ""
+            try exec(db, "PRAGMA key='\(key)';\(compatibility) PRAGMA cipher_page_size=\(pageSize);")
         }
         var statement: OpaquePointer?
         let sql = "SELECT \(withRowid ? "rowid, " : "")* FROM \"\(table)\""
