@@ -39,6 +39,15 @@ struct InfoCommand: ParsableCommand {
         }
     }
 
+    /// "off", "SHA1" or "SHA512".
+    static func hmacName(_ algorithm: HMACAlgorithm) -> String {
+        switch algorithm {
+        case .none: return "off"
+        case .sha1: return "SHA1"
+        case .sha512: return "SHA512"
+        }
+    }
+
     static func text(for info: DatabaseInfo) -> String {
         var lines = [
             "file:          \(info.path) (\(info.fileSize) bytes)",
@@ -48,7 +57,7 @@ struct InfoCommand: ParsableCommand {
         ]
         if let cipher = info.cipher {
             lines.append(
-                "cipher:        SQLCipher \(info.sqlcipherVersion ?? "?"), aes-256-cbc, \(cipher.kdfName) \(cipher.kdfRounds) iterations, HMAC \(cipher.hmacAlgorithm == .none ? "off" : "SHA1")"
+                "cipher:        SQLCipher \(info.sqlcipherVersion ?? "?"), aes-256-cbc, \(cipher.kdfName) \(cipher.kdfRounds) iterations, HMAC \(Self.hmacName(cipher.hmacAlgorithm))"
             )
         } else {
             lines.append("cipher:        none (plaintext)")

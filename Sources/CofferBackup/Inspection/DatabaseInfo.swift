@@ -125,6 +125,7 @@ extension Database {
     public func info() throws -> DatabaseInfo {
         let configuration = self.configuration
         let derivation = keyDerivation
+        let pageFormat = factory.key?.pageFormat ?? .sqlcipher3
         let path = self.path
         return try read { db in
             let names = try db.fetchAll(
@@ -139,7 +140,10 @@ extension Database {
             var cipher: CipherSettings?
             var version: String?
             if configuration.encryption.isEncrypted {
-                cipher = configuration.cipher.settings(derivation: derivation)
+                // A SQLCipher 4 file (which Coffer on SQLCipher 4 opens as it is) keeps SQLCipher 4's page format.
+                cipher =
+                    pageFormat == .sqlcipher4
+                    ? CipherSettings.sqlcipher4.with(pageSize: nil) : configuration.cipher.settings(derivation: derivation)
                 version = try db.fetchValue(String.self, sql: "PRAGMA cipher_version") ?? "?"
             }
             let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)??.intValue ?? 0
