@@ -68,11 +68,14 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
-        // Typed tables and what is built on them: @Table records, queries, associations, schema upgrades and
-        // migrations, observation of queries, the record cache, full-text indexes.
-        .target(name: "CofferRecords", dependencies: ["CofferEngine", "CSQLCipher", "CofferMacros", "CofferTokenizer"]),
-        // The key-value, document and settings stores, on records.
-        .target(name: "CofferStores", dependencies: ["CofferEngine", "CofferRecords"]),
+        // Typed tables and what is built on them: @Table records, queries, associations, migrations,
+        // observation of queries, the record cache.
+        .target(name: "CofferRecords", dependencies: ["CofferEngine", "CSQLCipher", "CofferMacros"]),
+        // Full-text indexes of records (the CJK, pinyin and identifier tokenizers) and schema upgrades, which
+        // create tables, indexes and then full-text indexes.
+        .target(name: "CofferSearch", dependencies: ["CofferEngine", "CofferRecords", "CSQLCipher", "CofferTokenizer"]),
+        // The key-value, document and settings stores, on records and their search.
+        .target(name: "CofferStores", dependencies: ["CofferEngine", "CofferRecords", "CofferSearch"]),
         // Page-level backups, restore, verify, vacuum and file inspection.
         .target(
             name: "CofferBackup",
@@ -82,8 +85,8 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
-        // The umbrella: `import Coffer` re-exports the four layers above.
-        .target(name: "Coffer", dependencies: ["CofferEngine", "CofferRecords", "CofferStores", "CofferBackup"]),
+        // The umbrella: `import Coffer` re-exports the five layers above.
+        .target(name: "Coffer", dependencies: ["CofferEngine", "CofferRecords", "CofferSearch", "CofferStores", "CofferBackup"]),
         .systemLibrary(
             name: "COpenSSL",
             pkgConfig: "libcrypto",
@@ -162,20 +165,32 @@ let package = Package(
             ],
             path: "Tests/CofferTorture"
         ),
-        .testTarget(name: "CofferTests", dependencies: ["Coffer", "CofferEngine", "CofferRecords", "CofferStores", "CofferBackup", "CofferTestSupport", "CofferTempVFS"]),
+        .testTarget(
+            name: "CofferTests",
+            dependencies: [
+                "Coffer", "CofferEngine", "CofferRecords", "CofferSearch", "CofferStores", "CofferBackup", "CofferTestSupport",
+                "CofferTempVFS",
+            ]),
         .testTarget(name: "CofferCLITests", dependencies: ["coffer", "Coffer", "CofferTestSupport"]),
         .testTarget(
             name: "CofferQueryTests",
-            dependencies: ["Coffer", "CofferEngine", "CofferRecords", "CofferStores", "CofferBackup", "CofferTestSupport", .product(name: "InMemoryLogging", package: "swift-log")]
+            dependencies: [
+                "Coffer", "CofferEngine", "CofferRecords", "CofferSearch", "CofferStores", "CofferBackup", "CofferTestSupport",
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ]
         ),
         .testTarget(name: "CofferRepairTests", dependencies: ["CofferFormat", "CofferRepair", "Coffer", "CofferTestSupport"]),
-        .testTarget(name: "CofferKeyValueTests", dependencies: ["Coffer", "CofferEngine", "CofferRecords", "CofferStores", "CofferBackup", "CofferTestSupport"]),
+        .testTarget(
+            name: "CofferKeyValueTests",
+            dependencies: [
+                "Coffer", "CofferEngine", "CofferRecords", "CofferSearch", "CofferStores", "CofferBackup", "CofferTestSupport",
+            ]),
         // Traces and metrics (`Monitoring`) against swift-metrics' and swift-distributed-tracing's own test
         // backends, and the README's Prometheus example.
         .testTarget(
             name: "CofferMonitoringTests",
             dependencies: [
-                "Coffer", "CofferEngine", "CofferRecords", "CofferStores", "CofferBackup", "CofferTestSupport",
+                "Coffer", "CofferEngine", "CofferRecords", "CofferSearch", "CofferStores", "CofferBackup", "CofferTestSupport",
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),

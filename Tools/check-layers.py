@@ -46,10 +46,11 @@ MAY_IMPORT = {
         "CofferFormat", "CSQLCipher", "CofferTempVFS", "CofferPageCache", "CofferTokenizer",
         "Logging", "Metrics", "CoreMetrics", "Tracing", "Crypto", "_CryptoExtras",
     },
-    "CofferRecords": {"CofferEngine", "CSQLCipher", "CofferMacros", "CofferTokenizer"},
-    "CofferStores": {"CofferEngine", "CofferRecords"},
+    "CofferRecords": {"CofferEngine", "CSQLCipher", "CofferMacros"},
+    "CofferSearch": {"CofferEngine", "CofferRecords", "CSQLCipher", "CofferTokenizer"},
+    "CofferStores": {"CofferEngine", "CofferRecords", "CofferSearch"},
     "CofferBackup": {"CofferEngine", "CofferRecords", "CofferFormat", "CSQLCipher", "Crypto", "_CryptoExtras"},
-    "Coffer": {"CofferEngine", "CofferRecords", "CofferStores", "CofferBackup"},
+    "Coffer": {"CofferEngine", "CofferRecords", "CofferSearch", "CofferStores", "CofferBackup"},
     "CofferRepair": {"Coffer", "CofferFormat", "Crypto"},
     "CofferCorruption": {"CofferFormat", "CofferRepair", "CofferTestSupport"},
     "coffer": {"Coffer", "CofferRepair", "ArgumentParser"},
@@ -62,12 +63,12 @@ MAY_IMPORT = {
     "coffer-torture": {"Coffer", "CofferTestSupport", "ArgumentParser"},
     # Test targets: their Package.swift dependencies, plus the C module a dependency re-exports where a
     # test drives SQLite directly (CSQLCipher through Coffer).
-    "CofferTests": {"Coffer", "CofferEngine", "CofferRecords", "CofferStores", "CofferBackup", "CofferTestSupport", "CofferTempVFS", "CSQLCipher"},
+    "CofferTests": {"Coffer", "CofferEngine", "CofferRecords", "CofferSearch", "CofferStores", "CofferBackup", "CofferTestSupport", "CofferTempVFS", "CSQLCipher"},
     "CofferCLITests": {"coffer", "Coffer", "CofferTestSupport"},
-    "CofferQueryTests": {"Coffer", "CofferEngine", "CofferRecords", "CofferStores", "CofferBackup", "CofferTestSupport", "InMemoryLogging"},
+    "CofferQueryTests": {"Coffer", "CofferEngine", "CofferRecords", "CofferSearch", "CofferStores", "CofferBackup", "CofferTestSupport", "InMemoryLogging"},
     "CofferRepairTests": {"CofferFormat", "CofferRepair", "Coffer", "CofferTestSupport", "CSQLCipher"},
-    "CofferKeyValueTests": {"Coffer", "CofferEngine", "CofferRecords", "CofferStores", "CofferBackup", "CofferTestSupport"},
-    "CofferMonitoringTests": {"Coffer", "CofferEngine", "CofferRecords", "CofferStores", "CofferBackup", "CofferTestSupport", "InMemoryLogging", "Metrics", "MetricsTestKit", "InMemoryTracing", "Tracing", "Prometheus"},
+    "CofferKeyValueTests": {"Coffer", "CofferEngine", "CofferRecords", "CofferSearch", "CofferStores", "CofferBackup", "CofferTestSupport"},
+    "CofferMonitoringTests": {"Coffer", "CofferEngine", "CofferRecords", "CofferSearch", "CofferStores", "CofferBackup", "CofferTestSupport", "InMemoryLogging", "Metrics", "MetricsTestKit", "InMemoryTracing", "Tracing", "Prometheus"},
     "CofferBackupTests": {"Coffer", "CofferTestSupport", "CofferTestVFS", "coffer", "coffer-torture"},
     "CofferReliabilityTests": {"CofferRepair", "Coffer", "CofferTestSupport", "CofferTestVFS", "coffer", "coffer-torture"},
     "CofferPublicAPITests": {"Coffer", "CofferTestSupport", "coffer"},
@@ -84,7 +85,7 @@ TRANSITIVE_OK = {"CSQLCipher"}
 # Folders inside a module, lowest first. A folder may use its own types and those of lower ranks; folders
 # in one rank (a set) are independent of each other.
 FOLDER_ORDER = {
-    # The umbrella: one file at its root, which only re-exports the four layers.
+    # The umbrella: one file at its root, which only re-exports the five layers.
     "Coffer": [],
     "CofferEngine": [
         {"Core"},
@@ -100,6 +101,8 @@ FOLDER_ORDER = {
         {"Association"},
         {"Observation"},
         {"RecordCache"},
+    ],
+    "CofferSearch": [
         {"FullText"},
         {"Schema"},
     ],

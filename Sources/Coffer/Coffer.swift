@@ -1,8 +1,8 @@
 // The umbrella module: `import Coffer` gives an app every layer, as one module did before the split.
 //
 // CofferEngine      connections, keys and cipher settings, the writer queue and reader pool, monitoring
-// CofferRecords     @Table records, queries, schema upgrades, migrations, associations, observation,
-//                   the record cache and full-text indexes
+// CofferRecords     @Table records, queries, migrations, associations, observation, the record cache
+// CofferSearch      full-text indexes (CJK, pinyin, identifier tokenizers) and schema upgrades
 // CofferStores      key-value, document and settings stores
 // CofferBackup      backups, restore, verify, vacuum and file inspection
 //
@@ -11,4 +11,5 @@
 @_exported import CofferBackup
 @_exported import CofferEngine
 @_exported import CofferRecords
+@_exported import CofferSearch
 @_exported import CofferStores

@@ -5,6 +5,7 @@ import XCTest
 @testable import CofferBackup
 @testable import CofferEngine
 @testable import CofferRecords
+@testable import CofferSearch
 @testable import CofferStores
 
 final class KeyValueCacheTests: XCTestCase {

@@ -6,6 +6,7 @@ import XCTest
 @testable import CofferBackup
 @testable import CofferEngine
 @testable import CofferRecords
+@testable import CofferSearch
 @testable import CofferStores
 
 /// The SQL a query compiles to, and how SQLite runs it: paging a feed must not scan the store.

@@ -4,6 +4,7 @@ import XCTest
 @testable import CofferBackup
 @testable import CofferEngine
 @testable import CofferRecords
+@testable import CofferSearch
 @testable import CofferStores
 
 /// Associations loaded eagerly: `including(all:)` in two statements (more only past SQLite's variable

@@ -4,6 +4,7 @@ import XCTest
 @testable import CofferBackup
 @testable import CofferEngine
 @testable import CofferRecords
+@testable import CofferSearch
 @testable import CofferStores
 
 /// Nested eager loading: authors with their books, each book with its editor (`including(required:)`,

@@ -5,6 +5,7 @@ import XCTest
 @testable import CofferBackup
 @testable import CofferEngine
 @testable import CofferRecords
+@testable import CofferSearch
 @testable import CofferStores
 
 /// Associations over rows another producer wrote: the `sqlcipher` shell (3.4.1) fills and prunes the

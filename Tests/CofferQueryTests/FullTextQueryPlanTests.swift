@@ -5,6 +5,7 @@ import XCTest
 @testable import CofferBackup
 @testable import CofferEngine
 @testable import CofferRecords
+@testable import CofferSearch
 @testable import CofferStores
 
 /// `matching(_:)` drives a query from the index: SQLite reads the index's hits first and looks each row

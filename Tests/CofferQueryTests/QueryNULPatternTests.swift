@@ -4,6 +4,7 @@ import XCTest
 @testable import CofferBackup
 @testable import CofferEngine
 @testable import CofferRecords
+@testable import CofferSearch
 @testable import CofferStores
 
 /// `contains`, `hasPrefix` and `hasSuffix` match exactly when the pattern or the value holds a NUL: SQLite's

@@ -4,6 +4,7 @@ import XCTest
 @testable import CofferBackup
 @testable import CofferEngine
 @testable import CofferRecords
+@testable import CofferSearch
 @testable import CofferStores
 
 /// The exact SQL each builder call produces (values always bound as `?`).

@@ -4,6 +4,7 @@ import XCTest
 @testable import CofferBackup
 @testable import CofferEngine
 @testable import CofferRecords
+@testable import CofferSearch
 @testable import CofferStores
 
 /// The buffer fetches collect records in: order, growth past its first capacity, ownership.

@@ -5,6 +5,7 @@ import XCTest
 @testable import CofferBackup
 @testable import CofferEngine
 @testable import CofferRecords
+@testable import CofferSearch
 @testable import CofferStores
 
 /// Primary-key lookups through the record cache: no SQL for a cached record, levels and cost limits,

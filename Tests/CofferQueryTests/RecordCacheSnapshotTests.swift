@@ -6,6 +6,7 @@ import XCTest
 @testable import CofferBackup
 @testable import CofferEngine
 @testable import CofferRecords
+@testable import CofferSearch
 @testable import CofferStores
 
 /// The snapshot races of the record cache, each staged step by step on real threads: a reader older than

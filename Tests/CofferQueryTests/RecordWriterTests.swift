@@ -5,6 +5,7 @@ import XCTest
 @testable import CofferBackup
 @testable import CofferEngine
 @testable import CofferRecords
+@testable import CofferSearch
 @testable import CofferStores
 
 /// A record whose own `encode(to:)` must run: `@Table` sees it and generates no column writer.

@@ -5,6 +5,7 @@ import XCTest
 @testable import CofferBackup
 @testable import CofferEngine
 @testable import CofferRecords
+@testable import CofferSearch
 @testable import CofferStores
 
 /// Version 1 and 2 of one table, as an app would ship them.

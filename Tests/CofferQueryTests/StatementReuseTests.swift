@@ -4,6 +4,7 @@ import XCTest
 @testable import CofferBackup
 @testable import CofferEngine
 @testable import CofferRecords
+@testable import CofferSearch
 @testable import CofferStores
 
 /// The statements a connection keeps and finds again without hashing SQL: the recent-statement slots

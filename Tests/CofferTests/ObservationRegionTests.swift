@@ -6,6 +6,7 @@ import XCTest
 @testable import CofferBackup
 @testable import CofferEngine
 @testable import CofferRecords
+@testable import CofferSearch
 @testable import CofferStores
 
 /// Precise regions: an observation re-fetches only after commits that changed a column it read, in a row

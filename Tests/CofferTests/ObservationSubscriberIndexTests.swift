@@ -6,6 +6,7 @@ import XCTest
 @testable import CofferBackup
 @testable import CofferEngine
 @testable import CofferRecords
+@testable import CofferSearch
 @testable import CofferStores
 
 /// The observation center tells each subscriber only of the commits to the tables it follows (all of them

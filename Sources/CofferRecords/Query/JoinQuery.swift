@@ -38,7 +38,7 @@ public struct JoinQuery<Left: TableRecord, Right: TableRecord, RightValue>: Send
     var base: Query<Left>
     let isLeft: Bool
     let condition: SQLFragment
-    var filters: [SQLFragment] = []
+    package var filters: [SQLFragment] = []
     var orderings: [SQLFragment] = []
 
     /// Keeps pairs where `predicate` is true.

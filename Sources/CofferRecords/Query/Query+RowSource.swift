@@ -14,7 +14,7 @@ import CofferEngine
 extension Query {
     /// This query restricted to the rows whose rowids `rowids` (a `SELECT … AS rowid …` returning each
     /// at most once) returns, read in its order. A query has one source; a second is a filter.
-    func driven(by rowids: SQLFragment) -> Query {
+    package func driven(by rowids: SQLFragment) -> Query {
         var query = self
         if rowSource == nil {
             query.rowSource = rowids
@@ -33,13 +33,13 @@ extension Query {
 
     /// The filters, with the row source as one more (`rowid IN (…)`): for statements that cannot join
     /// (UPDATE, DELETE) or that read another source first.
-    var wholeRowFilters: [SQLFragment] {
+    package var wholeRowFilters: [SQLFragment] {
         guard let rowSource else { return filters }
         return filters + [Self.rowid(in: rowSource, negated: false)]
     }
 
     /// `"table".rowid [NOT] IN (rowids)`.
-    static func rowid(in rowids: SQLFragment, negated: Bool) -> SQLFragment {
+    package static func rowid(in rowids: SQLFragment, negated: Bool) -> SQLFragment {
         qualifiedRowid + SQLFragment(raw: negated ? " NOT IN (" : " IN (") + rowids + SQLFragment(raw: ")")
     }
 

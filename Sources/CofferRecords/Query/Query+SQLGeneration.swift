@@ -35,7 +35,7 @@ extension Query {
         return sql
     }
 
-    static func conjunction(_ terms: [SQLFragment]) -> SQLFragment {
+    package static func conjunction(_ terms: [SQLFragment]) -> SQLFragment {
         terms.count == 1 ? terms[0] : SQLFragment.join(terms.map(\.parenthesized), separator: " AND ")
     }
 

@@ -14,12 +14,12 @@ import CofferEngine
 ///     .fetchAll(db)
 /// ```
 public struct Query<Root: TableRecord>: Sendable {
-    var filters: [SQLFragment] = []
+    package var filters: [SQLFragment] = []
     var orderings: [SQLFragment] = []
     var groupings: [SQLFragment] = []
     var havings: [SQLFragment] = []
-    var limitValue: Int?
-    var offsetValue: Int?
+    package var limitValue: Int?
+    package var offsetValue: Int?
     /// A `SELECT … AS rowid` that drives the query, read first (see `driven(by:)`); nil: the table is read.
     var rowSource: SQLFragment?
 

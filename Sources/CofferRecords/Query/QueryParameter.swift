@@ -23,7 +23,7 @@ public struct QueryParameter<Value>: Sendable {
     /// A placeholder, as in `$0.id == .parameter`.
     public static var parameter: QueryParameter { QueryParameter() }
 
-    var sqlFragment: SQLFragment { SQLFragment([.parameter]) }
+    package var sqlFragment: SQLFragment { SQLFragment([.parameter]) }
 }
 
 /// `lhs = ?`, the value given when the prepared query runs.

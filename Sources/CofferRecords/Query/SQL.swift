@@ -13,9 +13,9 @@ import CofferEngine
 /// The literal parts are the developer's source code; no API turns a runtime `String` into raw SQL
 /// through this type.
 public struct SQL: Sendable, ExpressibleByStringInterpolation {
-    var fragment: SQLFragment
+    package var fragment: SQLFragment
 
-    init(fragment: SQLFragment) { self.fragment = fragment }
+    package init(fragment: SQLFragment) { self.fragment = fragment }
 
     /// A literal with no interpolation.
     public init(stringLiteral value: StaticString) {

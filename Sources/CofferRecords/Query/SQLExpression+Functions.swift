@@ -160,6 +160,6 @@ extension TypedExpression where Value: SQLTextValue {
 
 /// One term of an ORDER BY clause: `$0.createdAt.desc`.
 public struct Ordering<Root>: Sendable {
-    let sqlFragment: SQLFragment
-    init(_ fragment: SQLFragment) { self.sqlFragment = fragment }
+    package let sqlFragment: SQLFragment
+    package init(_ fragment: SQLFragment) { self.sqlFragment = fragment }
 }

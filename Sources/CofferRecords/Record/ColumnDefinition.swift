@@ -29,7 +29,7 @@ public struct ColumnDefinition: Sendable {
     }
 
     /// The column as it appears in `CREATE TABLE` and `ALTER TABLE ADD COLUMN`.
-    func sql(withoutRowID: Bool) throws -> String {
+    package func sql(withoutRowID: Bool) throws -> String {
         var sql = try SQLIdentifier.validated(name)
         if !affinity.isEmpty { sql += " " + affinity }
         if isPrimaryKey { sql += " PRIMARY KEY" }

@@ -28,7 +28,7 @@ public struct SQLExpression<Root, Value>: TypedExpression {
     /// The expression as SQL parts.
     public let sqlFragment: SQLFragment
 
-    init(_ fragment: SQLFragment) { self.sqlFragment = fragment }
+    package init(_ fragment: SQLFragment) { self.sqlFragment = fragment }
 }
 
 /// A column of the table `Root` whose values are `Value`: what `@Table` generates for each stored

@@ -7,7 +7,7 @@ import CofferEngine
 /// SQLite accepts no parameters, safely quoted literals), identifiers are always double-quoted, and raw
 /// text only ever comes from Coffer's own keywords or from the developer's ``SQL`` literal.
 public struct SQLFragment: Sendable {
-    enum Part: Sendable {
+    package enum Part: Sendable {
         /// SQL text written by Coffer or by the developer in a literal (never a user value).
         case raw(String)
         /// A value: a bound parameter, or a literal in schema statements.
@@ -22,27 +22,27 @@ public struct SQLFragment: Sendable {
         case parameter
     }
 
-    var parts: [Part]
+    package var parts: [Part]
 
-    init(_ parts: [Part] = []) { self.parts = parts }
+    package init(_ parts: [Part] = []) { self.parts = parts }
 
-    init(raw text: String) { self.parts = [.raw(text)] }
+    package init(raw text: String) { self.parts = [.raw(text)] }
 
-    init(value: DatabaseValue) { self.parts = [.value(value)] }
+    package init(value: DatabaseValue) { self.parts = [.value(value)] }
 
-    static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
+    package static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
         SQLFragment(lhs.parts + rhs.parts)
     }
 
-    static func += (lhs: inout SQLFragment, rhs: SQLFragment) {
+    package static func += (lhs: inout SQLFragment, rhs: SQLFragment) {
         lhs.parts += rhs.parts
     }
 
     /// `self` between parentheses.
-    var parenthesized: SQLFragment { SQLFragment(raw: "(") + self + SQLFragment(raw: ")") }
+    package var parenthesized: SQLFragment { SQLFragment(raw: "(") + self + SQLFragment(raw: ")") }
 
     /// Fragments joined with a separator.
-    static func join(_ fragments: [SQLFragment], separator: String) -> SQLFragment {
+    package static func join(_ fragments: [SQLFragment], separator: String) -> SQLFragment {
         var result = SQLFragment()
         for (offset, fragment) in fragments.enumerated() {
             if offset > 0 { result.parts.append(.raw(separator)) }
@@ -52,15 +52,20 @@ public struct SQLFragment: Sendable {
     }
 
     /// How values and columns are written.
-    struct RenderOptions {
+    package struct RenderOptions {
         /// Write values as literals instead of `?` (schema statements: CHECK, DEFAULT).
-        var inlineValues = false
+        package var inlineValues = false
         /// Qualify columns with their table (joins).
-        var qualifyColumns = false
+        package var qualifyColumns = false
+
+        package init(inlineValues: Bool = false, qualifyColumns: Bool = false) {
+            self.inlineValues = inlineValues
+            self.qualifyColumns = qualifyColumns
+        }
     }
 
     /// The SQL text and the arguments for its `?` placeholders.
-    func render(_ options: RenderOptions = RenderOptions()) throws -> (sql: String, arguments: StatementArguments) {
+    package func render(_ options: RenderOptions = RenderOptions()) throws -> (sql: String, arguments: StatementArguments) {
         let (sql, values, parameterPositions) = try renderTemplate(options)
         guard parameterPositions.isEmpty else {
             throw CofferError(

@@ -8,7 +8,7 @@ import Foundation
 /// Keys map to column indexes through a table built once per query. Synthesized `init(from:)` asks for
 /// keys in declaration order, which is the order Coffer selects columns in, so the lookup first tries the
 /// next column in line (a cheap string comparison) and falls back to the table.
-final class StatementDecoder {
+package final class StatementDecoder {
     /// Not retained: the statement keeps the decoder ``forRecord`` made for it, and every other
     /// decoder lives inside a fetch that holds its statement.
     unowned(unsafe) let statement: Statement
@@ -36,7 +36,7 @@ final class StatementDecoder {
 
     /// The decoder for `Record` on `statement`, kept by the statement: a cached statement fetching one
     /// record type builds its column table once, not once per fetch.
-    static func forRecord<Record: TableRecord>(_ type: Record.Type, on statement: Statement) -> StatementDecoder {
+    package static func forRecord<Record: TableRecord>(_ type: Record.Type, on statement: Statement) -> StatementDecoder {
         if let cached = statement.recordDecoder as? StatementDecoder, cached.recordType == ObjectIdentifier(type) {
             return cached
         }
@@ -81,7 +81,7 @@ final class StatementDecoder {
     }
 
     /// Reads one table record from the current row through its ``TableRecord/init(statementRow:)``.
-    func record<Record: TableRecord>(_ type: Record.Type) throws -> Record {
+    package func record<Record: TableRecord>(_ type: Record.Type) throws -> Record {
         try Record(statementRow: StatementRow(decoder: self))
     }
 

@@ -18,7 +18,7 @@ public struct TableConstraint<Root: TableRecord>: Sendable {
     var uniqueColumnNames: [String] = []
 
     /// The constraint's SQL.
-    func sql() throws -> String { try fragment.render(.init(inlineValues: true)).sql }
+    package func sql() throws -> String { try fragment.render(.init(inlineValues: true)).sql }
 
     /// A primary key over several columns.
     public static func primaryKey(_ columns: any SQLColumn<Root>...) -> TableConstraint {

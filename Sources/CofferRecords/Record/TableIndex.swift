@@ -25,7 +25,7 @@ public struct TableIndex<Root: TableRecord>: Sendable {
     }
 
     /// `CREATE [UNIQUE] INDEX "name" ON "table" ("a", "b")`.
-    var createSQL: String {
+    package var createSQL: String {
         get throws {
             "CREATE " + (isUnique ? "UNIQUE " : "") + "INDEX " + (try SQLIdentifier.validated(name)) + " ON "
                 + (try SQLIdentifier.validated(Root.tableName)) + " ("

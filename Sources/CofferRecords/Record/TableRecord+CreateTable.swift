@@ -3,7 +3,7 @@ import CofferEngine
 extension TableRecord {
     /// `CREATE TABLE "name" (…)` for the declared columns and constraints, under `name` (the table's own
     /// name, or a temporary one when a migration rebuilds it).
-    static func createTableSQL(named name: String? = nil) throws -> String {
+    package static func createTableSQL(named name: String? = nil) throws -> String {
         var parts = try columnDefinitions.map { try $0.sql(withoutRowID: withoutRowID) }
         parts += try constraints.map { try $0.sql() }
         var sql = "CREATE TABLE " + (try SQLIdentifier.validated(name ?? tableName)) + " (" + parts.joined(separator: ", ") + ")"

@@ -81,7 +81,7 @@ extension TableRecord {
     /// ``TableRecord/bindColumns(to:then:)``; with them, each record's column values go to `willInsert`
     /// before its row is inserted, and with the row's rowid (0 when `.ignore` skipped it) to `didInsert`
     /// after.
-    static func insertEach(
+    package static func insertEach(
         _ records: some Sequence<Self>, _ db: Connection, _ resolution: ConflictResolution,
         willInsert: (([DatabaseValue]) throws -> Void)? = nil,
         didInsert: ((_ rowID: Int64, _ values: [DatabaseValue]) -> Void)? = nil

@@ -9,6 +9,7 @@
 
 import CofferEngine
 import CofferRecords
+import CofferSearch
 
 extension KeyValueStore {
     /// The FTS4 table of this store's full-text index.

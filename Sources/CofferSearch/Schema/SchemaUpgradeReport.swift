@@ -1,4 +1,5 @@
 import CofferEngine
+import CofferRecords
 
 /// What ``Connection/upgradeSchema(for:)`` did, table by table.
 public struct SchemaUpgradeReport: Sendable, Equatable {

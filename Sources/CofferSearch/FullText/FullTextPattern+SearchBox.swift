@@ -1,4 +1,5 @@
 import CofferEngine
+import CofferRecords
 
 extension FullTextPattern {
     /// The most words and phrases ``searchBox(_:)`` keeps: the first 32 of the input, in its order.

@@ -1,4 +1,5 @@
 import CofferEngine
+import CofferRecords
 
 extension Configuration {
     /// The record types whose tables the database keeps up to date: opening it runs

@@ -1,3 +1,4 @@
+import CofferRecords
 internal import CofferTokenizer
 
 extension FullTextPattern {

@@ -1,3 +1,5 @@
+import CofferRecords
+
 extension FullTextTokenizer {
     /// Coffer's pinyin tokenizer, for contact and title search (registered on every connection Coffer
     /// opens): each Chinese character is indexed as itself and, at the same position, under every

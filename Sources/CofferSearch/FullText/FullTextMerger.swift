@@ -1,4 +1,5 @@
 import CofferEngine
+import CofferRecords
 import Dispatch
 import Foundation
 

@@ -1,4 +1,5 @@
 import CofferEngine
+import CofferRecords
 
 extension Connection {
     /// Brings the file's schema up to the declared tables, in one transaction (a savepoint when a

@@ -1,5 +1,6 @@
 import CSQLCipher
 import CofferEngine
+import CofferRecords
 internal import CofferTokenizer
 
 /// What to look for in a full-text index: terms, phrases, prefixes, NEAR groups, combined with AND, OR

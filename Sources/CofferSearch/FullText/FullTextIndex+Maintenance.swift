@@ -1,5 +1,6 @@
 import CSQLCipher
 import CofferEngine
+import CofferRecords
 
 // Keeping an FTS4 index compact. Each write adds a small segment (b-tree) of terms; queries read every
 // segment, so segments are merged: `optimize` into one (costly, all at once), `merge` a few pages at a

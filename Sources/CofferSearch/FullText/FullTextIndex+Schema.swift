@@ -10,6 +10,7 @@
 // deletes inside its own savepoint (it indexes those rows itself, in one segment: FullTextIndex+Batch).
 
 import CofferEngine
+import CofferRecords
 
 extension FullTextIndex {
     /// `CREATE VIRTUAL TABLE … USING fts4(content="table", columns…, tokenize=…)`.

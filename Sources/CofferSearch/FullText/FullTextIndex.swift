@@ -1,4 +1,5 @@
 import CofferEngine
+import CofferRecords
 
 /// A full-text index over text columns of the table `Root`: an FTS4 table whose content is `Root`'s own
 /// table (`content=`), kept in step by triggers.

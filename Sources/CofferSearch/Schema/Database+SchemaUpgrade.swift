@@ -1,4 +1,5 @@
 import CofferEngine
+import CofferRecords
 
 extension Database {
     /// Brings the schema up to the declared tables in one write transaction: call it once at open,

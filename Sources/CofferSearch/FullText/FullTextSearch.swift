@@ -1,5 +1,6 @@
 import CSQLCipher
 import CofferEngine
+import CofferRecords
 
 /// A ranked full-text search: the rows the index finds for a pattern, best first by BM25, each with
 /// the ranges of its text that matched.

@@ -4,6 +4,7 @@
 // `rowid IN (…)` filter); `matches(_:)` is that filter as an expression, for `||` and the like.
 
 import CofferEngine
+import CofferRecords
 
 extension FullTextSearchable {
     /// `rowid IN (SELECT docid FROM <index> WHERE <index> MATCH pattern)`: true for rows the index finds.

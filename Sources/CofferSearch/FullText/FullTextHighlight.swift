@@ -1,4 +1,5 @@
 import CofferEngine
+import CofferRecords
 
 /// Where a search's terms matched in one indexed column of a result: ranges of `text`, the column's
 /// value, merged where they touch (CJK pairs overlap) and widened to whole characters (an emoji, a

@@ -1,4 +1,5 @@
 import CofferEngine
+import CofferRecords
 internal import CofferTokenizer
 
 // Inserting many rows of a table with a full-text index, with the index written in one segment.
