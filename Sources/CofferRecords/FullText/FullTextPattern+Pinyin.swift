@@ -16,7 +16,8 @@ extension FullTextPattern {
     ///
     /// Tone marks are ignored (`zhāng`), `ü` is `v`; spaces, punctuation and control characters separate
     /// syllables; letters of a run with no space are split into every sequence of syllables and initials
-    /// (`xian` is `xian`, `xi an`, `x i an`… as far as they are pinyin), the fewest first, and the run is
+    /// (`xian` is `xian`, `xi an`, `x i an`… as far as they are pinyin; `zh`, `ch` and `sh` are initials
+    /// too: `zhs` finds 张三 and not 曾三), the fewest first, and the run is
     /// also searched as typed (a Latin nickname). Digits and other scripts are searched as typed. Matches
     /// must be consecutive: the input is one phrase.
     ///
