@@ -16,6 +16,7 @@
 #include "CofferPinyin.h"
 #include "CofferTokenizer.h"
 #include "fts3_interface.h"
+#include "utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,29 +35,6 @@ typedef struct IdentifierCursor {
     int have;  // kept characters in the window (0…3)
     unsigned char token[12];
 } IdentifierCursor;
-
-static inline unsigned decode_identifier(const unsigned char *text, int available, int *length) {
-    unsigned c = text[0];
-    if (c < 0x80) {
-        *length = 1;
-        return c;
-    }
-    int n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
-    if (n == 0 || n > available) {
-        *length = 1;
-        return 0xFFFD;
-    }
-    unsigned value = c & (0x7F >> n);
-    for (int i = 1; i < n; i++) {
-        if ((text[i] & 0xC0) != 0x80) {
-            *length = 1;
-            return 0xFFFD;
-        }
-        value = (value << 6) | (text[i] & 0x3F);
-    }
-    *length = n;
-    return value;
-}
 
 /// ASCII letters and digits; other characters except Latin-1's controls and punctuation, the general
 /// punctuation, CJK symbols and full-width punctuation blocks, and U+FFFD (invalid UTF-8).
@@ -95,7 +73,7 @@ static int read_kept(IdentifierCursor *cursor) {
     const unsigned char *text = cursor->input;
     while (cursor->offset < cursor->length) {
         int at = cursor->offset, width;
-        unsigned c = decode_identifier(text + at, cursor->length - at, &width);
+        unsigned c = coffer_utf8_decode(text + at, cursor->length - at, &width);
         cursor->offset = at + width;
         if (!is_kept(c)) continue;
         if (cursor->have == 3) {
@@ -127,7 +105,7 @@ static int identifier_open(sqlite3_tokenizer *base, const char *input, int lengt
     // Are there three kept characters? (The count stops at three.)
     int kept = 0;
     for (int at = 0, width; at < length && kept < 3; at += width) {
-        if (is_kept(decode_identifier(cursor->input + at, length - at, &width))) kept++;
+        if (is_kept(coffer_utf8_decode(cursor->input + at, length - at, &width))) kept++;
     }
     cursor->short_text = kept < 3;
     *out = &cursor->base;

@@ -6,16 +6,22 @@
 //   all with the character's own byte range as offsets (so highlights cover the character): the
 //   character itself, folded to its simplified form (資 → 资, Unihan's kSimplifiedVariant; `"fold=0"`
 //   turns this off); every toneless reading of the character (单 → dan, shan, chan; ü as v: 吕 → lv);
-//   and the first letter of each reading (d, s, c), once each. FTS4 keeps a term's positions per term,
-//   so several terms at one position are allowed; a phrase's i-th token matches any of them.
+//   the first letter of each reading (d, s, c), once each; and, marked with COFFER_PINYIN_PREFIX_MARK
+//   (byte 0x02), each reading's first two letters when a longer syllable starts with them (\x02da,
+//   \x02sh, \x02ch: what a query's `da*`, `sh*` and the initials `sh`, `ch` search for, as one term that
+//   FTS4 reads incrementally rather than a merge of every term with that prefix). FTS4 keeps a term's
+//   positions per term, so several terms at one position are allowed; a phrase's i-th token matches any
+//   of them.
 // - Text between CJK runs goes to a `unicode61` cursor, as in the `coffer` tokenizer, one position per
-//   token.
+//   token; a word of two or more letters also gives its first two letters, marked, at its position.
 //
 // Query text: FTS tokenizes each phrase of a MATCH expression with the table's tokenizer and ignores the
 // positions it reports, so a query must give exactly one token per position. A phrase that starts with
 // COFFER_PINYIN_QUERY_MARK (byte 0x01) is read that way: each CJK character gives only its folded self,
-// other text goes to unicode61. Coffer's pinyin patterns (FullTextPattern.pinyin) split what the user
-// typed into syllables and initials and write phrases such as "\x01zhang s*" or "\x01中 guo*".
+// other text goes to unicode61, except COFFER_PINYIN_PREFIX_MARK and the letters after it, one marked
+// prefix term. Coffer's pinyin patterns (FullTextPattern.pinyin) split what the user typed into
+// syllables and initials and write phrases such as "\x01zhang s", "\x01zhang \x02sa" (for
+// `zhangsa`), "\x01\x02zh s" (for `zhs`) or "\x01中 guo".
 //
 // The data (readings and folding) is Tools/pinyin/generate-pinyin-table.py's output, from Unihan.
 
@@ -23,13 +29,18 @@
 #include "CofferTokenizer.h"
 #include "fts3_interface.h"
 #include "pinyin_table.h"
+#include "segments.h"
+#include "utf8.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-/// The most tokens one character gives: itself, 8 readings at most in the table, and their initials.
-#define MAX_CHARACTER_TOKENS 24
+/// The most readings of one character in the table.
+#define MAX_READINGS 8
+
+/// The most tokens one character gives: itself, its readings, their initials and their marked prefixes.
+#define MAX_CHARACTER_TOKENS 32
 
 typedef struct PinyinTokenizer {
     sqlite3_tokenizer base;
@@ -39,46 +50,18 @@ typedef struct PinyinTokenizer {
 
 typedef struct PinyinCursor {
     sqlite3_tokenizer_cursor base;
-    const unsigned char *input;
-    int length;
-    int offset;    // where the next segment starts
-    int position;  // the next position
-    int query;     // the input started with COFFER_PINYIN_QUERY_MARK
-    sqlite3_tokenizer_cursor *inner;
-    int inner_base;
-    int run_next, run_end;  // the CJK run being read
+    CofferSegments segments;
+    int query;  // the input started with COFFER_PINYIN_QUERY_MARK
     // The tokens still to give for the current character, all at `character_position`.
     const char *pending[MAX_CHARACTER_TOKENS];
     int pending_bytes[MAX_CHARACTER_TOKENS];
     int pending_count, pending_next;
     int character_start, character_end, character_position;
     unsigned char folded[4];
+    char prefixes[MAX_READINGS][3];  // the character's marked two-letter prefixes
 } PinyinCursor;
 
 static const char letters[] = "abcdefghijklmnopqrstuvwxyz";
-
-static inline unsigned decode(const unsigned char *text, int available, int *length) {
-    unsigned c = text[0];
-    if (c < 0x80) {
-        *length = 1;
-        return c;
-    }
-    int n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
-    if (n == 0 || n > available) {
-        *length = 1;
-        return 0xFFFD;
-    }
-    unsigned value = c & (0x7F >> n);
-    for (int i = 1; i < n; i++) {
-        if ((text[i] & 0xC0) != 0x80) {
-            *length = 1;
-            return 0xFFFD;
-        }
-        value = (value << 6) | (text[i] & 0x3F);
-    }
-    *length = n;
-    return value;
-}
 
 static int encode(unsigned c, unsigned char *out) {
     if (c < 0x80) {
@@ -203,68 +186,51 @@ static int pinyin_open(sqlite3_tokenizer *base, const char *input, int length, s
     (void)base;
     PinyinCursor *cursor = calloc(1, sizeof(PinyinCursor));
     if (cursor == NULL) return SQLITE_NOMEM;
-    if (input == NULL) length = 0;
-    else if (length < 0) length = (int)strlen(input);
-    cursor->input = (const unsigned char *)input;
-    cursor->length = length;
-    if (length > 0 && input[0] == COFFER_PINYIN_QUERY_MARK) {
+    coffer_segments_init(&cursor->segments, input, length);
+    if (cursor->segments.length > 0 && input[0] == COFFER_PINYIN_QUERY_MARK) {
         cursor->query = 1;
-        cursor->offset = 1;
+        cursor->segments.offset = 1;
+        cursor->segments.stop = COFFER_PINYIN_PREFIX_MARK;
     }
     *out = &cursor->base;
     return SQLITE_OK;
 }
 
-static void close_inner(PinyinCursor *cursor) {
-    if (cursor->inner == NULL) return;
-    cursor->inner->pTokenizer->pModule->xClose(cursor->inner);
-    cursor->inner = NULL;
-}
-
 static int pinyin_close(sqlite3_tokenizer_cursor *base) {
     PinyinCursor *cursor = (PinyinCursor *)base;
-    close_inner(cursor);
+    coffer_segments_close_inner(&cursor->segments);
     free(cursor);
     return SQLITE_OK;
 }
 
-static int start_segment(PinyinCursor *cursor) {
-    const unsigned char *text = cursor->input;
-    int end = cursor->length, start = cursor->offset, at = start, width;
-    if (at >= end) return SQLITE_DONE;
-    int cjk = text[at] >= 0x80 && coffer_is_cjk(decode(text + at, end - at, &width));
-    while (at < end) {
-        if (text[at] < 0x80) {
-            if (cjk) break;
-            at++;
-            continue;
-        }
-        if (coffer_is_cjk(decode(text + at, end - at, &width)) != cjk) break;
-        at += width;
-    }
-    cursor->offset = at;
-    if (cjk) {
-        cursor->run_next = start;
-        cursor->run_end = at;
-        return SQLITE_OK;
-    }
-    sqlite3_tokenizer *inner = ((PinyinTokenizer *)cursor->base.pTokenizer)->inner;
-    int rc = inner->pModule->xOpen(inner, (const char *)text + start, at - start, &cursor->inner);
-    if (rc != SQLITE_OK) return rc;
-    cursor->inner->pTokenizer = inner;
-    cursor->inner_base = start;
-    return SQLITE_OK;
+/// In a query, COFFER_PINYIN_PREFIX_MARK and the lowercase letters after it: one token, as the index
+/// holds it (the mark and the letters), at the next position. Nothing when no letter follows.
+static void read_marked_prefix(PinyinCursor *cursor) {
+    CofferSegments *segments = &cursor->segments;
+    const unsigned char *text = segments->input;
+    int at = segments->offset, stop = at + 1;
+    while (stop < segments->length && text[stop] >= 'a' && text[stop] <= 'z') stop++;
+    segments->offset = stop;
+    if (stop - at < 2) return;
+    cursor->pending[0] = (const char *)text + at;
+    cursor->pending_bytes[0] = stop - at;
+    cursor->pending_count = 1;
+    cursor->pending_next = 0;
+    cursor->character_start = at;
+    cursor->character_end = stop;
+    cursor->character_position = segments->position++;
 }
 
 /// Fills the pending tokens of the character at cursor->run_next and moves past it.
 static void read_character(PinyinCursor *cursor) {
-    const unsigned char *text = cursor->input;
-    int at = cursor->run_next, width;
-    unsigned c = decode(text + at, cursor->run_end - at, &width);
+    CofferSegments *segments = &cursor->segments;
+    const unsigned char *text = segments->input;
+    int at = segments->run_next, width;
+    unsigned c = coffer_utf8_decode(text + at, segments->run_end - at, &width);
     cursor->character_start = at;
     cursor->character_end = at + width;
-    cursor->character_position = cursor->position++;
-    cursor->run_next = at + width;
+    cursor->character_position = segments->position++;
+    segments->run_next = at + width;
     int count = 0;
     unsigned folded = ((PinyinTokenizer *)cursor->base.pTokenizer)->fold ? simplified(c) : c;
     if (folded == c) {
@@ -292,14 +258,52 @@ static void read_character(PinyinCursor *cursor) {
             cursor->pending[count] = letters + letter;
             cursor->pending_bytes[count++] = 1;
         }
+        // Each reading's first two letters, marked, when a longer syllable starts with them (`li`: li,
+        // lian, liang…; `zh`: every zh- syllable), once each: what `li*` or the initial `zh` searches
+        // for, read as one term.
+        int prefix_count = 0;
+        for (int i = 1; i <= set[0] && count < MAX_CHARACTER_TOKENS && prefix_count < MAX_READINGS; i++) {
+            const char *syllable = coffer_pinyin_syllable_text + coffer_pinyin_syllable_offsets[set[i]];
+            if (syllable[1] == '\0' || !(coffer_pinyin_syllable_kind(syllable, 2) & 2)) continue;
+            int seen = 0;
+            for (int k = 0; k < prefix_count && !seen; k++) {
+                seen = cursor->prefixes[k][1] == syllable[0] && cursor->prefixes[k][2] == syllable[1];
+            }
+            if (seen) continue;
+            char *term = cursor->prefixes[prefix_count++];
+            term[0] = COFFER_PINYIN_PREFIX_MARK;
+            term[1] = syllable[0];
+            term[2] = syllable[1];
+            cursor->pending[count] = term;
+            cursor->pending_bytes[count++] = 3;
+        }
     }
     cursor->pending_count = count;
     cursor->pending_next = 0;
 }
 
+/// In a document, a word of two or more letters (a nickname: `lily`) also gives its first two letters,
+/// marked, at its position: a marked prefix in a query (`\x02li`, what `li` typed last searches for)
+/// finds it as `li*` would.
+static void mark_word_prefix(PinyinCursor *cursor, const char *token, int bytes, int start, int end, int position) {
+    if (bytes < 2 || token[0] < 'a' || token[0] > 'z' || token[1] < 'a' || token[1] > 'z') return;
+    char *term = cursor->prefixes[0];
+    term[0] = COFFER_PINYIN_PREFIX_MARK;
+    term[1] = token[0];
+    term[2] = token[1];
+    cursor->pending[0] = term;
+    cursor->pending_bytes[0] = 3;
+    cursor->pending_count = 1;
+    cursor->pending_next = 0;
+    cursor->character_start = start;
+    cursor->character_end = end;
+    cursor->character_position = position;
+}
+
 static int pinyin_next(sqlite3_tokenizer_cursor *base, const char **token, int *bytes, int *start, int *end,
                        int *position) {
     PinyinCursor *cursor = (PinyinCursor *)base;
+    CofferSegments *segments = &cursor->segments;
     for (;;) {
         if (cursor->pending_next < cursor->pending_count) {
             int i = cursor->pending_next++;
@@ -310,22 +314,21 @@ static int pinyin_next(sqlite3_tokenizer_cursor *base, const char **token, int *
             *position = cursor->character_position;
             return SQLITE_OK;
         }
-        if (cursor->inner != NULL) {
-            int rc = cursor->inner->pTokenizer->pModule->xNext(cursor->inner, token, bytes, start, end, position);
-            if (rc == SQLITE_OK) {
-                *start += cursor->inner_base;
-                *end += cursor->inner_base;
-                *position = cursor->position++;
-                return SQLITE_OK;
-            }
-            close_inner(cursor);
+        if (segments->inner != NULL) {
+            int rc = coffer_segments_next_inner(segments, token, bytes, start, end, position);
+            if (rc == SQLITE_OK && !cursor->query) mark_word_prefix(cursor, *token, *bytes, *start, *end, *position);
             if (rc != SQLITE_DONE) return rc;
         }
-        if (cursor->run_next < cursor->run_end) {
+        if (segments->run_next < segments->run_end) {
             read_character(cursor);
             continue;
         }
-        int rc = start_segment(cursor);
+        if (segments->stop != 0 && segments->offset < segments->length
+            && segments->input[segments->offset] == segments->stop) {
+            read_marked_prefix(cursor);
+            continue;
+        }
+        int rc = coffer_segments_start(segments, ((PinyinTokenizer *)cursor->base.pTokenizer)->inner);
         if (rc != SQLITE_OK) return rc;
     }
 }

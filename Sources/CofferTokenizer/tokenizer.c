@@ -23,6 +23,8 @@
 
 #include "CofferTokenizer.h"
 #include "fts3_interface.h"
+#include "segments.h"
+#include "utf8.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -38,42 +40,8 @@ typedef struct CofferTokenizer {
 
 typedef struct CofferCursor {
     sqlite3_tokenizer_cursor base;
-    const unsigned char *input;
-    int length;
-    int offset;    // where the next segment starts
-    int position;  // the next token's position
-    // The non-CJK segment being read, if any.
-    sqlite3_tokenizer_cursor *inner;
-    int inner_base;
-    // The CJK run being read, if any: the next character's offset and the run's end.
-    int run_next;
-    int run_end;
+    CofferSegments segments;
 } CofferCursor;
-
-/// Decodes the UTF-8 character at `text` (at most `available` bytes): its code point and byte length.
-/// An invalid or truncated sequence is one byte, code point 0xFFFD (not CJK).
-static inline unsigned decode(const unsigned char *text, int available, int *length) {
-    unsigned c = text[0];
-    if (c < 0x80) {
-        *length = 1;
-        return c;
-    }
-    int n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
-    if (n == 0 || n > available) {
-        *length = 1;
-        return 0xFFFD;
-    }
-    unsigned value = c & (0x7F >> n);
-    for (int i = 1; i < n; i++) {
-        if ((text[i] & 0xC0) != 0x80) {
-            *length = 1;
-            return 0xFFFD;
-        }
-        value = (value << 6) | (text[i] & 0x3F);
-    }
-    *length = n;
-    return value;
-}
 
 /// Han (with the iteration and zero marks), Hiragana, Katakana (full and half width) and Hangul.
 static inline int is_cjk(unsigned c) {
@@ -122,87 +90,44 @@ static int coffer_open(sqlite3_tokenizer *base, const char *input, int length, s
     (void)base;
     CofferCursor *cursor = calloc(1, sizeof(CofferCursor));
     if (cursor == NULL) return SQLITE_NOMEM;
-    if (input == NULL) length = 0;
-    else if (length < 0) length = (int)strlen(input);
-    cursor->input = (const unsigned char *)input;
-    cursor->length = length;
+    coffer_segments_init(&cursor->segments, input, length);
     *out = &cursor->base;
     return SQLITE_OK;
 }
 
-static void close_inner(CofferCursor *cursor) {
-    if (cursor->inner == NULL) return;
-    cursor->inner->pTokenizer->pModule->xClose(cursor->inner);
-    cursor->inner = NULL;
-}
-
 static int coffer_close(sqlite3_tokenizer_cursor *base) {
     CofferCursor *cursor = (CofferCursor *)base;
-    close_inner(cursor);
+    coffer_segments_close_inner(&cursor->segments);
     free(cursor);
-    return SQLITE_OK;
-}
-
-/// Starts the next segment at cursor->offset: a CJK run, or the text up to the next one (read by a
-/// unicode61 cursor). Returns SQLITE_DONE at the end of the input.
-static int start_segment(CofferCursor *cursor) {
-    const unsigned char *text = cursor->input;
-    int end = cursor->length, start = cursor->offset, at = start, width;
-    if (at >= end) return SQLITE_DONE;
-    int cjk = text[at] >= 0x80 && is_cjk(decode(text + at, end - at, &width));
-    while (at < end) {
-        if (text[at] < 0x80) {
-            if (cjk) break;
-            at++;
-            continue;
-        }
-        if (is_cjk(decode(text + at, end - at, &width)) != cjk) break;
-        at += width;
-    }
-    cursor->offset = at;
-    if (cjk) {
-        cursor->run_next = start;
-        cursor->run_end = at;
-        return SQLITE_OK;
-    }
-    sqlite3_tokenizer *inner = ((CofferTokenizer *)cursor->base.pTokenizer)->inner;
-    int rc = inner->pModule->xOpen(inner, (const char *)text + start, at - start, &cursor->inner);
-    if (rc != SQLITE_OK) return rc;
-    cursor->inner->pTokenizer = inner;  // as FTS does after xOpen
-    cursor->inner_base = start;
     return SQLITE_OK;
 }
 
 static int coffer_next(sqlite3_tokenizer_cursor *base, const char **token, int *bytes, int *start, int *end,
                        int *position) {
     CofferCursor *cursor = (CofferCursor *)base;
+    CofferSegments *segments = &cursor->segments;
     for (;;) {
-        if (cursor->inner != NULL) {
-            int rc = cursor->inner->pTokenizer->pModule->xNext(cursor->inner, token, bytes, start, end, position);
-            if (rc == SQLITE_OK) {
-                *start += cursor->inner_base;
-                *end += cursor->inner_base;
-                *position = cursor->position++;
-                return SQLITE_OK;
-            }
-            close_inner(cursor);
+        if (segments->inner != NULL) {
+            int rc = coffer_segments_next_inner(segments, token, bytes, start, end, position);
             if (rc != SQLITE_DONE) return rc;
         }
-        if (cursor->run_next < cursor->run_end) {
-            const unsigned char *text = cursor->input;
-            int at = cursor->run_next, first, second = 0;
-            decode(text + at, cursor->run_end - at, &first);
-            if (at + first < cursor->run_end) decode(text + at + first, cursor->run_end - at - first, &second);
+        if (segments->run_next < segments->run_end) {
+            const unsigned char *text = segments->input;
+            int at = segments->run_next, first, second = 0;
+            coffer_utf8_decode(text + at, segments->run_end - at, &first);
+            if (at + first < segments->run_end) {
+                coffer_utf8_decode(text + at + first, segments->run_end - at - first, &second);
+            }
             // CJK needs no folding: the token is the input's own bytes.
             *token = (const char *)text + at;
             *bytes = first + second;
             *start = at;
             *end = at + first + second;
-            *position = cursor->position++;
-            cursor->run_next = at + first;
+            *position = segments->position++;
+            segments->run_next = at + first;
             return SQLITE_OK;
         }
-        int rc = start_segment(cursor);
+        int rc = coffer_segments_start(segments, ((CofferTokenizer *)cursor->base.pTokenizer)->inner);
         if (rc != SQLITE_OK) return rc;
     }
 }

@@ -144,6 +144,29 @@ final class FullTextSearchArticleTests: XCTestCase {
         try notes.enableFullTextSearch(on: Note.text)  // a second call does nothing
         XCTAssertEqual(try notes.search(Note.self, matching: .searchBox("monday")).count, 1)
     }
+
+    func testDocumentStores() throws {
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+
+        let contacts = try DocumentStore(database: database, name: "contacts")
+        try contacts.enableFullTextSearch(on: "name", tokenizer: .pinyin)  // creates the index once, fills it
+        try contacts.put(["name": "张三", "city": "北京"], for: "c1")
+        try contacts.put(["name": "李四", "city": "上海"], for: "c2")
+        let found = try contacts.search(matching: .pinyin("zhs"))  // [DocumentMatch]: c1
+        let city = found.first?.document?["city"]  // .string("北京")
+
+        XCTAssertEqual(found.map(\.key), ["c1"])
+        XCTAssertEqual(city, .string("北京"))
+
+        let notes = try DocumentStore(database: database, name: "notes")
+        try notes.enableFullTextSearch(on: "tags[]")  // every element of the array
+        try notes.put(["title": "Monday", "tags": ["会议纪要", "budget"]], for: "n1")
+        let tagged = try notes.search(matching: .searchBox("会议"))  // n1
+
+        XCTAssertEqual(tagged.map(\.key), ["n1"])
+        XCTAssertEqual(try notes.search(matching: .searchBox("budget")).map(\.key), ["n1"])
+    }
 }
 
 // FullTextSearch.md, "Searching contacts by pinyin", as written there.

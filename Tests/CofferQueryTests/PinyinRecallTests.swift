@@ -5,11 +5,12 @@ import XCTest
 
 /// Recall of pinyin search against an independent reference: random names (surnames by real frequency,
 /// common given-name characters) and the queries users type for them, computed by pypinyin
-/// (Tools/pinyin/pinyin-recall-reference.py); every query must find its name's row. 1,000 names by
+/// (Tools/pinyin/pinyin-recall-reference.py); every query must find its name's row. `retroflex` is the
+/// initials with zh, ch and sh typed as two letters (`zhs` for 张三). 1,000 names by
 /// default; `COFFER_PINYIN_NAMES=10000 swift test --filter PinyinRecallTests` for the full run. Skipped
 /// when pypinyin is not installed (`pip install pypinyin`, Tools/install-system-packages.sh).
 final class PinyinRecallTests: XCTestCase {
-    private static let kinds = ["full", "spaced", "initials", "mixed", "prefix"]
+    private static let kinds = ["full", "spaced", "initials", "mixed", "prefix", "retroflex"]
 
     func testEveryPypinyinQueryFindsItsName() throws {
         let count = Int(ProcessInfo.processInfo.environment["COFFER_PINYIN_NAMES"] ?? "") ?? 1_000

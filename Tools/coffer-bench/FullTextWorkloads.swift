@@ -61,58 +61,39 @@ struct FullTextWorkloads {
             // SQLite's own default, where RawConnection turns checkpoints off: Coffer copies its WAL back
             // every 1,000 pages (`checkpointThreshold`) while it indexes, so raw C copies as much.
             connection.exec("PRAGMA wal_autocheckpoint = 1000")
-            let index = try time { try Self.rawIndex(messages, connection) }
+            let index = try QueryTiming.seconds { try Self.rawIndex(messages, connection) }
             Self.reportSize(connection.handle, impl)
-            let optimize = try time { connection.exec("INSERT INTO chat_fts(chat_fts) VALUES ('optimize')") }
+            let optimize = try QueryTiming.seconds { connection.exec("INSERT INTO chat_fts(chat_fts) VALUES ('optimize')") }
             // Queries start from what Coffer's reader sees: the WAL copied back and emptied, and a page
             // cache that the writer's commits left empty (see `settle`).
             connection.exec("PRAGMA wal_checkpoint(TRUNCATE)")
             sqlite3_db_release_memory(connection.handle)
-            return [measurement("W8-index", impl, [index], operations: count)]
-                + [measurement("W8-optimize", impl, [optimize], operations: 1)]
+            return [QueryTiming.measurement("W8-index", impl, [index], operations: count)]
+                + [QueryTiming.measurement("W8-optimize", impl, [optimize], operations: 1)]
                 + (try kinds.all.map { name, patterns in
                     let texts = try patterns.map { try $0.matchExpression() }
-                    return measurement(
+                    return QueryTiming.measurement(
                         name, impl, try Self.rawQueries(texts, ranked: name == "W8-ranked", connection), operations: 1)
                 })
         case .coffer, .cofferPlain:
             let database = try Database(path: path, configuration: harness.configuration(impl))
             defer { try? database.close() }
             _ = try database.write { try $0.upgradeSchema(for: [BenchChat.self]) }
-            let index = try time { try Self.cofferIndex(messages, database) }
+            let index = try QueryTiming.seconds { try Self.cofferIndex(messages, database) }
             try database.read { Self.reportSize($0.handle, impl) }
-            let optimize = try time { try database.write { try BenchChat.fullTextIndex.optimize($0) } }
+            let optimize = try QueryTiming.seconds { try database.write { try BenchChat.fullTextIndex.optimize($0) } }
             try Self.settle(database, harness.configuration(impl))
             var results = [
-                measurement("W8-index", impl, [index], operations: count),
-                measurement("W8-optimize", impl, [optimize], operations: 1),
+                QueryTiming.measurement("W8-index", impl, [index], operations: count),
+                QueryTiming.measurement("W8-optimize", impl, [optimize], operations: 1),
             ]
             for (name, patterns) in kinds.all {
                 results.append(
-                    measurement(
+                    QueryTiming.measurement(
                         name, impl, try Self.cofferQueries(patterns, ranked: name == "W8-ranked", database), operations: 1))
             }
             return results
         }
-    }
-
-    /// ops/s from the total time; p50 and p99 of the single timings (per-query latency).
-    private func measurement(_ name: String, _ impl: Implementation, _ times: [Double], operations: Int) -> Measurement {
-        let total = times.reduce(0, +)
-        let sorted = times.sorted()
-        var measurement = Measurement(
-            workload: name, impl: impl.rawValue, opsPerSecond: Double(operations * times.count) / total, seconds: total)
-        if times.count > 1 {
-            measurement.p50Seconds = sorted[sorted.count / 2]
-            measurement.p99Seconds = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
-        }
-        return measurement
-    }
-
-    private func time(_ body: () throws -> Void) throws -> Double {
-        let start = DispatchTime.now().uptimeNanoseconds
-        try body()
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 
     /// Brings Coffer's file to the state raw C's queries start from: the WAL copied back and emptied, and
@@ -207,30 +188,12 @@ struct FullTextWorkloads {
     private static func rawQueries(_ patterns: [String], ranked: Bool, _ connection: RawConnection) throws -> [Double] {
         let statement = try connection.prepare(ranked ? rawRankedSQL : rawPageSQL)
         defer { sqlite3_finalize(statement) }
-        var times: [Double] = []
-        var checksum = 0
-        for pattern in patterns {
-            let start = DispatchTime.now().uptimeNanoseconds
-            var page: [BenchChat] = []
-            var ranks: [(Double, String)] = []
-            let code = RawConnection.withStaticText([pattern], from: 1, on: statement) { () -> Int32 in
-                var code = sqlite3_step(statement)
-                while code == SQLITE_ROW {
-                    page.append(BenchChat(statement: statement))
-                    if ranked { ranks.append((sqlite3_column_double(statement, 4), rawText(statement, 5))) }
-                    code = sqlite3_step(statement)
-                }
-                return code
-            }
-            sqlite3_reset(statement)
-            guard code == SQLITE_DONE else {
-                throw BenchError("W8 raw query: \(String(cString: sqlite3_errmsg(connection.handle)))")
-            }
-            times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
-            checksum &+= page.count &+ ranks.count
+        return try QueryTiming.rawQueries(patterns, on: statement, connection, label: "W8") { statement in
+            (
+                BenchChat(statement: statement),
+                ranked ? (sqlite3_column_double(statement, 4), rawText(statement, 5)) : nil
+            )
         }
-        if checksum == 42 { print("") }  // keeps the reads
-        return times
     }
 
     /// A text column by pointer and byte count (text before its byte count, as SQLite asks).
@@ -242,16 +205,9 @@ struct FullTextWorkloads {
 
     /// The index's size (its segments) against the text it indexes, and how many segments, on standard error.
     private static func reportSize(_ handle: OpaquePointer, _ impl: Implementation) {
-        func value(_ sql: String) -> Double {
-            var statement: OpaquePointer?
-            sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
-            defer { sqlite3_finalize(statement) }
-            return sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_double(statement, 0) : 0
-        }
+        func value(_ sql: String) -> Double { QueryTiming.value(handle, sql) }
         let content = value("SELECT total(length(CAST(body AS BLOB)) + length(CAST(sender AS BLOB))) FROM chat")
-        let index =
-            value("SELECT total(length(block)) FROM chat_fts_segments")
-            + value("SELECT total(length(root)) FROM chat_fts_segdir")
+        let index = QueryTiming.indexBytes(handle, table: "chat_fts")
         let segments = value("SELECT count(*) FROM chat_fts_segdir")
         let levels = value("SELECT count(DISTINCT level) FROM chat_fts_segdir")
         FileHandle.standardError.write(

@@ -90,21 +90,21 @@ struct PinyinWorkloads {
             let connection = try RawConnection(path: path, key: WriteWorkloads.passphrase, cacheKiB: harness.cacheKiB)
             guard coffer_fts_register(connection.handle) == SQLITE_OK else { throw BenchError("W8-pinyin: register") }
             connection.exec("PRAGMA wal_autocheckpoint = 1000")
-            let index = try Self.time { try Self.rawIndex(contacts, connection) }
+            let index = try QueryTiming.seconds { try Self.rawIndex(contacts, connection) }
             connection.exec("INSERT INTO contact_fts(contact_fts) VALUES ('optimize')")
             Self.reportSize(connection.handle, impl)
             connection.exec("PRAGMA wal_checkpoint(TRUNCATE)")
             sqlite3_db_release_memory(connection.handle)
-            results.append(Self.measurement("W8-pinyin-index", impl, [index], operations: count))
+            results.append(QueryTiming.measurement("W8-pinyin-index", impl, [index], operations: count))
             for (name, typed) in kinds {
                 let texts = try typed.map { try FullTextPattern.pinyin($0).matchExpression() }
-                results.append(Self.measurement(name, impl, try Self.rawQueries(texts, connection), operations: 1))
+                results.append(QueryTiming.measurement(name, impl, try Self.rawQueries(texts, connection), operations: 1))
             }
         default:
             let database = try Database(path: path, configuration: harness.configuration(impl))
             defer { try? database.close() }
             _ = try database.write { try $0.upgradeSchema(for: [BenchContact.self]) }
-            let index = try Self.time {
+            let index = try QueryTiming.seconds {
                 for start in stride(from: 0, to: contacts.count, by: 1_000) {
                     let rows = contacts[start..<min(start + 1_000, contacts.count)].lazy.map {
                         BenchContact(id: nil, name: $0.name, nickname: $0.nickname)
@@ -116,37 +116,18 @@ struct PinyinWorkloads {
             try database.read { Self.reportSize($0.handle, impl) }
             try database.checkpoint(.truncate)
             Thread.sleep(forTimeInterval: 2 * harness.configuration(impl).idleCheckpointDelay + 0.5)
-            results.append(Self.measurement("W8-pinyin-index", impl, [index], operations: count))
+            results.append(QueryTiming.measurement("W8-pinyin-index", impl, [index], operations: count))
             let page = try BenchContact.matching(.parameter).limit(50).prepared()
             for (name, typed) in kinds {
-                var times: [Double] = []
-                for text in typed {
-                    let start = DispatchTime.now().uptimeNanoseconds
-                    _ = try database.read { try page.fetchAll($0, try FullTextPattern.pinyin(text).matchExpression()) }
-                    times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+                let times = try typed.map { text in
+                    try QueryTiming.seconds {
+                        _ = try database.read { try page.fetchAll($0, try FullTextPattern.pinyin(text).matchExpression()) }
+                    }
                 }
-                results.append(Self.measurement(name, impl, times, operations: 1))
+                results.append(QueryTiming.measurement(name, impl, times, operations: 1))
             }
         }
         return results
-    }
-
-    private static func time(_ body: () throws -> Void) throws -> Double {
-        let start = DispatchTime.now().uptimeNanoseconds
-        try body()
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-    }
-
-    private static func measurement(_ name: String, _ impl: Implementation, _ times: [Double], operations: Int) -> Measurement {
-        let total = times.reduce(0, +)
-        let sorted = times.sorted()
-        var measurement = Measurement(
-            workload: name, impl: impl.rawValue, opsPerSecond: Double(operations * times.count) / total, seconds: total)
-        if times.count > 1 {
-            measurement.p50Seconds = sorted[sorted.count / 2]
-            measurement.p99Seconds = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
-        }
-        return measurement
     }
 
     private static func rawIndex(_ contacts: [Contact], _ connection: RawConnection) throws {
@@ -182,46 +163,19 @@ struct PinyinWorkloads {
             "SELECT contact.id, contact.name, contact.nickname FROM contact_fts JOIN contact"
                 + " ON contact.rowid = contact_fts.docid WHERE contact_fts MATCH ? LIMIT 50")
         defer { sqlite3_finalize(statement) }
-        var times: [Double] = []
-        var checksum = 0
-        for pattern in patterns {
-            let start = DispatchTime.now().uptimeNanoseconds
-            var page: [BenchContact] = []
-            let code = RawConnection.withStaticText([pattern], from: 1, on: statement) { () -> Int32 in
-                var code = sqlite3_step(statement)
-                while code == SQLITE_ROW {
-                    page.append(
-                        BenchContact(
-                            id: sqlite3_column_int64(statement, 0), name: FullTextWorkloads.rawText(statement, 1),
-                            nickname: FullTextWorkloads.rawText(statement, 2)))
-                    code = sqlite3_step(statement)
-                }
-                return code
-            }
-            sqlite3_reset(statement)
-            guard code == SQLITE_DONE else {
-                throw BenchError("W8-pinyin raw query: \(String(cString: sqlite3_errmsg(connection.handle)))")
-            }
-            times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
-            checksum &+= page.count
+        return try QueryTiming.rawQueries(patterns, on: statement, connection, label: "W8-pinyin") { statement in
+            BenchContact(
+                id: sqlite3_column_int64(statement, 0), name: FullTextWorkloads.rawText(statement, 1),
+                nickname: FullTextWorkloads.rawText(statement, 2))
         }
-        if checksum == 42 { print("") }  // keeps the reads
-        return times
     }
 
     /// The index's size (its segments) against the names' and nicknames' bytes, on standard error.
     private static func reportSize(_ handle: OpaquePointer, _ impl: Implementation) {
-        func value(_ sql: String) -> Double {
-            var statement: OpaquePointer?
-            sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
-            defer { sqlite3_finalize(statement) }
-            return sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_double(statement, 0) : 0
-        }
+        func value(_ sql: String) -> Double { QueryTiming.value(handle, sql) }
         let names = value("SELECT total(length(CAST(name AS BLOB))) FROM contact")
         let nicknames = value("SELECT total(length(CAST(nickname AS BLOB))) FROM contact")
-        let index =
-            value("SELECT total(length(block)) FROM contact_fts_segments")
-            + value("SELECT total(length(root)) FROM contact_fts_segdir")
+        let index = QueryTiming.indexBytes(handle, table: "contact_fts")
         FileHandle.standardError.write(
             Data(
                 String(

@@ -4,7 +4,10 @@ pinyin source: its own dictionaries, not Unihan through Coffer's generator), for
 
 Usage: pinyin-recall-reference.py COUNT SEED  → one JSON object per line:
   {"name": "张三丰", "full": "zhangsanfeng", "spaced": "zhang san feng", "initials": "zsf",
-   "mixed": "张sanf", "prefix": "zhangsanfe"}
+   "mixed": "张sanf", "prefix": "zhangsanfe", "retroflex": "zhsf"}
+
+"retroflex" is the initials as a user types them when zh, ch and sh count as initials: pypinyin's own
+initial (Style.INITIALS) where it is zh, ch or sh, the first letter elsewhere (陈思 → chs, 张三 → zhs).
 
 Surnames are drawn by frequency. The order and the shares of the first 20 are from the Chinese Academy of
 Sciences' 2006 surname survey (袁义达, Institute of Genetics and Developmental Biology, 296 million
@@ -47,6 +50,9 @@ def main():
         name = rng.choices(names, weights)[0] + given
         syllables = lazy_pinyin(name, style=Style.NORMAL, v_to_u=False)
         initials = lazy_pinyin(name, style=Style.FIRST_LETTER, v_to_u=False)
+        retroflex = "".join(
+            i if i in ("zh", "ch", "sh") else f
+            for i, f in zip(lazy_pinyin(name, style=Style.INITIALS, strict=False), initials))
         # Mixed: each character as itself, its full pinyin or its initial, not all characters.
         mixed = ""
         while True:
@@ -58,7 +64,8 @@ def main():
         last = syllables[-1]
         prefix = "".join(syllables[:-1]) + last[:rng.randrange(1, len(last) + 1)]
         print(json.dumps({"name": name, "full": "".join(syllables), "spaced": " ".join(syllables),
-                          "initials": "".join(initials), "mixed": mixed, "prefix": prefix}, ensure_ascii=False))
+                          "initials": "".join(initials), "mixed": mixed, "prefix": prefix,
+                          "retroflex": retroflex}, ensure_ascii=False))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ extension FullTextPattern {
     ///
     /// Tone marks are ignored (`zhāng`), `ü` is `v`; spaces, punctuation and control characters separate
     /// syllables; letters of a run with no space are split into every sequence of syllables and initials
-    /// (`xian` is `xian`, `xi an`, `x i an`… as far as they are pinyin), the fewest first, and the run is
+    /// (`xian` is `xian`, `xi an`, `x i an`… as far as they are pinyin; `zh`, `ch` and `sh` are initials
+    /// too: `zhs` finds 张三 and not 曾三), the fewest first, and the run is
     /// also searched as typed (a Latin nickname). Digits and other scripts are searched as typed. Matches
     /// must be consecutive: the input is one phrase.
     ///
@@ -48,8 +49,8 @@ extension FullTextPattern {
         var atoms: [Atom] = []
         for reading in readings {
             guard let last = reading.last else { continue }
-            let words = "\u{1}" + reading.map(\.text).joined(separator: " ")
-            let phrase = Phrase(words: words, isPrefix: last.isPrefix, endsInCJK: false)
+            let words = "\u{1}" + reading.map(\.term).joined(separator: " ")
+            let phrase = Phrase(words: words, isPrefix: last.isPrefix && !last.isMarked, endsInCJK: false)
             if seen.insert(phrase.quoted).inserted { atoms.append(Atom(phrases: [phrase])) }
         }
         return atoms.isEmpty ? .nothing : FullTextPattern(clauses: [atoms])
@@ -60,6 +61,19 @@ extension FullTextPattern {
 struct PinyinUnit: Equatable {
     var text: String
     var isPrefix: Bool
+
+    /// A prefix of two ASCII letters (`li`, `zh`, `sa`), searched as the one term the pinyin tokenizer
+    /// indexes for it (COFFER_PINYIN_PREFIX_MARK, byte 0x02, then the letters) rather than as `li*`,
+    /// which FTS4 answers by merging every term starting with `li`.
+    var isMarked: Bool {
+        isPrefix && text.utf8.count == 2 && text.utf8.allSatisfy { (0x61...0x7A).contains($0) }
+    }
+
+    /// The unit in a query phrase (without the `*` of a prefix, which ends the phrase).
+    var term: String { isMarked ? "\u{2}" + text : text }
+
+    /// A syllable's first letter, or `zh`, `ch`, `sh`: the retroflex initials typed for a syllable.
+    var isInitial: Bool { text.utf8.count == 1 || PinyinPiece.retroflexInitials.contains(text) }
 }
 
 /// A piece of pinyin input: a CJK character, a run of Latin letters (lowercased, tone marks removed, ü as
@@ -166,6 +180,10 @@ enum PinyinPiece: Equatable {
     /// `zha ng san` would only cost time.
     private static let interjections: Set<String> = ["ng", "hm", "hng"]
 
+    /// The two-letter initials, read as a unit anywhere in a run (`zhs` is `zh s`, 张三), but never
+    /// before a syllable starting with a vowel (`zh ang` is `zhang`, which is read anyway).
+    static let retroflexInitials: Set<String> = ["zh", "ch", "sh"]
+
     /// The readings of a run of letters as syllables and initials (a syllable's first letter), the last
     /// one possibly a syllable's prefix when `lastIsPrefix`: of those of at most two units more than the
     /// fewest (and, when more, with at most one more one-letter unit than the best reading, none before
@@ -183,10 +201,11 @@ enum PinyinPiece: Equatable {
                 } ?? 0
             }
             let canBePrefix = lastIsPrefix && end == count && kind & 2 != 0
-            guard kind & 1 != 0 || (end - start == 1 && kind != 0) || canBePrefix else { return nil }
             let text = String(decoding: run[start..<end], as: UTF8.self)
+            let isRetroflex = end - start == 2 && retroflexInitials.contains(text)
+            guard kind & 1 != 0 || (end - start == 1 && kind != 0) || canBePrefix || isRetroflex else { return nil }
             if count > end - start && interjections.contains(text) { return nil }
-            return PinyinUnit(text: text, isPrefix: canBePrefix && end - start > 1)
+            return PinyinUnit(text: text, isPrefix: (canBePrefix && end - start > 1) || isRetroflex)
         }
         // The fewest and the most units reading run[i...], or nil.
         var fewest = [Int?](repeating: nil, count: count + 1)
@@ -226,7 +245,7 @@ enum PinyinPiece: Equatable {
         for units in best...best + 2 where results.count < pool {
             search(from: 0, units: units)
         }
-        func initials(_ reading: [PinyinUnit]) -> Int { reading.filter { $0.text.utf8.count == 1 }.count }
+        func initials(_ reading: [PinyinUnit]) -> Int { reading.filter(\.isInitial).count }
         // A reading of more units than the fewest splits a syllable into an initial and the rest: kept
         // with one initial more than the best reading (`chong` as `c hong`, 超宏; `liushan` as `liu s han`),
         // not counting a last initial, which is what was typed of the last syllable so far (`chen g`, 陈桂).
@@ -234,16 +253,21 @@ enum PinyinPiece: Equatable {
         // kept (`zhang s an`: a pinyin keyboard writes `s'an`), since each costs a one-letter term read
         // whole.
         func inner(_ reading: [PinyinUnit]) -> Int {
-            initials(reading) - (lastIsPrefix && reading.last?.text.utf8.count == 1 ? 1 : 0)
+            initials(reading) - (lastIsPrefix && reading.last?.isInitial == true ? 1 : 0)
         }
+        func startsWithVowel(_ unit: PinyinUnit) -> Bool { unit.text.utf8.first.map { "aeo".utf8.contains($0) } == true }
         func initialBeforeVowel(_ reading: [PinyinUnit]) -> Bool {
+            zip(reading, reading.dropFirst()).contains { first, next in first.isInitial && startsWithVowel(next) }
+        }
+        func retroflexBeforeVowel(_ reading: [PinyinUnit]) -> Bool {
             zip(reading, reading.dropFirst()).contains { first, next in
-                first.text.utf8.count == 1 && next.text.utf8.first.map { "aeo".utf8.contains($0) } == true
+                retroflexInitials.contains(first.text) && startsWithVowel(next)
             }
         }
         let fewestInitials = results.filter { $0.count == best }.map(inner).min() ?? 0
         results.removeAll {
-            $0.count > best && (inner($0) > fewestInitials + 1 || (count > shortRun && initialBeforeVowel($0)))
+            retroflexBeforeVowel($0)
+                || ($0.count > best && (inner($0) > fewestInitials + 1 || (count > shortRun && initialBeforeVowel($0))))
         }
         // In those, a whole last syllable is searched as itself, not as a prefix: a prefix such as `li*`
         // merges many long terms, and the best reading already searches it.

@@ -58,14 +58,15 @@ extension DocumentStore {
         try StoreCatalog.exists(table: "doc:" + name, in: database)
     }
 
-    /// Drops the document store called `name` with its attribute index and bags, in one transaction;
-    /// returns whether it existed. Open ``DocumentStore`` instances of it fail from then on (re-open to
-    /// recreate it empty).
+    /// Drops the document store called `name` with its attribute index, bags and full-text index, in one
+    /// transaction; returns whether it existed. Open ``DocumentStore`` instances of it fail from then on
+    /// (re-open to recreate it empty).
     @discardableResult
     public static func drop(named name: String, in database: Database) throws -> Bool {
         try StoreCatalog.validate(name: name, store: name)
         return try StoreCatalog.drop(
-            tables: ["doc:" + name, "doc-attr:" + name, "doc-path:" + name, "doc-bag:" + name], in: database)
+            tables: ["doc:" + name, "doc-attr:" + name, "doc-path:" + name, "doc-bag:" + name, "doc-fts:" + name],
+            in: database)
     }
 }
 

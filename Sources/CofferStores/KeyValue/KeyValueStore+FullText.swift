@@ -59,16 +59,9 @@ extension KeyValueStore {
         limit: Int = 100
     ) throws -> [(key: String, value: Value)] {
         if pattern.matchesNothing { return [] }
-        var sql = "SELECT key FROM \(schema.items) WHERE bucket = ? AND id IN (SELECT docid FROM \(fullTextTable)"
-        sql += " WHERE \(fullTextTable) MATCH ?)"
-        var arguments: [DatabaseValue] = [.text(bucket), .text(try pattern.matchExpression())]
-        if let excluded = pattern.excludedMatchExpression() {
-            sql += " AND id NOT IN (SELECT docid FROM \(fullTextTable) WHERE \(fullTextTable) MATCH ?)"
-            arguments.append(.text(excluded))
-        }
-        sql += " ORDER BY id LIMIT ?"
-        arguments.append(.integer(Int64(max(limit, 0))))
-        let query = sql
+        let found = try pattern.membership(of: "id", in: fullTextTable)
+        let query = "SELECT key FROM \(schema.items) WHERE bucket = ? AND \(found.sql) ORDER BY id LIMIT ?"
+        let arguments: [DatabaseValue] = [.text(bucket)] + found.arguments + [.integer(Int64(max(limit, 0)))]
         let keys = try database.read { db in
             try db.fetchAll(sql: query, arguments: StatementArguments(arguments)).compactMap { row -> String? in row["key"] }
         }
