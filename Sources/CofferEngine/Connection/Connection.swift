@@ -45,6 +45,11 @@ public final class Connection {
     private(set) var isClosed = false
     /// Told about every error this connection produces (the database uses it to report corruption).
     var errorObserver: ((CofferError) -> Void)?
+    /// The database's transaction observers, on its writer connections only (nil elsewhere): told by
+    /// ``inTransaction(_:_:)``.
+    package var transactionObservers: TransactionObservers?
+    /// Called once by ``close()`` before the handle closes (the database's interrupt registry lets go of it).
+    var willClose: (() -> Void)?
     /// Whoever listens to SQLite's statement trace on this connection (see `addTraceListener`).
     let traceListeners = TraceListeners()
     /// Statements and rows this connection ran and returned (monitoring's metrics).
@@ -81,6 +86,8 @@ public final class Connection {
         recordStatements.removeAll()
         lastRecordStatement = nil
         preparedQueryStatements.removeAll()
+        willClose?()
+        willClose = nil
         sqlite3_close_v2(handle)
     }
 
@@ -273,16 +280,26 @@ public final class Connection {
     }
 
     /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
+    ///
+    /// On a database's writer, its ``TransactionObserver``s are told: ``TransactionObserver/willCommit(_:)``
+    /// before `COMMIT` (an error it throws rolls the transaction back and is thrown here), then
+    /// ``TransactionObserver/didCommit(_:)`` or ``TransactionObserver/didRollback(_:)``.
     public func inTransaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
         try runTransactionStatement(kind.statementSlot, sql: kind.beginSQL)
         let result: T
+        // Nil unless something observes the writer's transactions (read transactions are not observed):
+        // a load or two per transaction.
+        let observers = kind == .deferred ? nil : transactionObservers.flatMap { $0.isEmpty ? nil : $0 }
         do {
             result = try asCurrentTransaction(body)
+            try observers?.willCommit(self)
             try runTransactionStatement(TransactionKind.commitSlot, sql: TransactionKind.commitSQL)
         } catch {
             rollbackIfNeeded()
+            observers?.didRollback(self)
             throw error
         }
+        observers?.didCommit(self)
         return result
     }
 
