@@ -108,6 +108,19 @@ final class TransactionObserverVetoTests: XCTestCase {
         XCTAssertEqual(kept.events, [])
     }
 
+    func testAnObserverAddedInsideAWriteJudgesThatWrite() throws {
+        let (directory, database) = try makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        let observer = BalanceGuard()
+        XCTAssertThrowsError(
+            try database.write { db in
+                try database.add(transactionObserver: observer)
+                try db.execute(sql: "DELETE FROM account WHERE id = 1")
+            })
+        XCTAssertEqual(try balances(database), [60, 40])
+        XCTAssertEqual(observer.events, ["willCommit", "didRollback"])
+    }
+
     func testObserversSurviveAPassphraseChange() throws {
         let (directory, database) = try makeDatabase()
         defer { withExtendedLifetime(directory) {} }

@@ -287,20 +287,26 @@ public final class Connection {
     public func inTransaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
         try runTransactionStatement(kind.statementSlot, sql: kind.beginSQL)
         let result: T
-        // Nil unless something observes the writer's transactions (read transactions are not observed):
-        // a load or two per transaction.
-        let observers = kind == .deferred ? nil : transactionObservers.flatMap { $0.isEmpty ? nil : $0 }
         do {
             result = try asCurrentTransaction(body)
-            try observers?.willCommit(self)
+            // Looked up after the body: an observer it added judges this transaction.
+            try observers(of: kind)?.willCommit(self)
             try runTransactionStatement(TransactionKind.commitSlot, sql: TransactionKind.commitSQL)
         } catch {
             rollbackIfNeeded()
-            observers?.didRollback(self)
+            observers(of: kind)?.didRollback(self)
             throw error
         }
-        observers?.didCommit(self)
+        observers(of: kind)?.didCommit(self)
         return result
+    }
+
+    /// The transaction observers to tell about a transaction of `kind`: nil unless something observes the
+    /// writer's transactions (read transactions are not observed), a load or two.
+    @inline(__always)
+    private func observers(of kind: TransactionKind) -> TransactionObservers? {
+        guard kind != .deferred, let observers = transactionObservers, !observers.isEmpty else { return nil }
+        return observers
     }
 
     /// Runs the kept `BEGIN` or `COMMIT` statement in `slot`, preparing it on first use: a transaction

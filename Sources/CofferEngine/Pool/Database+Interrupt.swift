@@ -25,13 +25,26 @@ extension Database {
     }
 
     /// Registers `observer`, kept weakly, to be told of each transaction of the writer as it ends and to
-    /// refuse commits (see ``TransactionObserver``). Observers are told in the order they were added.
+    /// refuse commits (see ``TransactionObserver``). Observers are told in the order they were added; one
+    /// added inside a write hears that write's end. Callable from inside a write.
+    ///
+    /// - Throws: ``CofferError/apiMisuse`` when the database is closed.
     public func add(transactionObserver observer: any TransactionObserver) throws {
-        try writer.sync { _ in factory.transactionObservers.add(observer) }
+        try onWriterQueue { factory.transactionObservers.add(observer) }
     }
 
-    /// Stops telling `observer`.
+    /// Stops telling `observer`. Callable from inside a write.
     public func remove(transactionObserver observer: any TransactionObserver) throws {
-        try writer.sync { _ in factory.transactionObservers.remove(observer) }
+        try onWriterQueue { factory.transactionObservers.remove(observer) }
+    }
+
+    /// Runs `body` on the writer's queue, at once when already on it; throws when the database is closed.
+    private func onWriterQueue(_ body: () -> Void) throws {
+        var open = false
+        writer.onQueue { connection in
+            open = connection != nil
+            if open { body() }
+        }
+        if !open { throw SerializedConnection.closedError }
     }
 }
