@@ -14,8 +14,9 @@ cd "$(dirname "$0")/.."
 
 # Writer queue, reader pool, async APIs, rekey and backups under load, key-value caches, the two-thread
 # repair pipeline, prepared queries shared across threads, the shared decrypted-page cache, change observation,
-# two instances and child processes on one file (the descriptor table).
-THREAD_TESTS='ObservationRandomizedTests|ObservationValueTests|ObservationRegionTests|ObservationMaintenanceTests|KeyValueObservationTests|DecryptedPageCacheMemoryTests|SalvagePipelineTests|PreparedQueryTests|PreparedQueryDatabaseReadTests|ConcurrencySnapshotTests|CheckpointWALTests|TransactionSavepointTests|EncryptionKeyTests|ChangePassphraseStressTests|BackupUnderLoadTests|BackupSchedulerTests|KeyValueCacheTests|KeyValueSharedCacheTests|KeyValueBatchAsyncTests|KeyValueCrashTests|DecryptedPageCacheTests|RecordCacheSnapshotTests|WriterWaitTraceTests|MonitoringMetricsTests|DatabaseSharedFileTests|AppAndExtensionProcessTests'
+# two instances and child processes on one file (the descriptor table), cancellation, interrupts, snapshots and
+# commit vetoes.
+THREAD_TESTS='ObservationRandomizedTests|ObservationValueTests|ObservationRegionTests|ObservationMaintenanceTests|KeyValueObservationTests|DecryptedPageCacheMemoryTests|SalvagePipelineTests|PreparedQueryTests|PreparedQueryDatabaseReadTests|ConcurrencySnapshotTests|CheckpointWALTests|TransactionSavepointTests|EncryptionKeyTests|ChangePassphraseStressTests|BackupUnderLoadTests|BackupSchedulerTests|KeyValueCacheTests|KeyValueSharedCacheTests|KeyValueBatchAsyncTests|KeyValueCrashTests|DecryptedPageCacheTests|RecordCacheSnapshotTests|WriterWaitTraceTests|MonitoringMetricsTests|DatabaseSharedFileTests|AppAndExtensionProcessTests|CancellationTests|DatabaseInterruptTests|DatabaseSnapshotTests|TransactionObserverVetoTests|ProgressStreamTests'
 # Repair (parsers over hostile bytes), backup, and the C boundary (SQLCipher calls, the test VFS, the
 # encrypted temporary-file VFS, the caching crypto provider).
 ADDRESS_TESTS='CofferRepairTests|BackupRestoreTests|BackupKeyKindsTests|ChangeTrackingTests|IncrementalCostTests|InteropShellTests|LinkageTests|ValueBindingTests|ErrorCorruptionTests|HostileSchemaRepairTests|FaultInjectionTests|PowerLossTests|TemporaryStorageTests|DecryptedPageCacheTests'

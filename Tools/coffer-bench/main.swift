@@ -18,7 +18,8 @@ struct CofferBench: ParsableCommand {
 
     @Option(
         parsing: .upToNextOption,
-        help: "Run only these workloads (W0 W1 W1-sql W2 W3 W4 W4b W4b-read W5 W6 W7 W8 W9 W10 W11 F1; W9-commits… alone too).")
+        help:
+            "Run only these workloads (W0 W1 W1-sql W2 W3 W4 W4b W4b-read W5 W6 W7 W8 W9 W10 W11 W14 F1; W9-commits… alone too).")
     var only: [String] = []
 
     @Option(parsing: .upToNextOption, help: "Run only these implementations (raw-c raw-c-plain coffer coffer-plain).")
@@ -85,6 +86,7 @@ struct CofferBench: ParsableCommand {
         let pinyin = PinyinWorkloads(harness: harness, count: quick ? 10_000 : 100_000, queries: quick ? 200 : 1_000)
         let recordCache = RecordCacheWorkloads(harness: harness, lookups: quick ? 20_000 : 1_000_000)
         let footprint = FootprintWorkload(reads: reads, lookupsPerReader: quick ? 2_500 : 25_000)
+        let control = ControlWorkloads(reads: reads, rounds: quick ? 20 : 100)
         let checksums = ChecksumLog()
         let associations = AssociationWorkloads(
             harness: harness, authors: 1_000, booksPerAuthor: 20, pages: quick ? 50 : 1_000, lookups: quick ? 1_000 : 50_000,
@@ -121,6 +123,7 @@ struct CofferBench: ParsableCommand {
                 try record(associations.run(impl))
                 try record(recordCache.run(impl))
             }
+            if wants("W14") { try record(control.run(impl)) }
             if wants("F1") { try record(footprint.run(impl)) }
         }
         // With --json the ratio table goes to standard error, so one run gives both.

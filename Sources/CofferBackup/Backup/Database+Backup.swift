@@ -42,6 +42,12 @@ extension Database {
     ///   its HMAC, or the I/O error that stopped it.
     @discardableResult
     public func backup(to directory: URL, kind: BackupKind = .automatic, pagesPerStep: Int = 256) throws -> BackupGeneration {
+        try backup(to: directory, kind: kind, pagesPerStep: pagesPerStep, control: nil)
+    }
+
+    /// ``backup(to:kind:pagesPerStep:)`` reporting to `control`, and stopping (no generation written, the
+    /// changed-page set as it was) once it is cancelled.
+    func backup(to directory: URL, kind: BackupKind, pagesPerStep: Int, control: WorkControl?) throws -> BackupGeneration {
         guard path != ":memory:" else {
             throw CofferError(code: .invalidConfiguration, message: "in-memory databases cannot be backed up to a directory")
         }
@@ -74,9 +80,9 @@ extension Database {
         }
         let generation = try spans.run("coffer.backup") {
             if kind != .full, canIncrement, let latest, let anchor {
-                return try incrementalBackup(store: store, id: id, previous: latest, anchor: anchor)
+                return try incrementalBackup(store: store, id: id, previous: latest, anchor: anchor, control: control)
             }
-            return try fullBackup(store: store, id: id, pagesPerStep: max(pagesPerStep, 1))
+            return try fullBackup(store: store, id: id, pagesPerStep: max(pagesPerStep, 1), control: control)
         }
         factory.metrics?.backupBytes.increment(by: generation.byteCount)
         configuration.logger.debug(
@@ -94,7 +100,9 @@ extension Database {
 
     // MARK: Full
 
-    private func fullBackup(store: BackupDirectory, id: Int, pagesPerStep: Int) throws -> BackupGeneration {
+    private func fullBackup(store: BackupDirectory, id: Int, pagesPerStep: Int, control: WorkControl?) throws
+        -> BackupGeneration
+    {
         let final = store.url.appendingPathComponent(BackupDirectory.fullName(id))
         let temporary = BackupFiles.temporaryURL(for: final)
         defer {
@@ -120,7 +128,7 @@ extension Database {
         do {
             defer { source.rollbackIfNeeded() }
             snapshot = try SchemaSnapshot(connection: source)
-            pageCount = try Self.copyPages(from: source, to: destination, pagesPerStep: pagesPerStep)
+            pageCount = try Self.copyPages(from: source, to: destination, pagesPerStep: pagesPerStep, control: control)
         } catch {
             tracker.invalidate()
             throw error
@@ -144,14 +152,25 @@ extension Database {
     }
 
     /// Runs `sqlite3_backup_step` until done; the source's open read transaction keeps it on one snapshot.
-    private static func copyPages(from source: Connection, to destination: Connection, pagesPerStep: Int) throws -> Int {
+    /// Reports each step to `control` and stops with `CancellationError` when it is cancelled.
+    private static func copyPages(
+        from source: Connection, to destination: Connection, pagesPerStep: Int, control: WorkControl?
+    ) throws -> Int {
         guard let backup = sqlite3_backup_init(destination.handle, "main", source.handle, "main") else {
             throw destination.failure(code: sqlite3_errcode(destination.handle), sql: "sqlite3_backup_init")
         }
         var code: Int32 = SQLITE_OK
         var busyRetries = 0
         while true {
+            if let control, control.latch.isCancelled {
+                sqlite3_backup_finish(backup)
+                throw CancellationError()
+            }
             code = sqlite3_backup_step(backup, Int32(pagesPerStep))
+            if let control {
+                let total = Int(sqlite3_backup_pagecount(backup))
+                control.progress(completed: total - Int(sqlite3_backup_remaining(backup)), total: total)
+            }
             if code == SQLITE_OK { continue }
             if (code == SQLITE_BUSY || code == SQLITE_LOCKED) && busyRetries < 500 {
                 busyRetries += 1
@@ -206,7 +225,7 @@ extension Database {
     // MARK: Incremental
 
     private func incrementalBackup(
-        store: BackupDirectory, id: Int, previous: BackupGeneration, anchor: ChangedPageTracker.Anchor
+        store: BackupDirectory, id: Int, previous: BackupGeneration, anchor: ChangedPageTracker.Anchor, control: WorkControl?
     ) throws -> BackupGeneration {
         let final = store.url.appendingPathComponent(BackupDirectory.incrementalName(id))
         let temporary = BackupFiles.temporaryURL(for: final)
@@ -231,7 +250,12 @@ extension Database {
                 // The gate keeps every checkpoint out: the main file holds exactly the captured state.
                 let main = try PageFile(path: path, writable: false)
                 let pageSize = previous.pageSize
-                for pageNumber in captured.sorted() where Int(pageNumber) <= pageCount {
+                let total = captured.count
+                for (index, pageNumber) in captured.sorted().enumerated() where Int(pageNumber) <= pageCount {
+                    if let control, index % 256 == 0 {
+                        try control.checkCancellation()
+                        control.progress(completed: index, total: total)
+                    }
                     let bytes = try main.read(count: pageSize, at: (Int(pageNumber) - 1) * pageSize)
                     guard bytes.count == pageSize else {
                         throw CofferError(code: .corrupt, message: "page \(pageNumber) is past the end of \(path)")
@@ -246,6 +270,7 @@ extension Database {
                     material = try? buildRepairMaterial(file: path, generation: id, salt: salt, snapshot: snapshot)
                 }
             }
+            try control?.checkCancellation()
             try writerOut.finish(pageCount: pageCount)
             try BackupFiles.commitFile(temporary, as: final)
             let generation = BackupGeneration(

@@ -41,6 +41,13 @@ extension Database {
     ///   that stopped the copy (the database is then unchanged and the partial copy removed).
     @discardableResult
     public func vacuum(batchRows: Int = 2000, progress: ((VacuumProgress) -> Void)? = nil) throws -> VacuumReport {
+        try vacuum(batchRows: batchRows, progress: progress, control: nil)
+    }
+
+    /// ``vacuum(batchRows:progress:)`` that stops when `control` is cancelled during the copy (its
+    /// statements are interrupted; the database is unchanged and the partial copy removed). Once the copy
+    /// is complete the swap runs to its end.
+    func vacuum(batchRows: Int, progress: ((VacuumProgress) -> Void)?, control: WorkControl?) throws -> VacuumReport {
         guard !configuration.readOnly, path != ":memory:" else {
             throw CofferError(code: .invalidConfiguration, message: "vacuum needs a writable database file")
         }
@@ -74,10 +81,11 @@ extension Database {
                 try VacuumCopy.attach(
                     copy, destination: temporary, keySpec: spec, pageSize: pageSize, encrypted: key != nil,
                     usesHMAC: cipher.usesHMAC, format: key?.pageFormat ?? .sqlcipher3)
-                try VacuumCopy(
+                let run = VacuumCopy(
                     connection: copy, batchRows: max(1, batchRows), progress: progress,
                     pagesExpected: report.pagesBefore - report.freePagesBefore
-                ).run()
+                ).run
+                if let control { try control.latch.run(on: copy, run) } else { try run() }
                 report.pagesAfter = try copy.fetchValue(Int.self, sql: "PRAGMA \(VacuumCopy.schemaName).page_count") ?? 0
                 try copy.execute(sql: "DETACH DATABASE \(VacuumCopy.schemaName)")
                 try BackupFiles.fsyncFile(temporary)

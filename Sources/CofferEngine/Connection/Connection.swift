@@ -52,6 +52,11 @@ public final class Connection {
     /// True once a statement on this connection reported corruption (`SQLITE_CORRUPT`, `SQLITE_NOTADB`); the
     /// reader pool replaces such a connection when its codec errors are sticky.
     package private(set) var sawCorruption = false
+    /// The database's transaction observers, on its writer connections only (nil elsewhere): told by
+    /// ``inTransaction(_:_:)``.
+    package var transactionObservers: TransactionObservers?
+    /// Called once by ``close()`` before the handle closes (the database's interrupt registry lets go of it).
+    var willClose: (() -> Void)?
     /// Whoever listens to SQLite's statement trace on this connection (see `addTraceListener`).
     let traceListeners = TraceListeners()
     /// Statements and rows this connection ran and returned (monitoring's metrics).
@@ -88,6 +93,8 @@ public final class Connection {
         recordStatements.removeAll()
         lastRecordStatement = nil
         preparedQueryStatements.removeAll()
+        willClose?()
+        willClose = nil
         sqlite3_close_v2(handle)
     }
 
@@ -289,17 +296,33 @@ public final class Connection {
     }
 
     /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
+    ///
+    /// On a database's writer, its ``TransactionObserver``s are told: ``TransactionObserver/willCommit(_:)``
+    /// before `COMMIT` (an error it throws rolls the transaction back and is thrown here), then
+    /// ``TransactionObserver/didCommit(_:)`` or ``TransactionObserver/didRollback(_:)``.
     public func inTransaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
         try runTransactionStatement(kind.statementSlot, sql: kind.beginSQL)
         let result: T
         do {
             result = try asCurrentTransaction(body)
+            // Looked up after the body: an observer it added judges this transaction.
+            try observers(of: kind)?.willCommit(self)
             try runTransactionStatement(TransactionKind.commitSlot, sql: TransactionKind.commitSQL)
         } catch {
             rollbackIfNeeded()
+            observers(of: kind)?.didRollback(self)
             throw error
         }
+        observers(of: kind)?.didCommit(self)
         return result
+    }
+
+    /// The transaction observers to tell about a transaction of `kind`: nil unless something observes the
+    /// writer's transactions (read transactions are not observed), a load or two.
+    @inline(__always)
+    private func observers(of kind: TransactionKind) -> TransactionObservers? {
+        guard kind != .deferred, let observers = transactionObservers, !observers.isEmpty else { return nil }
+        return observers
     }
 
     /// Runs the kept `BEGIN` or `COMMIT` statement in `slot`, preparing it on first use: a transaction

@@ -21,6 +21,10 @@ package struct ConnectionFactory: Sendable {
     private let keyHolder: DatabaseKeyHolder
     /// Shared by every connection opened here (see ``CommitClock``).
     let clock = CommitClock()
+    /// The writer and readers opened here that are still open, for ``Database/interrupt()``.
+    package let interrupts = InterruptRegistry()
+    /// The database's transaction observers, set on every writer opened here (touched on its queue only).
+    package let transactionObservers = TransactionObservers()
 
     package init(path: String, configuration: Configuration, key: DatabaseKey?, corruption: CorruptionReporter) {
         self.path = path
@@ -58,6 +62,8 @@ package struct ConnectionFactory: Sendable {
         connection.errorObserver = { error in reporter.report(error) }
         connection.codecErrorsAreSticky = key != nil && LinkedSQLCipher.isVersion4
         connection.commitClock = clock
+        if role != .checkpointer { interrupts.add(connection) }
+        if role == .writer { connection.transactionObservers = transactionObservers }
         // After the key's proving read and the PRAGMAs: the trace starts with the caller's statements.
         if configuration.monitoring.monitorsStatements && role != .checkpointer {
             StatementMonitor.install(

@@ -209,26 +209,50 @@ public final class Database: Sendable {
     }
 
     /// Async ``read(_:)``: runs on a background thread, never blocking the caller's.
+    ///
+    /// Cancelling the task interrupts the statement running for it (`sqlite3_interrupt` on its
+    /// connection, and on no other use of it) and the call throws `CancellationError`; a task cancelled
+    /// before the read starts throws without running `body`. The reader goes back to the pool ready for
+    /// the next read.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(with: Result { try self.read(body) })
+        try Task.checkCancellation()
+        let latch = CancellationLatch()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global(qos: .userInitiated).async {
+                    continuation.resume(
+                        with: Result { try self.read { connection in try latch.run(on: connection) { try body(connection) } } })
+                }
             }
+        } onCancel: {
+            latch.cancel()
         }
     }
 
     /// Async ``write(_:)``: queued on the writer without blocking the caller's thread.
+    ///
+    /// Cancelling the task interrupts the statement running for it and the call throws
+    /// `CancellationError`: the transaction rolls back. A task cancelled while queued throws without
+    /// running `body`; one cancelled after `body` returned and `COMMIT` started is committed.
     public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            writer.async { connection in
-                continuation.resume(
-                    with: Result {
-                        guard let connection else { throw SerializedConnection.closedError }
-                        return try self.spans.run("coffer.write") {
-                            try connection.inTransaction(.immediate) { try body(connection) }
-                        }
-                    })
+        try Task.checkCancellation()
+        let latch = CancellationLatch()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                writer.async { connection in
+                    continuation.resume(
+                        with: Result {
+                            guard let connection else { throw SerializedConnection.closedError }
+                            return try self.spans.run("coffer.write") {
+                                try connection.inTransaction(.immediate) {
+                                    try latch.run(on: connection) { try body(connection) }
+                                }
+                            }
+                        })
+                }
             }
+        } onCancel: {
+            latch.cancel()
         }
     }
 

@@ -16,6 +16,9 @@ package final class ReaderPool: @unchecked Sendable {
     @exclusivity(unchecked) private var closed = false
     /// Callers waiting on `condition`: a check-in wakes nobody when it is 0.
     @exclusivity(unchecked) private var waiting = 0
+    /// Holders of a reader for an unbounded time (snapshots), asked to give it back when the pool drains.
+    @exclusivity(unchecked) private var revocations: [Int: () -> Void] = [:]
+    @exclusivity(unchecked) private var nextRevocation = 0
 
     init(capacity: Int, open: @escaping () throws -> Connection) {
         self.capacity = capacity
@@ -84,6 +87,23 @@ package final class ReaderPool: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Registers `revoke`, called (once, on the draining thread) when the pool drains for a rekey, a
+    /// vacuum or close: it must check its reader in. Returns the id to ``removeRevocation(_:)`` with.
+    func addRevocation(_ revoke: @escaping () -> Void) -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        nextRevocation += 1
+        revocations[nextRevocation] = revoke
+        return nextRevocation
+    }
+
+    /// Forgets a revocation: its holder gave its reader back.
+    func removeRevocation(_ id: Int) {
+        condition.lock()
+        revocations[id] = nil
+        condition.unlock()
+    }
+
     /// Runs `body` on each reader no caller holds now, while holding them back from callers.
     func forEachIdle(_ body: (Connection) -> Void) {
         condition.lock()
@@ -95,6 +115,12 @@ package final class ReaderPool: @unchecked Sendable {
     package func suspendAndDrain() {
         condition.lock()
         suspended = true
+        // Long holders give their reader back first (outside the lock: they check it in).
+        let revoking = Array(revocations.values)
+        revocations.removeAll()
+        condition.unlock()
+        revoking.forEach { $0() }
+        condition.lock()
         while idle.count < created { wait() }
         let readers = idle
         idle.removeAll()

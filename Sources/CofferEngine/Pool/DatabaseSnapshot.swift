@@ -1,0 +1,138 @@
+import Dispatch
+import Foundation
+
+/// A read-only view of one committed state of a database that stays fixed, across any number of reads
+/// and `await`s, while the writer commits — like GRDB's `DatabaseSnapshot`. Made by
+/// ``Database/makeSnapshot()``.
+///
+/// A snapshot holds one reader connection inside an open read transaction until ``close()`` (or until it
+/// is released, or its database closes, rekeys or vacuums: then its reads throw
+/// ``CofferError/apiMisuse``). What that costs:
+/// - the reader is taken from the pool: with ``Configuration/readerCount`` snapshots open, every other
+///   read waits for one to close;
+/// - no checkpoint can copy the WAL past the state the snapshot reads, so the `-wal` file grows with
+///   every commit until the snapshot closes (the checkpoints that follow then catch up).
+///
+/// Reads run one at a time on the snapshot's own queue.
+public final class DatabaseSnapshot: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "coffer.snapshot", qos: .userInitiated)
+    private let key = DispatchSpecificKey<Void>()
+    private let pool: ReaderPool
+    // Touched only on `queue`.
+    private var connection: Connection?
+    private var revocation = 0
+
+    init(pool: ReaderPool) throws {
+        self.pool = pool
+        let connection = try pool.checkOut()
+        do {
+            try connection.execute(sql: Connection.TransactionKind.deferred.beginSQL)
+            connection.stampReadTransaction()
+            // A read transaction starts at its first read: this one fixes the state every read sees.
+            _ = try connection.fetchValue(Int.self, sql: "SELECT count(*) FROM sqlite_master")
+        } catch {
+            connection.rollbackIfNeeded()
+            pool.checkIn(connection)
+            throw error
+        }
+        self.connection = connection
+        queue.setSpecific(key: key, value: ())
+        revocation = pool.addRevocation { [weak self] in self?.close() }
+    }
+
+    deinit { close() }
+
+    /// Runs `body` on the snapshot's connection: every read sees the state the snapshot was made in.
+    ///
+    /// - Throws: ``CofferError/apiMisuse`` once the snapshot is closed, or when `body` ended its
+    ///   transaction.
+    public func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        guard DispatchQueue.getSpecific(key: key) == nil else {
+            throw CofferError(code: .apiMisuse, message: "reentrant snapshot read: use the connection you already have")
+        }
+        return try queue.sync { try readOnQueue(body) }
+    }
+
+    /// Async ``read(_:)``: runs on the snapshot's queue, never blocking the caller's thread. Cancelling
+    /// the task interrupts the statement running for it and throws `CancellationError`; the snapshot
+    /// stays open and fixed.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        let latch = CancellationLatch()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                queue.async {
+                    continuation.resume(
+                        with: Result {
+                            try self.readOnQueue { connection in try latch.run(on: connection) { try body(connection) } }
+                        })
+                }
+            }
+        } onCancel: {
+            latch.cancel()
+        }
+    }
+
+    private func readOnQueue<T>(_ body: (Connection) throws -> T) throws -> T {
+        guard let connection else { throw Self.closedError }
+        defer {
+            // The snapshot is its transaction: a body that ended it ends the snapshot.
+            if !connection.isInsideTransaction { releaseOnQueue() }
+        }
+        let result = try body(connection)
+        guard connection.isInsideTransaction else {
+            throw CofferError(code: .apiMisuse, message: "a snapshot read ended the snapshot's transaction")
+        }
+        return result
+    }
+
+    /// Ends the read transaction and gives the reader back to the pool. Later reads throw
+    /// ``CofferError/apiMisuse``. Closing twice is harmless; so is closing from inside a read.
+    public func close() {
+        if DispatchQueue.getSpecific(key: key) != nil {
+            releaseOnQueue()
+        } else {
+            queue.sync { releaseOnQueue() }
+        }
+    }
+
+    /// True until ``close()``.
+    public var isOpen: Bool {
+        if DispatchQueue.getSpecific(key: key) != nil { return connection != nil }
+        return queue.sync { connection != nil }
+    }
+
+    private func releaseOnQueue() {
+        guard let connection else { return }
+        self.connection = nil
+        connection.rollbackIfNeeded()
+        pool.removeRevocation(revocation)
+        pool.checkIn(connection)
+    }
+
+    static let closedError = CofferError(code: .apiMisuse, message: "the snapshot is closed")
+}
+
+extension Database {
+    /// A snapshot of the database's last committed state, fixed until you close it: several queries,
+    /// across `await`s, read one state while the writer goes on committing.
+    ///
+    /// It holds a reader of the pool in an open read transaction, and the WAL cannot be checkpointed past
+    /// it (see ``DatabaseSnapshot``): close it as soon as the report is done.
+    ///
+    /// ```swift
+    /// let snapshot = try database.makeSnapshot()
+    /// defer { snapshot.close() }
+    /// let notes = try await snapshot.read { db in try db.fetchValue(Int.self, sql: "SELECT count(*) FROM note") }
+    /// let words = try await snapshot.read { db in try db.fetchValue(Int.self, sql: "SELECT sum(length(text)) FROM note") }
+    /// ```
+    ///
+    /// - Throws: ``CofferError/apiMisuse`` for an in-memory database or one opened without readers (its
+    ///   reads run on the writer), or when the database is closed.
+    public func makeSnapshot() throws -> DatabaseSnapshot {
+        guard let readers else {
+            throw CofferError(code: .apiMisuse, message: "snapshots need reader connections (not in memory, readerCount > 0)")
+        }
+        return try DatabaseSnapshot(pool: readers)
+    }
+}
