@@ -21,9 +21,10 @@ public struct DerivedKeys: Sendable {
     /// Derives the keys for `key` over `salt` (the file's first 16 bytes) with `settings`.
     ///
     /// - Throws: ``DatabaseFileError/keyRequired`` for ``Encryption/none``,
-    ///   ``DatabaseFileError/invalidRawKey`` for a raw key that is not 32 bytes.
-    public init(key: Encryption, salt: [UInt8], settings: CipherSettings) throws {
-        guard let secret = key.bytes else { throw DatabaseFileError.keyRequired }
+    ///   ``DatabaseFileError/invalidRawKey`` for a raw key that is not 32 bytes,
+    ///   ``DatabaseFileError/keyDerivationFailed`` when the KDF itself fails.
+    public init(key: Encryption, salt: [UInt8], settings: CipherSettings) throws(DatabaseFileError) {
+        guard let secret = key.bytes else { throw .keyRequired }
         if case .rawKey = key {
             try self.init(rawKey: secret, salt: salt, settings: settings)
         } else {
@@ -32,23 +33,23 @@ public struct DerivedKeys: Sendable {
     }
 
     /// Stretches `passphrase` with `settings`' key derivation over `salt`.
-    package init(passphrase: SecureBytes, salt: [UInt8], settings: CipherSettings) throws {
+    package init(passphrase: SecureBytes, salt: [UInt8], settings: CipherSettings) throws(DatabaseFileError) {
         var stretched = [UInt8](repeating: 0, count: 32)
         defer { SecureBytes.wipe(&stretched) }
-        try passphrase.withUnsafeBytes {
-            try settings.kdfAlgorithm.derive(password: $0, salt: salt, rounds: settings.kdfRounds, into: &stretched)
+        try passphrase.withUnsafeBytes { (bytes) throws(DatabaseFileError) in
+            try settings.kdfAlgorithm.derive(password: bytes, salt: salt, rounds: settings.kdfRounds, into: &stretched)
         }
         try self.init(rawKey: SecureBytes(stretched), salt: salt, settings: settings)
     }
 
     /// Uses `rawKey` (32 bytes) as the page key and derives the HMAC key from it.
-    package init(rawKey: SecureBytes, salt: [UInt8], settings: CipherSettings) throws {
-        guard rawKey.count == 32 else { throw DatabaseFileError.invalidRawKey }
+    package init(rawKey: SecureBytes, salt: [UInt8], settings: CipherSettings) throws(DatabaseFileError) {
+        guard rawKey.count == 32 else { throw .invalidRawKey }
         var hmacBytes = [UInt8](repeating: 0, count: 32)
         defer { SecureBytes.wipe(&hmacBytes) }
-        try rawKey.withUnsafeBytes {
+        try rawKey.withUnsafeBytes { (bytes) throws(DatabaseFileError) in
             try (settings.hmacKeyAlgorithm ?? settings.kdfAlgorithm).derive(
-                password: $0, salt: salt.map { $0 ^ 0x3a }, rounds: 2, into: &hmacBytes)
+                password: bytes, salt: salt.map { $0 ^ 0x3a }, rounds: 2, into: &hmacBytes)
         }
         encryptionKey = rawKey
         hmacKeyBox = ImmutableKey(SymmetricKey(data: hmacBytes))

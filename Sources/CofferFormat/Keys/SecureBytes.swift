@@ -18,8 +18,12 @@ package final class SecureBytes: @unchecked Sendable {
 
     package var count: Int { storage.count }
 
-    package func withUnsafeBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
-        try storage.withUnsafeBytes(body)
+    /// Runs `body` over the bytes in place; it throws what `body` throws, typed.
+    package func withUnsafeBytes<T, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> T) throws(E) -> T {
+        let result: Result<T, E> = storage.withUnsafeBytes { buffer in
+            do throws(E) { return .success(try body(buffer)) } catch { return .failure(error) }
+        }
+        return try result.get()
     }
 
     /// Overwrites `bytes` with zeros in place (the optimizer may not drop a write through memset_s-like

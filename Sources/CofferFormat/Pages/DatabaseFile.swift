@@ -117,9 +117,7 @@ public final class DatabaseFile: PageSource {
             return
         }
         try self.init(path: path, settings: settings, salt: knownSalt) { salt throws(DatabaseFileError) in
-            do { return try DerivedKeys(key: key, salt: salt, settings: settings) } catch {
-                throw (error as? DatabaseFileError) ?? .keyDerivationFailed
-            }
+            try DerivedKeys(key: key, salt: salt, settings: settings)
         }
     }
 

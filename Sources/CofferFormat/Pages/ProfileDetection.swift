@@ -53,15 +53,10 @@ public enum ProfileDetection {
         let found = try firstMatch(candidates: candidates.filter(\.isEncrypted)) {
             profile throws(DatabaseFileError) -> SecureBytes in
             // The stretched page key, shared by the profiles with this (KDF, rounds); each derives its own HMAC key.
-            do { return try DerivedKeys(key: key, salt: fileSalt, settings: profile).encryptionKey } catch {
-                throw (error as? DatabaseFileError) ?? .keyDerivationFailed
-            }
+            try DerivedKeys(key: key, salt: fileSalt, settings: profile).encryptionKey
         } attempt: { profile, pageKey throws(DatabaseFileError) -> DatabaseFile? in
             do throws(DatabaseFileError) {
-                let keys: DerivedKeys
-                do { keys = try DerivedKeys(rawKey: pageKey, salt: fileSalt, settings: profile) } catch {
-                    throw (error as? DatabaseFileError) ?? .keyDerivationFailed
-                }
+                let keys = try DerivedKeys(rawKey: pageKey, salt: fileSalt, settings: profile)
                 return try DatabaseFile(path: path, keys: keys, settings: profile, salt: fileSalt)
             } catch {
                 switch error {

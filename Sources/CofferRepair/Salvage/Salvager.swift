@@ -35,12 +35,14 @@ import Foundation
 /// print(report.rowsSalvaged)
 /// ```
 public final class Salvager {
+    /// The pages salvaged: the file, overlaid with its WAL when one is present and valid.
+    public let pager: Pager
     /// The main database file.
-    public let file: DatabaseFile
+    public var file: DatabaseFile { pager.file }
     /// The page source used (the file, overlaid with its WAL when one is present and valid).
-    public let source: PageSource
+    public var source: PageSource { pager.source }
     /// The WAL overlay, if a WAL was found.
-    public let wal: WALOverlay?
+    public var wal: WALOverlay? { pager.wal }
     /// Evidence from backup repair material (schema, leaf checksums), used only where the file's own
     /// structure is lost; see ``SalvageHints``.
     public var hints: SalvageHints?
@@ -60,10 +62,7 @@ public final class Salvager {
     /// Salvages an already opened file (for example from ``ProfileDetection/open(path:key:candidates:salt:)``),
     /// overlaid when `useWAL` is true with `walPath`, or `<path>-wal` when that exists.
     public init(file: DatabaseFile, walPath: String? = nil, useWAL: Bool = true) {
-        let pager = Pager(file: file, walPath: walPath, useWAL: useWAL)
-        self.file = file
-        wal = pager.wal
-        source = pager.source
+        pager = Pager(file: file, walPath: walPath, useWAL: useWAL)
     }
 
     struct TableState {
