@@ -28,6 +28,9 @@ public final class ShellSession: @unchecked Sendable {
         try process.run()
     }
 
+    /// The shell's process id.
+    public var processIdentifier: Int32 { process.processIdentifier }
+
     deinit {
         if process.isRunning { process.terminate() }
     }

@@ -55,6 +55,9 @@ public final class Connection {
     /// The database's transaction observers, on its writer connections only (nil elsewhere): told by
     /// ``inTransaction(_:_:)``.
     package var transactionObservers: TransactionObservers?
+    /// The lock-wait trace's busy handler (a `BusyWaiter`, see `Connection+BusyWait.swift`) while
+    /// ``Monitoring/lockWaits`` is on, kept here because SQLite holds it unretained; nil otherwise.
+    var busyWaiter: AnyObject?
     /// Called once by ``close()`` before the handle closes (the database's interrupt registry lets go of it).
     var willClose: (() -> Void)?
     /// Whoever listens to SQLite's statement trace on this connection (see `addTraceListener`).

@@ -36,12 +36,13 @@ public struct Monitoring: Sendable {
         case all
     }
 
-    /// Which waits for the writer are traced (a `write` queued behind another operation).
+    /// Which waits are traced: for the writer (``writerWaits``: a `write` queued behind another operation
+    /// of this database) or for a database lock (``lockWaits``: held by another process or another
+    /// `Database` on the same file).
     public enum WaitTracing: Sendable, Equatable {
         /// No wait trace.
         case off
-        /// Waits of at least `threshold` seconds, logged at `notice` with the waiting and the holding
-        /// operation.
+        /// Waits of at least `threshold` seconds, logged at `notice` with who holds what was waited for.
         case slow(threshold: TimeInterval)
     }
 
@@ -58,6 +59,14 @@ public struct Monitoring: Sendable {
     public var onStatement: (@Sendable (StatementTrace) -> Void)?
     /// The trace of waits for the writer. Default ``WaitTracing/off``.
     public var writerWaits: WaitTracing
+    /// The trace of waits for a lock on the database's files that another connection holds — another
+    /// process (an app extension, a shell), or another ``Database`` on the same file in this process.
+    /// Default ``WaitTracing/off``. When a statement has waited `threshold` seconds, Coffer logs
+    /// `waiting for a database lock` with the processes holding the file's locks and which lock each holds
+    /// (`holders`: `pid 4242 (WAL write lock)`, read from `/proc/locks` on Linux); if the wait ends in
+    /// `SQLITE_BUSY`, `gave up waiting for a database lock` follows. Off, SQLite's own busy timeout runs
+    /// and nothing is timed.
+    public var lockWaits: WaitTracing
     /// Whether transactions and long work (backup, restore, repair, migration, full-text rebuilds) run in
     /// swift-distributed-tracing spans. Default false.
     public var spans: Bool
@@ -75,6 +84,7 @@ public struct Monitoring: Sendable {
         includesValues = false
         onStatement = nil
         writerWaits = .off
+        lockWaits = .off
         spans = false
         tracer = nil
         databaseLabel = nil

@@ -170,9 +170,9 @@ package final class Checkpointer: @unchecked Sendable {
             var code = SQLITE_BUSY
             if self.hook.checkpointGate.try() {
                 // Without waiting: a reader still in the WAL must not hold up the app's next write.
-                sqlite3_busy_timeout(connection.handle, 0)
+                connection.setBusyTimeout(milliseconds: 0)
                 code = CheckpointCount.run(connection, mode: SQLITE_CHECKPOINT_TRUNCATE, metrics: self.metrics)
-                sqlite3_busy_timeout(connection.handle, self.writerBusyTimeout)
+                connection.setBusyTimeout(milliseconds: self.writerBusyTimeout)
                 self.hook.checkpointGate.unlock()
             }
             if code == SQLITE_OK {

@@ -49,7 +49,8 @@ package struct ConnectionFactory: Sendable {
         let connection = try Connection(
             path: path, flags: flags, logger: configuration.logger, vfs: try Self.vfsName(for: configuration.temporaryStorage))
         // Before the key's proving read, so a lock another process holds at open is waited for.
-        sqlite3_busy_timeout(connection.handle, Int32(configuration.busyTimeout * 1000))
+        connection.traceLockWaits(LockWaitTrace.make(for: configuration.monitoring, logger: configuration.logger))
+        connection.setBusyTimeout(milliseconds: Int32(configuration.busyTimeout * 1000))
         do {
             try applyKey(to: connection, role: role)
             try configure(connection, role: role)
@@ -138,7 +139,7 @@ package struct ConnectionFactory: Sendable {
         }
         if role == .checkpointer {
             // A checkpoint that cannot get its locks at once is retried later rather than waiting.
-            sqlite3_busy_timeout(connection.handle, 50)
+            connection.setBusyTimeout(milliseconds: 50)
         }
         try connection.executeScript(pragmas.joined(separator: "; "))
     }
