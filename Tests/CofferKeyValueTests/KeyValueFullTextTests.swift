@@ -43,4 +43,23 @@ final class KeyValueFullTextTests: XCTestCase {
         let rows = try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM \"kv-fts:notes\"") }
         XCTAssertEqual(rows, 1, "only the other bucket's item is left")
     }
+
+    /// Dropping the store drops its full-text index and triggers too; a store re-opened under the name
+    /// starts empty and can index again.
+    func testDropRemovesTheFullTextIndex() throws {
+        let database = try Database.inMemory()
+        let store = try KeyValueStore(database: database, name: "notes", configuration: .init(indexes: [Note.text]))
+        try store.enableFullTextSearch(on: Note.text)
+        try store.put(Note(title: "a", text: "明天上午开会"), for: "n1")
+        XCTAssertTrue(try KeyValueStore.drop(named: "notes", in: database))
+        let left = try database.read {
+            try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name LIKE '%:notes'")
+        }
+        XCTAssertEqual(left, 0, "no table, index or trigger of the store is left")
+        let again = try KeyValueStore(database: database, name: "notes", configuration: .init(indexes: [Note.text]))
+        try again.enableFullTextSearch(on: Note.text)
+        XCTAssertEqual(try again.search(Note.self, matching: .term("开会")).count, 0)
+        try again.put(Note(title: "b", text: "开会"), for: "n2")
+        XCTAssertEqual(try again.search(Note.self, matching: .term("开会")).map(\.key), ["n2"])
+    }
 }

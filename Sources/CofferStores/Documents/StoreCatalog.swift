@@ -81,13 +81,14 @@ extension KeyValueStore {
         try StoreCatalog.exists(table: "kv:" + name, in: database)
     }
 
-    /// Drops the key-value store called `name` with its index table, in one transaction (YTKKeyValueStore's
+    /// Drops the key-value store called `name` with its index table and full-text index, in one transaction (YTKKeyValueStore's
     /// `dropTable`); returns whether it existed. The decoded-object cache that open instances share is
     /// emptied; those instances fail from then on (re-open to recreate the store empty).
     @discardableResult
     public static func drop(named name: String, in database: Database) throws -> Bool {
         try StoreCatalog.validate(name: name, store: name)
-        let existed = try StoreCatalog.drop(tables: ["kv:" + name, "kv-index:" + name], in: database)
+        let existed = try StoreCatalog.drop(
+            tables: ["kv:" + name, "kv-index:" + name, "kv-fts:" + name], in: database)
         KeyValueStoreRegistry.shared.resources(database: database, name: name, costLimit: 0).0.invalidate(.everything)
         return existed
     }
