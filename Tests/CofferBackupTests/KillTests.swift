@@ -5,13 +5,14 @@ import XCTest
 
 /// `kill -9` at random moments: a child `coffer-torture` writes numbered transactions and prints
 /// `ack N` after each commit; the parent SIGKILLs it after a seeded number of acks (while it keeps
-/// committing, checkpointing and — in one mode — backing up), reopens, and checks that every
+/// committing, checkpointing and — in one mode — backing up; in another, while `interrupt()` stops
+/// transactions at random moments), reopens, and checks that every
 /// acknowledged transaction is there, whole, and nothing partial is visible.
 ///
 /// Rounds: `COFFER_KILL_ROUNDS` (default 36), seed: `COFFER_KILL_SEED` (default 20261122).
 final class KillTests: XCTestCase {
     enum Mode: CaseIterable {
-        case commits, checkpointStorm, backups
+        case commits, checkpointStorm, backups, interrupts
     }
 
     func testSIGKILLNeverLosesAnAcknowledgedCommitOrShowsAPartialOne() throws {
@@ -23,6 +24,7 @@ final class KillTests: XCTestCase {
         let backups = directory.path("backups")
         var acknowledged = 0
         var killedDuringBackup = 0
+        var interrupted = 0
         for round in 0..<rounds {
             let mode = Mode.allCases[round % Mode.allCases.count]
             var arguments = [
@@ -32,9 +34,10 @@ final class KillTests: XCTestCase {
             case .commits: break
             case .checkpointStorm: arguments += ["--checkpoint-threshold", "4"]
             case .backups: arguments += ["--checkpoint-threshold", "8", "--backup-dir", backups, "--backup-pages", "6"]
+            case .interrupts: arguments += ["--checkpoint-threshold", "8", "--interrupt-every-ms", "10"]
             }
             let killAfter = Int.random(in: 1...40, using: &random)
-            let lastAck = try runAndKill(arguments: arguments, afterAcks: killAfter)
+            let lastAck = try runAndKill(arguments: arguments, afterAcks: killAfter, interrupted: &interrupted)
             acknowledged = max(acknowledged, lastAck)
             let committed = try TortureCheck.committedPrefix(path: path)
             XCTAssertGreaterThanOrEqual(
@@ -54,8 +57,11 @@ final class KillTests: XCTestCase {
             }
             if testRun?.failureCount ?? 0 > 0 { break }
         }
+        if rounds >= 8 {
+            XCTAssertGreaterThan(interrupted, 0, "interrupt() must have stopped some transactions of the interrupt rounds")
+        }
         print(
-            "kill test: \(rounds) rounds, seed \(seed), \(acknowledged) transactions committed, \(killedDuringBackup) kills left a backup half-written"
+            "kill test: \(rounds) rounds, seed \(seed), \(acknowledged) transactions committed, \(killedDuringBackup) kills left a backup half-written, \(interrupted) transactions interrupted"
         )
     }
 
@@ -65,7 +71,7 @@ final class KillTests: XCTestCase {
 
     /// Runs the child, SIGKILLs it once `afterAcks` acks arrived, drains what it printed, and returns the
     /// highest acknowledged transaction number.
-    private func runAndKill(arguments: [String], afterAcks: Int) throws -> Int {
+    private func runAndKill(arguments: [String], afterAcks: Int, interrupted: inout Int) throws -> Int {
         var acks = 0
         var last = 0
         let end = try ChildKill.run(
@@ -75,6 +81,8 @@ final class KillTests: XCTestCase {
             if line.hasPrefix("ack "), let number = Int(line.dropFirst(4)) {
                 acks += 1
                 last = max(last, number)
+            } else if line.hasPrefix("interrupted ") {
+                interrupted += 1
             }
             return acks >= afterAcks
         }

@@ -8,7 +8,10 @@ import Foundation
 ///
 /// Transaction N inserts `txn(N, rows)` and `rows` = ``TortureRows/rows(for:)`` rows into `entry`, so a
 /// reader can tell a whole transaction from a partial one. With `--backup-dir`, a ``BackupScheduler`` writes
-/// generations continuously meanwhile; `--checkpoint-threshold` makes checkpoints frequent.
+/// generations continuously meanwhile; `--checkpoint-threshold` makes checkpoints frequent. With
+/// `--interrupt-every-ms N`, another thread calls `database.interrupt()` at random moments (0–2N ms apart):
+/// each transaction then runs a statement of a few milliseconds halfway through its inserts, and an
+/// interrupted one prints `interrupted N`, rolls back and is tried again under the same number.
 @main
 struct TortureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "coffer-torture")
@@ -22,6 +25,7 @@ struct TortureCommand: ParsableCommand {
     @Option(name: .customLong("passphrase-file")) var passphraseFile: String?
     @Option(name: .customLong("passphrase-env")) var passphraseEnv: String?
     @Option(name: .customLong("kdf-iter")) var kdfIterations: Int?
+    @Option(name: .customLong("interrupt-every-ms")) var interruptEveryMilliseconds: Int?
 
     /// The passphrase from `--passphrase-file` (one trailing newline stripped) or `--passphrase-env`, and
     /// SQLCipher 3's derivation with `--kdf-iter` rounds when given.
@@ -40,6 +44,10 @@ struct TortureCommand: ParsableCommand {
         }
         return Configuration(encryption: .none, cipher: cipher)
     }
+
+    /// Counts to 20,000 in a recursive CTE: a few milliseconds of work in one statement.
+    static let busyStatement =
+        "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 20000) SELECT count(*) FROM c"
 
     func run() throws {
         var configuration = try configuration()
@@ -65,21 +73,51 @@ struct TortureCommand: ParsableCommand {
             scheduler?.start()
         }
         let first = (try database.read { try $0.fetchValue(Int.self, sql: "SELECT max(id) FROM txn") } ?? 0) + 1
+        let interrupter = interruptEveryMilliseconds.map { Interrupter(database: database, everyMilliseconds: $0) }
         var transaction = first
         while transaction - first < count {
             let id = transaction
-            try database.write { db in
-                let rows = TortureRows.rows(for: id)
-                try db.execute(sql: "INSERT INTO txn(id, rows) VALUES (?, ?)", arguments: [id, rows])
-                for seq in 0..<rows {
-                    let payload = Data((0..<(200 + seq * 37)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ id) })
-                    try db.execute(sql: "INSERT INTO entry(txn, seq, payload) VALUES (?, ?, ?)", arguments: [id, seq, payload])
+            do {
+                try database.write { db in
+                    let rows = TortureRows.rows(for: id)
+                    try db.execute(sql: "INSERT INTO txn(id, rows) VALUES (?, ?)", arguments: [id, rows])
+                    for seq in 0..<rows {
+                        if seq == rows / 2, interrupter != nil {
+                            // A statement long enough (a few ms) for interrupt() to land in, halfway through.
+                            _ = try db.fetchValue(Int.self, sql: Self.busyStatement)
+                        }
+                        let payload = Data((0..<(200 + seq * 37)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ id) })
+                        try db.execute(
+                            sql: "INSERT INTO entry(txn, seq, payload) VALUES (?, ?, ?)", arguments: [id, seq, payload])
+                    }
                 }
+            } catch CofferError.interrupt where interrupter != nil {
+                FileHandle.standardOutput.write(Data("interrupted \(id)\n".utf8))
+                continue
             }
             FileHandle.standardOutput.write(Data("ack \(id)\n".utf8))
             transaction += 1
         }
+        interrupter?.stop()
         scheduler?.stop()
         try database.close()
     }
+}
+
+/// Calls `database.interrupt()` from its own thread at random moments until stopped.
+final class Interrupter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stopped = false
+
+    init(database: Database, everyMilliseconds: Int) {
+        Thread {
+            var random = SystemRandomNumberGenerator()
+            while !self.lock.withLock({ self.stopped }) {
+                usleep(useconds_t(Int.random(in: 0...(2 * everyMilliseconds * 1000), using: &random)))
+                database.interrupt()
+            }
+        }.start()
+    }
+
+    func stop() { lock.withLock { stopped = true } }
 }
