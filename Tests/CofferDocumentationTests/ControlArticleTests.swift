@@ -1,4 +1,5 @@
 import Coffer
+import CofferRepair
 import CofferTestSupport
 import Foundation
 import XCTest
@@ -109,5 +110,12 @@ final class ControlArticleTests: XCTestCase {
 
         _ = try? await vacuum.value
         XCTAssertEqual(try Database.backupGenerations(in: backupsDirectory).count, 1)
+
+        let recoveredPath = directory.path("recovered.db")
+        // import CofferRepair
+        for try await event in database.repairWithProgress(to: recoveredPath) {
+            if case .progress(let examined, let total) = event { print("repair: \(examined)/\(total) pages") }
+        }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: recoveredPath))
     }
 }

@@ -24,15 +24,40 @@ extension Database {
     /// - Throws: ``CofferError/cantOpen`` when `destination` exists; the material's load error when
     ///   `backup` holds no material this key decrypts; ``DatabaseFileError`` when no page authenticates.
     public func repair(to destination: String, backup: URL? = nil) throws -> RepairReport {
+        try repair(to: destination, backup: backup, control: nil)
+    }
+
+    /// ``repair(to:backup:)`` as a sequence of progress events, in pages of this file examined, ending with
+    /// `.finished(report)`. It starts at once, on a background thread.
+    ///
+    /// Stop iterating (cancel the task, or `break`) to stop the repair: it throws `CancellationError` into
+    /// nothing at its next table or batch of rows, and `destination` is never created (the partial output
+    /// is removed). This database's file is only read, either way.
+    ///
+    /// ```swift
+    /// for try await event in database.repairWithProgress(to: recoveredPath) {
+    ///     switch event {
+    ///     case .progress(let pages, let total): print("\(pages)/\(total) pages examined")
+    ///     case .finished(let report): print("\(report.rowsSalvaged) rows salvaged")
+    ///     }
+    /// }
+    /// ```
+    public func repairWithProgress(
+        to destination: String, backup: URL? = nil
+    ) -> AsyncThrowingStream<ProgressEvent<RepairReport>, any Error> {
+        progressStream { control in try self.repair(to: destination, backup: backup, control: control) }
+    }
+
+    private func repair(to destination: String, backup: URL?, control: WorkControl?) throws -> RepairReport {
         // The file and its WAL stay still while the engine reads them: writes wait, checkpoints too.
         let report = try monitored("coffer.repair") {
-            try withFrozenFiles { try salvage(to: destination, backup: backup) }
+            try withFrozenFiles { try salvage(to: destination, backup: backup, control: control) }
         }
         recordRepair(pages: report.pagesTotal, rows: report.rowsSalvaged)
         return report
     }
 
-    private func salvage(to destination: String, backup: URL?) throws -> RepairReport {
+    private func salvage(to destination: String, backup: URL?, control: WorkControl?) throws -> RepairReport {
         guard !FileManager.default.fileExists(atPath: destination) else {
             throw CofferError(code: .cantOpen, message: "\(destination) already exists; repair never overwrites")
         }
@@ -49,8 +74,15 @@ extension Database {
         }
         var cipher = configuration.cipher
         cipher.keyDerivation = keyDerivation ?? cipher.keyDerivation
+        var progress: ((SalvageProgress) -> Void)?
+        var shouldStop: (@Sendable () -> Bool)?
+        if let control {
+            try control.checkCancellation()
+            progress = { control.progress(completed: $0.pagesScanned, total: $0.pagesTotal) }
+            shouldStop = { control.latch.isCancelled }
+        }
         return try RepairJob.salvage(
             Salvager(file: input.file), material: material, to: destination, encryption: encryption, cipher: cipher,
-            saltFromMaterial: input.saltFromMaterial)
+            saltFromMaterial: input.saltFromMaterial, progress: progress, shouldStop: shouldStop)
     }
 }

@@ -46,13 +46,15 @@ public enum RepairJob {
 
     /// Salvages `salvager`'s file into a new database at `destination` (which must not exist), encrypted with
     /// `encryption` and `cipher`, with `material`'s hints; `progress` hears from the salvager as pages go by.
-    /// `saltFromMaterial` (from ``Input``) goes into the report.
+    /// `saltFromMaterial` (from ``Input``) goes into the report. Once `shouldStop` returns true (asked before
+    /// each table and batch of rows), the salvage throws `CancellationError` and leaves no file behind.
     ///
     /// - Throws: ``CofferError/cantOpen`` when `destination` exists; the writer's or salvager's error, after
     ///   removing every partial file.
     public static func salvage(
         _ salvager: Salvager, material: RepairMaterial?, to destination: String, encryption: Encryption,
-        cipher: CipherOptions, saltFromMaterial: Bool = false, progress: ((SalvageProgress) -> Void)? = nil
+        cipher: CipherOptions, saltFromMaterial: Bool = false, progress: ((SalvageProgress) -> Void)? = nil,
+        shouldStop: (@Sendable () -> Bool)? = nil
     ) throws -> RepairReport {
         guard !FileManager.default.fileExists(atPath: destination) else {
             throw CofferError(code: .cantOpen, message: "\(destination) already exists; repair never overwrites")
@@ -64,6 +66,7 @@ public enum RepairJob {
         var writer: RepairWriter?
         do {
             var opened = try RepairWriter(path: temporary, encryption: encryption, cipher: cipher)
+            opened.shouldStop = shouldStop
             writer = opened
             var report = try salvager.run(into: &opened, pipeline: SalvagePipeline()) { progress?($0) }
             report.saltFromMaterial = saltFromMaterial

@@ -60,6 +60,9 @@ public final class RepairWriter: SalvageSink {
     var virtualTablesTried = Set<String>()
     /// sqlite_sequence rows salvaged, applied by `finish`.
     var sequences: [(name: String, value: Int64)] = []
+    /// Asked before each table and each batch of rows: once it returns true, the writer throws
+    /// `CancellationError` (the repair that owns OUTPUT then removes it). Nil: never asked.
+    public var shouldStop: (@Sendable () -> Bool)?
     /// The writer connection while a bulk load holds its one transaction open.
     private var bulk: Connection?
     /// The flush of the bulk-loaded rows to disk, started while the indexes are built (see `bulkLoad`).
@@ -98,6 +101,7 @@ public final class RepairWriter: SalvageSink {
     /// Creates the table from its original sql under the authorizer (or, for a shadow table, its virtual
     /// table).
     public func begin(table: TableDescription) throws {
+        try checkStop()
         try flush()
         guard !table.name.lowercased().hasPrefix("sqlite_") else { return }
         if let virtual = table.virtualTable {
@@ -141,6 +145,7 @@ public final class RepairWriter: SalvageSink {
 
     /// Writes `rows` in one transaction (after any buffered rows).
     public func insert(_ rows: [SalvagedRow], into table: TableDescription) throws {
+        try checkStop()
         try flush()
         try write(rows[...], into: table)
     }
@@ -216,8 +221,13 @@ public final class RepairWriter: SalvageSink {
         [.ioError, .full, .noMemory, .readOnly, .cantOpen].contains(error.code.primary)
     }
 
+    private func checkStop() throws {
+        if let shouldStop, shouldStop() { throw CancellationError() }
+    }
+
     private func flush() throws {
         guard !pending.isEmpty else { return }
+        try checkStop()
         let batch = pending
         pending.removeAll(keepingCapacity: true)
         // Consecutive rows of one table go in together; `begin` flushes, so that is usually the whole batch.
