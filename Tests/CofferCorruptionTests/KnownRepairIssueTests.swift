@@ -71,6 +71,50 @@ final class KnownRepairIssueTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(try salvageRows(damaged).count, 2000)
     }
 
+    /// Garbage over the roots of `messages`, of its index on (conversation_id, sent_at) and of the WITHOUT ROWID
+    /// `receipts(message_id, reader, read_at)` (plain-4096 garbage-run seed 6 of the corpus): every receipts
+    /// leaf is orphaned, and its records, read in the index's order, put `reader`'s text where `sent_at`'s
+    /// numbers go — legal, so the index admitted them, and all 2,264 receipts were dropped as possible index
+    /// entries. The table's order shows every field's affinity and the index's does not: the leaves are the
+    /// table's, and only the rows on the root itself are lost.
+    func testWithoutRowidLeavesAreNotTakenForAnotherTablesIndex() throws {
+        let directory = try TemporaryDirectory("coffer-known")
+        let path = directory.path("receipts.db")
+        try make(
+            path, pageSize: 4096,
+            """
+            CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER, sent_at INTEGER, body TEXT);
+            CREATE INDEX messages_by_conversation ON messages(conversation_id, sent_at);
+            CREATE TABLE receipts(message_id INTEGER NOT NULL, reader TEXT NOT NULL, read_at INTEGER,
+                                  PRIMARY KEY(message_id, reader)) WITHOUT ROWID;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 3000)
+            INSERT INTO messages SELECT i, i % 40, 1600000000 + i * 20, printf('message %d', i) FROM n;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 3000)
+            INSERT INTO receipts SELECT i, printf('user%d', i % 10), 1600000000 + i * 20 + 5 FROM n;
+            """)
+        let roots = try Shell.run(
+            "sqlite3", path,
+            "SELECT rootpage FROM sqlite_master WHERE name IN ('messages', 'messages_by_conversation', 'receipts');"
+        ).split(separator: "\n").compactMap { UInt32($0) }
+        XCTAssertEqual(roots.count, 3)
+        var random = SeededGenerator(seed: 6)
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path))
+        for root in roots {
+            try handle.seek(toOffset: UInt64(root - 1) * 4096)
+            try handle.write(contentsOf: Data((0..<4096).map { _ in UInt8(truncatingIfNeeded: random.next()) }))
+        }
+        try handle.close()
+        let rows = try salvageRows(path)
+        let receipts = rows.filter { $0.rowid == nil }
+        XCTAssertGreaterThanOrEqual(receipts.count, 2900, "only the rows on the receipts root are lost")
+        for row in receipts {
+            guard case .integer(let id) = row.values[0] else { return XCTFail("receipts row \(row.values)") }
+            XCTAssertEqual(row.values[1], .text(Array("user\(id % 10)".utf8)), "\(row.values)")
+            XCTAssertEqual(row.values[2], .integer(1_600_000_000 + id * 20 + 5), "\(row.values)")
+        }
+        XCTAssertEqual(rows.filter { $0.rowid != nil }.count, 3000, "every message")
+    }
+
     /// After truncation, an intact interior page whose child pointers reach past the new end of file is
     /// rejected whole (BTreePage.cells checks every child against pageCount). WITHOUT ROWID rows stored in its
     /// cells are lost, although the page is intact.
@@ -147,7 +191,8 @@ final class KnownRepairIssueTests: XCTestCase {
     }
 
     /// The plaintext baseline. Debian's sqlite3 3.40.1 has the `.recover` command but is built without
-    /// SQLITE_ENABLE_DBPAGE_VTAB, so `.recover` fails ("SQL logic error") on every file, even a pristine one.
+    /// SQLITE_ENABLE_DBPAGE_VTAB, so `.recover` fails ("SQL logic error") on every file, even a pristine one;
+    /// SQLCipher 4.9's shell (`COFFER_SQLCIPHER4_SHELL`, set by Tools/test-sqlcipher4.sh) runs it.
     func testRecoverBaselineIsAvailable() throws {
         let directory = try TemporaryDirectory("coffer-known")
         let path = directory.path("pristine.db")

@@ -33,7 +33,37 @@ struct IndexShape: Equatable {
     }
 }
 
+extension IndexShape {
+    /// How many fields show their affinity positively in the page's records (`classes`, per field, the value
+    /// classes seen): a number in a numeric column, text in a TEXT column, an integer as a rowid. Text in a
+    /// numeric column is legal but weak evidence; a field with no affinity shows nothing.
+    func positiveFields(classes: [Set<Character>]) -> Int {
+        fields.indices.filter { index in
+            guard index < classes.count else { return false }
+            if endsWithRowid, index == fields.count - 1 { return classes[index] == ["i"] }
+            return fields[index].map { IndexShapes.showsPositively(classes[index], $0) } ?? false
+        }.count
+    }
+}
+
 enum IndexShapes {
+    /// Whether values of `classes` show `affinity` positively (the same test ``OrphanScorer`` scores).
+    static func showsPositively(_ classes: Set<Character>, _ affinity: Affinity) -> Bool {
+        switch affinity {
+        case .integer, .real, .numeric: return classes.contains("i") || classes.contains("r")
+        case .text: return classes.contains("t")
+        case .blob: return false
+        }
+    }
+
+    /// How many of `table`'s fields, in record order, show their affinity positively in `classes`.
+    static func positiveFields(classes: [Set<Character>], table: TableDescription) -> Int {
+        let order = table.recordFieldColumns
+        return classes.indices.filter { position in
+            position < order.count && showsPositively(classes[position], table.columns[order[position]].affinity)
+        }.count
+    }
+
     /// The record shapes of the schema's real indexes: the indexed terms plus the rowid (rowid tables) or
     /// plus the PRIMARY KEY columns not already indexed (WITHOUT ROWID tables). For an automatic index (no
     /// SQL) or an index of an unknown table, every width from 2 to the table's column count + 1 is assumed,

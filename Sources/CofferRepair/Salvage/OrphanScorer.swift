@@ -33,7 +33,13 @@
 //    walk left a hole can own it; an index walked whole (contacts(email, name, phone) WITHOUT ROWID and its
 //    intact index on (name, phone), whose entries (name, phone, email) have the rows' shape) is no reason
 //    to ignore the table's leaves. When both the table and a same-shape index lost pages, the page is
-//    ambiguous and ignored: losing rows is better than inventing them.
+//    ambiguous and ignored: losing rows is better than inventing them. Affinities, positively: the index
+//    must explain the page at least as well as the best-scoring table, field by field (a number in a numeric
+//    column, text in a TEXT one, an integer as the rowid). Text in a numeric column is legal, so it admits,
+//    but it is weak: receipts(message_id, reader, read_at) rows read in the order of an index on
+//    messages(conversation_id, sent_at) put `reader`'s text where `sent_at`'s numbers go, and when the table's
+//    order shows every field and the index's does not, the page is the table's (a garbage run over both
+//    roots lost all 2,264 receipts before).
 // 4. The single best score wins. A tie for best, or a page that fits a table without room in it, is
 //    dropped (`orphanPagesIgnored`). A page that fits no table at all goes to an inferred table
 //    (`recovered_N`, grouped with other pages of the same shape) — but only when it cannot be a free page:

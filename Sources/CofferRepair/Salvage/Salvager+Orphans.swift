@@ -56,14 +56,21 @@ extension Salvager {
                 if parsed.page.type != .tableInterior, !parsed.cells.isEmpty { unparseable.append(pageNumber) }
                 continue
             }
+            // The index must explain the records at least as well as the best table does: when every field
+            // of the rows shows the table's affinities and the index's order leaves some field showing
+            // nothing (text in its numeric column, say), the page is the table's.
+            let tablePositives = OrphanScorer.winner(summary.scores).map {
+                IndexShapes.positiveFields(classes: summary.classes, table: states[$0].table)
+            }
             let mayBeRealIndex =
                 !summary.type.isTable
                 && indexShapes.contains { shape in
-                    shape.admits(records.compactMap(\.1), checkText: checkText) { rowid in
-                        guard let state = states.first(where: { $0.table.name == shape.table }) else { return true }
-                        return state.rowids.contains(rowid)
-                            || state.holes.contains { $0.contains(first: rowid, last: rowid) }
-                    }
+                    shape.positiveFields(classes: summary.classes) >= (tablePositives ?? 0)
+                        && shape.admits(records.compactMap(\.1), checkText: checkText) { rowid in
+                            guard let state = states.first(where: { $0.table.name == shape.table }) else { return true }
+                            return state.rowids.contains(rowid)
+                                || state.holes.contains { $0.contains(first: rowid, last: rowid) }
+                        }
                 }
             let certain = materialOwner(of: pageNumber, summary: summary)
             if let winner = certain ?? (mayBeRealIndex ? nil : OrphanScorer.winner(summary.scores)) {
