@@ -57,12 +57,19 @@ enum RepairRun {
         case dump = ".dump"
     }
 
-    /// Runs `baseline` on `damaged` with the system sqlite3 (3.40) into `output`. Returns false when the
-    /// pipeline produced no database.
+    /// The shell that reads the damaged file: SQLCipher 4.9's `sqlcipher4` (SQLite 3.49, built with
+    /// DBPAGE, so its `.recover` works on plaintext files) when `COFFER_SQLCIPHER4_SHELL` names it (as
+    /// Tools/test-sqlcipher4.sh does), else the system sqlite3 (3.40).
+    static var readingShell: String {
+        ProcessInfo.processInfo.environment["COFFER_SQLCIPHER4_SHELL"] ?? "/usr/bin/sqlite3"
+    }
+
+    /// Runs `baseline` on `damaged` with ``readingShell`` into `output` (written by the system sqlite3).
+    /// Returns false when the pipeline produced no database.
     @discardableResult
     static func run(_ baseline: Baseline, _ damaged: String, output: String) throws -> Bool {
         let command =
-            "/usr/bin/sqlite3 '\(damaged)' \(baseline.rawValue)"
+            "'\(readingShell)' '\(damaged)' \(baseline.rawValue)"
             + " | sed 's/^ROLLBACK; -- due to errors$/COMMIT;/' | /usr/bin/sqlite3 '\(output)'"
         _ = try Shell.run("/bin/sh", ["-c", command])
         return FileManager.default.fileExists(atPath: output)
