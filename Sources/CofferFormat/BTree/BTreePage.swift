@@ -162,15 +162,44 @@ public struct BTreePage: Sendable {
             guard let pointer = view.u16(header.cellPointerOffset + 2 * index) else { return nil }
             let offset = Int(pointer)
             guard offset >= header.cellContentStart, offset < usableSize else { return nil }
-            guard let cell = parseCell(at: offset, layout: layout, maxPayload: maxPayload, maxPage: maxPage) else {
+            guard let parsed = parseCell(at: offset, layout: layout, maxPayload: maxPayload, maxPage: maxPage) else {
                 return nil
             }
-            result.append(cell)
+            result.append(parsed.cell)
         }
         return result
     }
 
-    private func parseCell(at start: Int, layout: PayloadLayout, maxPayload: Int, maxPage: UInt32) -> BTreeCell? {
+    /// The cells of a damaged leaf that still stand on their own: each pointer in the content area, each cell
+    /// parsing within the page, and no two cells sharing a byte (of two that overlap, a damaged pointer made
+    /// one up, and neither is kept). Nil for an interior page or an unreadable pointer array. For a leaf its
+    /// parent points at but ``cells(maxPayload:maxPage:)`` refuses: a flipped byte in one cell's pointer or
+    /// header then costs that cell, not the page (a plaintext page has no checksum to reject it whole).
+    public func standingCells(maxPayload: Int, maxPage: UInt32) -> [BTreeCell]? {
+        guard type.isLeaf else { return nil }
+        let layout = PayloadLayout(usableSize: usableSize)
+        var found: [(cell: BTreeCell, start: Int, end: Int)] = []
+        for index in 0..<header.cellCount {
+            guard let pointer = view.u16(header.cellPointerOffset + 2 * index) else { return nil }
+            let offset = Int(pointer)
+            guard offset >= header.cellPointerOffset + 2 * header.cellCount, offset < usableSize,
+                let parsed = parseCell(at: offset, layout: layout, maxPayload: maxPayload, maxPage: maxPage)
+            else { continue }
+            found.append((parsed.cell, offset, parsed.end))
+        }
+        var overlapping = Set<Int>()
+        var farthest: Int?  // the cell reaching farthest so far, in start order
+        for index in found.indices.sorted(by: { found[$0].start < found[$1].start }) {
+            if let farthest, found[index].start < found[farthest].end { overlapping.formUnion([index, farthest]) }
+            if farthest.map({ found[index].end > found[$0].end }) ?? true { farthest = index }
+        }
+        return found.indices.filter { !overlapping.contains($0) }.map { found[$0].cell }
+    }
+
+    /// The cell at `start` and the offset just past its last byte.
+    private func parseCell(
+        at start: Int, layout: PayloadLayout, maxPayload: Int, maxPage: UInt32
+    ) -> (cell: BTreeCell, end: Int)? {
         var offset = start
         var leftChild: UInt32?
         if !type.isLeaf {
@@ -182,9 +211,10 @@ public struct BTreePage: Sendable {
             guard let (key, length) = Varint.decode(view, at: offset), offset + length <= usableSize else {
                 return nil
             }
-            return BTreeCell(
+            let cell = BTreeCell(
                 leftChild: leftChild, rowid: Int64(bitPattern: key), payloadSize: 0, localPayload: [],
                 overflowPage: nil)
+            return (cell, offset + length)
         }
         guard let (size, sizeLength) = Varint.decode(view, at: offset), size <= UInt64(maxPayload) else {
             return nil
@@ -206,9 +236,11 @@ public struct BTreePage: Sendable {
                 return nil
             }
             overflow = first
+            offset += 4
         }
-        return BTreeCell(
+        let cell = BTreeCell(
             leftChild: leftChild, rowid: rowid, payloadSize: payloadSize, localPayload: payload,
             overflowPage: overflow)
+        return (cell, offset)
     }
 }

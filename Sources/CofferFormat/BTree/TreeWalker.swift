@@ -21,6 +21,9 @@ public struct WalkStatistics: Sendable, Equatable {
     public var pagesUnreadable = 0
     /// Pages that were read but rejected (bad header, bad cell, wrong kind, rowid out of bounds).
     public var pagesRejected = 0
+    /// Leaves used in part: damaged in a cell pointer, a cell header or a key, they gave the cells that still
+    /// stand (see ``BTreePage/standingCells(maxPayload:maxPage:)``).
+    public var leavesPartlyUsed = 0
     /// The page numbers that could not be read, in the order met.
     public var unreadablePages: [UInt32] = []
     /// The key ranges (low, high] of subtrees that could not be used (unreadable, rejected, cross-linked or
@@ -113,7 +116,7 @@ public struct TreeWalker {
                 stats.holes.append(hole)
                 continue
             }
-            let parsed: (page: BTreePage, cells: [BTreeCell])
+            var parsed: (page: BTreePage, cells: [BTreeCell])
             switch parse(next.page) {
             case .failure(.unreadable):
                 visited.insert(next.page)
@@ -122,9 +125,14 @@ public struct TreeWalker {
                 stats.holes.append(hole)
                 continue
             case .failure(.malformed):
-                stats.pagesRejected += 1
-                stats.holes.append(hole)
-                continue
+                // A leaf its parent points at, damaged in a cell pointer or header: the cells that stand alone.
+                guard let standing = standingLeaf(next.page, isTable: isTable, low: next.low, high: next.high) else {
+                    stats.pagesRejected += 1
+                    stats.holes.append(hole)
+                    continue
+                }
+                parsed = standing
+                stats.leavesPartlyUsed += 1
             case .success(let value):
                 parsed = value
             }
@@ -135,9 +143,15 @@ public struct TreeWalker {
                 continue
             }
             if type.isTable, !TreeWalker.keysWithin(parsed.cells, low: next.low, high: next.high) {
-                stats.pagesRejected += 1
-                stats.holes.append(hole)
-                continue
+                // A damaged key: a leaf keeps its cells in key order within bounds, an interior page is refused.
+                let ordered = type.isLeaf ? Self.longestOrderedRun(parsed.cells, low: next.low, high: next.high) : []
+                guard 2 * ordered.count >= parsed.cells.count, !ordered.isEmpty else {
+                    stats.pagesRejected += 1
+                    stats.holes.append(hole)
+                    continue
+                }
+                parsed.cells = ordered
+                stats.leavesPartlyUsed += 1
             }
             isTable = type.isTable
             visited.insert(next.page)
@@ -156,6 +170,53 @@ public struct TreeWalker {
             stack.append(contentsOf: children.reversed())
         }
         return stats
+    }
+
+    /// A leaf that ``parse(_:)`` refuses, read with ``BTreePage/standingCells(maxPayload:maxPage:)``: its table
+    /// cells kept in key order within (low, high] (``longestOrderedRun(_:low:high:)``). Nil unless the page is a
+    /// leaf of the expected kind and at least half of its cells stand: less, and it is more likely another
+    /// page than this leaf.
+    func standingLeaf(
+        _ pageNumber: UInt32, isTable: Bool?, low: Int64?, high: Int64?
+    ) -> (page: BTreePage, cells: [BTreeCell])? {
+        guard case .success(let bytes) = source.page(pageNumber),
+            let page = BTreePage(bytes: bytes, pageNumber: pageNumber, usableSize: source.usableSize),
+            isTable.map({ $0 == page.type.isTable }) ?? true,
+            var cells = page.standingCells(maxPayload: maxPayload, maxPage: maxPage)
+        else { return nil }
+        if page.type.isTable { cells = Self.longestOrderedRun(cells, low: low, high: high) }
+        guard !cells.isEmpty, 2 * cells.count >= page.header.cellCount else { return nil }
+        return (page, cells)
+    }
+
+    /// The longest subsequence of `cells` whose keys lie in (low, high] and strictly increase: a leaf's
+    /// cells with one damaged key drop that cell only.
+    static func longestOrderedRun(_ cells: [BTreeCell], low: Int64?, high: Int64?) -> [BTreeCell] {
+        let candidates = cells.filter { cell in
+            guard let key = cell.rowid else { return false }
+            return (low.map { key > $0 } ?? true) && (high.map { key <= $0 } ?? true)
+        }
+        // Patience sorting: tails[k] is the index of the smallest last key of an increasing run of length k+1.
+        var tails: [Int] = []
+        var previous = [Int?](repeating: nil, count: candidates.count)
+        for (index, cell) in candidates.enumerated() {
+            let key = cell.rowid ?? 0
+            var lower = 0
+            var upper = tails.count
+            while lower < upper {
+                let middle = (lower + upper) / 2
+                if (candidates[tails[middle]].rowid ?? 0) < key { lower = middle + 1 } else { upper = middle }
+            }
+            previous[index] = lower > 0 ? tails[lower - 1] : nil
+            if lower == tails.count { tails.append(index) } else { tails[lower] = index }
+        }
+        var run: [BTreeCell] = []
+        var cursor = tails.last
+        while let index = cursor {
+            run.append(candidates[index])
+            cursor = previous[index]
+        }
+        return run.reversed()
     }
 
     /// Whether every key of a table page lies in (low, high] and keys are strictly increasing.
