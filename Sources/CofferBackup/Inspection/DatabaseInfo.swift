@@ -48,7 +48,9 @@ public struct DatabaseInfo: Codable, Sendable {
 }
 
 // The JSON form `coffer info --json` prints: snake_case keys, the cipher spelled out as
-// `{"version", "page_size", "kdf_algorithm", "kdf_iter", "hmac", "algorithm"}`.
+// `{"version", "page_size", "kdf_algorithm", "kdf_iter", "hmac", "hmac_algorithm", "algorithm"}` ("hmac" a
+// Bool, kept for readers of the first form; "hmac_algorithm" `none`, `sha1` or `sha512`, absent in JSON
+// written before it existed, which then reads as the derivation's default).
 extension DatabaseInfo {
     enum CodingKeys: String, CodingKey {
         case path
@@ -68,6 +70,7 @@ extension DatabaseInfo {
         var kdfAlgorithm: String
         var kdfIterations: Int
         var usesHMAC: Bool
+        var hmacAlgorithm: HMACAlgorithm?
         var algorithm = "aes-256-cbc"
 
         enum CodingKeys: String, CodingKey {
@@ -76,6 +79,7 @@ extension DatabaseInfo {
             case kdfAlgorithm = "kdf_algorithm"
             case kdfIterations = "kdf_iter"
             case usesHMAC = "hmac"
+            case hmacAlgorithm = "hmac_algorithm"
             case algorithm
         }
     }
@@ -93,9 +97,16 @@ extension DatabaseInfo {
         tables = try container.decode([Table].self, forKey: .tables)
         let stored = try container.decodeIfPresent(StoredCipher.self, forKey: .cipher)
         sqlcipherVersion = stored?.version
-        cipher = stored.map {
-            CipherOptions.settings(
-                kdfName: $0.kdfAlgorithm, rounds: $0.kdfIterations, usesHMAC: $0.usesHMAC, pageSize: $0.pageSize)
+        cipher = stored.map { stored in
+            var settings = CipherOptions.settings(
+                kdfName: stored.kdfAlgorithm, rounds: stored.kdfIterations, usesHMAC: stored.usesHMAC,
+                pageSize: stored.pageSize)
+            if let algorithm = stored.hmacAlgorithm, algorithm != settings.hmacAlgorithm {
+                // The IV's 16 bytes, then the code rounded up to whole AES blocks (SQLCipher's reserve).
+                settings.hmacAlgorithm = algorithm
+                settings.reserveBytes = 16 + (algorithm.length + 15) / 16 * 16
+            }
+            return settings
         }
     }
 
@@ -112,7 +123,8 @@ extension DatabaseInfo {
             StoredCipher(
                 version: sqlcipherVersion ?? "?", pageSize: cipher.pageSize ?? pageSize,
                 kdfAlgorithm: cipher.kdfName,
-                kdfIterations: cipher.kdfRounds, usesHMAC: cipher.hmacAlgorithm != .none)
+                kdfIterations: cipher.kdfRounds, usesHMAC: cipher.hmacAlgorithm != .none,
+                hmacAlgorithm: cipher.hmacAlgorithm)
         }
         try container.encodeIfPresent(stored, forKey: .cipher)
         try container.encode(userVersion, forKey: .userVersion)
