@@ -78,6 +78,50 @@ final class DatabaseSnapshotTests: XCTestCase {
         XCTAssertEqual(try database.read { try self.count($0) }, 2)
     }
 
+    /// Snapshots made and closed in a loop on one thread while another changes the key 40 times (each change
+    /// drains the readers): no drain waits for a snapshot that registered too late, and every snapshot made
+    /// either reads or fails with `.busy` (made during a drain) — nothing hangs.
+    func testSnapshotsMadeDuringKeyChangesNeverHoldUpTheDrain() throws {
+        let (directory, database) = try makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        final class Stop: @unchecked Sendable {
+            let lock = NSLock()
+            var stopped = false
+            var made = 0
+            var unexpected: [String] = []
+        }
+        let stop = Stop()
+        let snapshots = Thread {
+            while !stop.lock.withLock({ stop.stopped }) {
+                do {
+                    let snapshot = try database.makeSnapshot()
+                    _ = try? Self.count(snapshot)
+                    snapshot.close()
+                    stop.lock.withLock { stop.made += 1 }
+                } catch CofferError.busy {
+                } catch {
+                    stop.lock.withLock { stop.unexpected.append("\(error)") }
+                }
+            }
+        }
+        snapshots.start()
+        let keys = (0..<2).map { Encryption.rawKey(Data(repeating: UInt8(0x41 + $0), count: 32)) }
+        let done = DispatchSemaphore(value: 0)
+        let rekeys = Thread {
+            for round in 0..<40 { try? database.changePassphrase(to: keys[round % 2]) }
+            done.signal()
+        }
+        rekeys.start()
+        let finished = done.wait(timeout: .now() + 120) == .success
+        stop.lock.withLock { stop.stopped = true }
+        XCTAssertTrue(finished, "a key change waited for a snapshot's reader forever")
+        guard finished else { return }
+        while snapshots.isExecuting { usleep(1000) }
+        XCTAssertEqual(stop.unexpected, [])
+        XCTAssertGreaterThan(stop.made, 0)
+        XCTAssertEqual(try Self.count(database), 2)
+    }
+
     func testConcurrentSnapshotReadsSeeOneState() throws {
         let (directory, database) = try makeDatabase(readers: 3)
         defer { withExtendedLifetime(directory) {} }

@@ -21,23 +21,44 @@ public final class DatabaseSnapshot: @unchecked Sendable {
     // Touched only on `queue`.
     private var connection: Connection?
     private var revocation = 0
+    /// Set when the pool asked the reader back (close, rekey, vacuum), possibly before `init` finished.
+    private var revoked = false
 
     init(pool: ReaderPool) throws {
         self.pool = pool
-        let connection = try pool.checkOut()
-        do {
-            try connection.execute(sql: Connection.TransactionKind.deferred.beginSQL)
-            connection.stampReadTransaction()
-            // A read transaction starts at its first read: this one fixes the state every read sees.
-            _ = try connection.fetchValue(Int.self, sql: "SELECT count(*) FROM sqlite_master")
-        } catch {
-            connection.rollbackIfNeeded()
-            pool.checkIn(connection)
-            throw error
-        }
-        self.connection = connection
         queue.setSpecific(key: key, value: ())
-        revocation = pool.addRevocation { [weak self] in self?.close() }
+        // The revocation is registered as the reader is handed out (no drain can begin between the two), and
+        // runs on the snapshot's queue like `init`'s own work below: a drain that starts before the
+        // transaction begins finds the reader given back by `init` itself.
+        let (connection, revocation) = try pool.checkOutHeld { [weak self] in self?.revoke() }
+        try queue.sync {
+            self.revocation = revocation
+            guard !revoked else {
+                pool.checkIn(connection)
+                throw CofferError(code: .busy, message: "the database was closing or changing its key; try again")
+            }
+            do {
+                try connection.execute(sql: Connection.TransactionKind.deferred.beginSQL)
+                connection.stampReadTransaction()
+                // A read transaction starts at its first read: this one fixes the state every read sees.
+                _ = try connection.fetchValue(Int.self, sql: "SELECT count(*) FROM sqlite_master")
+            } catch {
+                connection.rollbackIfNeeded()
+                pool.removeRevocation(revocation)
+                pool.checkIn(connection)
+                throw error
+            }
+            self.connection = connection
+        }
+    }
+
+    /// The pool drains: give the reader back now, and refuse it if `init` has not taken it yet.
+    private func revoke() {
+        let body = {
+            self.revoked = true
+            self.releaseOnQueue()
+        }
+        if DispatchQueue.getSpecific(key: key) != nil { body() } else { queue.sync(execute: body) }
     }
 
     deinit { close() }
@@ -128,7 +149,8 @@ extension Database {
     /// ```
     ///
     /// - Throws: ``CofferError/apiMisuse`` for an in-memory database or one opened without readers (its
-    ///   reads run on the writer), or when the database is closed.
+    ///   reads run on the writer), or when the database is closed; ``CofferError/busy`` when the database
+    ///   began closing, rekeying or vacuuming while the snapshot was made (try again).
     public func makeSnapshot() throws -> DatabaseSnapshot {
         guard let readers else {
             throw CofferError(code: .apiMisuse, message: "snapshots need reader connections (not in memory, readerCount > 0)")

@@ -63,6 +63,59 @@ package final class ReaderPool: @unchecked Sendable {
         }
     }
 
+    /// ``checkOut()`` for a holder that keeps the reader for an unbounded time (a snapshot): `revoke` is
+    /// registered under the lock that hands the reader out, while the pool is not draining, so a drain either
+    /// finds the revocation or has not begun (registered after a drain had taken the list, it would wait
+    /// for a reader whose holder it never asked back). Returns the reader and the id to
+    /// ``removeRevocation(_:)`` with.
+    func checkOutHeld(revoke: @escaping () -> Void) throws -> (connection: Connection, revocation: Int) {
+        condition.lock()
+        while true {
+            if closed {
+                condition.unlock()
+                throw SerializedConnection.closedError
+            }
+            if !suspended {
+                if let connection = idle.popLast() {
+                    let id = registerLocked(revoke)
+                    condition.unlock()
+                    return (connection, id)
+                }
+                if created < capacity {
+                    created += 1
+                    condition.unlock()
+                    let connection: Connection
+                    do {
+                        connection = try open()
+                    } catch {
+                        condition.lock()
+                        created -= 1
+                        condition.broadcast()
+                        condition.unlock()
+                        throw error
+                    }
+                    condition.lock()
+                    if !suspended && !closed {
+                        let id = registerLocked(revoke)
+                        condition.unlock()
+                        return (connection, id)
+                    }
+                    // A drain began while the reader opened: it is the drain's to close; wait like any caller.
+                    idle.append(connection)
+                    condition.broadcast()
+                    continue
+                }
+            }
+            wait()
+        }
+    }
+
+    private func registerLocked(_ revoke: @escaping () -> Void) -> Int {
+        nextRevocation += 1
+        revocations[nextRevocation] = revoke
+        return nextRevocation
+    }
+
     /// Waits on `condition` (held), counted so that a check-in without waiters skips the broadcast.
     private func wait() {
         waiting += 1
@@ -92,9 +145,7 @@ package final class ReaderPool: @unchecked Sendable {
     func addRevocation(_ revoke: @escaping () -> Void) -> Int {
         condition.lock()
         defer { condition.unlock() }
-        nextRevocation += 1
-        revocations[nextRevocation] = revoke
-        return nextRevocation
+        return registerLocked(revoke)
     }
 
     /// Forgets a revocation: its holder gave its reader back.
