@@ -34,33 +34,7 @@ package final class ReaderPool: @unchecked Sendable {
 
     /// A reader for the caller alone until ``checkIn(_:)``, waiting for one when all are busy.
     func checkOut() throws -> Connection {
-        condition.lock()
-        while true {
-            if closed {
-                condition.unlock()
-                throw SerializedConnection.closedError
-            }
-            if !suspended {
-                if let connection = idle.popLast() {
-                    condition.unlock()
-                    return connection
-                }
-                if created < capacity {
-                    created += 1
-                    condition.unlock()
-                    do {
-                        return try open()
-                    } catch {
-                        condition.lock()
-                        created -= 1
-                        condition.broadcast()
-                        condition.unlock()
-                        throw error
-                    }
-                }
-            }
-            wait()
-        }
+        try checkOut(registering: nil).connection
     }
 
     /// ``checkOut()`` for a holder that keeps the reader for an unbounded time (a snapshot): `revoke` is
@@ -69,6 +43,11 @@ package final class ReaderPool: @unchecked Sendable {
     /// for a reader whose holder it never asked back). Returns the reader and the id to
     /// ``removeRevocation(_:)`` with.
     func checkOutHeld(revoke: @escaping () -> Void) throws -> (connection: Connection, revocation: Int) {
+        let held = try checkOut(registering: revoke)
+        return (held.connection, held.revocation ?? 0)
+    }
+
+    private func checkOut(registering revoke: (() -> Void)?) throws -> (connection: Connection, revocation: Int?) {
         condition.lock()
         while true {
             if closed {
@@ -77,7 +56,7 @@ package final class ReaderPool: @unchecked Sendable {
             }
             if !suspended {
                 if let connection = idle.popLast() {
-                    let id = registerLocked(revoke)
+                    let id = revoke.map(registerLocked)
                     condition.unlock()
                     return (connection, id)
                 }
@@ -94,6 +73,7 @@ package final class ReaderPool: @unchecked Sendable {
                         condition.unlock()
                         throw error
                     }
+                    guard let revoke else { return (connection, nil) }
                     condition.lock()
                     if !suspended && !closed {
                         let id = registerLocked(revoke)
