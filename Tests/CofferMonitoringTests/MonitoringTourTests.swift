@@ -24,6 +24,7 @@ final class MonitoringTourTests: XCTestCase {
         configuration.monitoring.metrics = true  // counters and timers, to the bootstrapped backend
         configuration.monitoring.statements = .slow(threshold: 0.050)  // statements over 50 ms, to the logger
         configuration.monitoring.writerWaits = .slow(threshold: 0.100)  // who waited for the writer, behind whom
+        configuration.monitoring.lockWaits = .slow(threshold: 0.500)  // which process held a lock a statement waited for
         configuration.monitoring.spans = true  // coffer.write, coffer.backup, … spans, to the app's tracer
         let database = try Database(path: path, configuration: configuration)
         // Monitoring.md end
