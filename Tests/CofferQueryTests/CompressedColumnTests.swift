@@ -14,7 +14,7 @@ final class CompressedColumnTests: XCTestCase {
     override func setUpWithError() throws {
         directory = try TemporaryDirectory("coffer-compression")
         database = try Database(path: path, configuration: configuration)
-        try database.write { db in try db.upgradeSchema(for: [ChatLine.self]) }
+        _ = try database.write { db in try db.upgradeSchema(for: [ChatLine.self]) }
     }
 
     override func tearDownWithError() throws { try database?.close() }
@@ -60,13 +60,14 @@ final class CompressedColumnTests: XCTestCase {
 
         // Typed filters compare plain values.
         let target = texts[42]
-        XCTAssertEqual(try database.read { try ChatLine.filter { $0.content == target }.fetchAll($0) }.map(\.id), [43])
+        let sameText = texts.indices.filter { texts[$0] == target }.map { Int64($0 + 1) }
+        XCTAssertEqual(try database.read { try ChatLine.filter { $0.content == target }.fetchAll($0) }.map(\.id), sameText)
         let matching = try database.read { try ChatLine.filter { $0.content.contains("季度报告") }.fetchCount($0) }
         XCTAssertEqual(matching, texts.filter { $0.contains("季度报告") }.count)
         XCTAssertGreaterThan(matching, 0)
         // Updates compress too; raw SQL reads plain values through coffer_decompress.
         try database.write { db in
-            _ = try ChatLine.filter { $0.id == 43 }.updateAll(db) { [$0.content.set(to: $0.content + " (edited)")] }
+            _ = try ChatLine.filter { $0.id == 43 }.updateAll(db) { [$0.content.set(to: target + " (edited)")] }
         }
         let raw = try database.read { db in
             try db.fetchValue(String.self, sql: "SELECT coffer_decompress(content) FROM chat_line WHERE id = 43")
@@ -184,7 +185,7 @@ final class CompressedColumnTests: XCTestCase {
             }
         }
         XCTAssertEqual(seen, (0...texts.count).map { Array(texts.prefix($0)) })
-        let types = try database.read {
+        let types = try await database.read {
             try $0.fetchAll(sql: "SELECT typeof(content) FROM chat_line").map { try $0.decode(String.self, at: 0) }
         }
         XCTAssertEqual(types, ["blob", "blob", "blob"])

@@ -46,6 +46,11 @@ final class RecompressionTests: XCTestCase {
         guard case .finished(let rewritten)? = events.last else { return XCTFail("no finished event") }
         XCTAssertEqual(rewritten, Self.rowCount)
         XCTAssertGreaterThanOrEqual(events.count, Self.rowCount / 500 + 1)
+        try checkCompressedThenTurnOff(database)
+    }
+
+    /// After the pass: every row compressed with dictionary 1; then `.off` stores them plain again.
+    private func checkCompressedThenTurnOff(_ database: Database) throws {
         XCTAssertEqual(try Self.storedTypes(database), ["blob": Self.rowCount])
         XCTAssertEqual(try database.read { try CompressedNote.order { $0.id.asc }.fetchAll($0) }.map(\.body), Self.texts())
         let header = try database.read { try $0.fetchValue(String.self, sql: "SELECT hex(substr(body, 1, 2)) FROM note LIMIT 1") }

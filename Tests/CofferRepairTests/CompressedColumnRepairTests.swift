@@ -42,4 +42,30 @@ final class CompressedColumnRepairTests: XCTestCase {
             },
             texts[6])
     }
+
+    /// `coffer migrate`'s engine copies a plaintext file with compressed columns into Coffer's encrypted
+    /// format: the stored values and the dictionary table as they are, readable plain afterwards.
+    func testMigrateKeepsCompressedValuesAndTheirDictionaries() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-migrate-zstd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("plain.db").path
+        let output = directory.appendingPathComponent("migrated.db").path
+        let texts = (0..<300).map { "note \($0): the quarterly report is in the shared folder, 季度报告在共享文件夹里 \($0 % 5)" }
+        let database = try Database(path: path, configuration: Configuration(encryption: .none))
+        try database.write { db in
+            try db.upgradeSchema(for: [CompressedChat.self])
+            try db.trainCompressionDictionary(id: 1, from: texts, maximumSize: 4096)
+            try CompressedChat.insertAll(texts.map { CompressedChat(id: nil, content: $0) }, db)
+        }
+        try database.close()
+
+        let result = try FileMigration.run(
+            file: try DatabaseFile(path: path, key: .none), output: output, encryption: .passphrase("k"))
+        XCTAssertTrue(result.verified, "\(result.checks)")
+        let migrated = try Database(path: output, configuration: Configuration(encryption: .passphrase("k")))
+        defer { try? migrated.close() }
+        XCTAssertEqual(try migrated.read { try $0.compressionDictionaryIDs() }, [1])
+        XCTAssertEqual(try migrated.read { try CompressedChat.order { $0.id.asc }.fetchAll($0) }.map(\.content), texts)
+    }
 }

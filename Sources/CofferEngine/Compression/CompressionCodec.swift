@@ -1,5 +1,5 @@
 import CSQLCipher
-import CZstd
+internal import CZstd
 import Foundation
 
 /// One connection's zstd state: a compression and a decompression context, the dictionaries it has

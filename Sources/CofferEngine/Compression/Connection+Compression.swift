@@ -1,5 +1,5 @@
 import CSQLCipher
-import CZstd
+internal import CZstd
 import Foundation
 
 // The SQL side of compressed columns: `coffer_compress(value, dictionary)` and `coffer_decompress(value)`,
