@@ -61,6 +61,7 @@ let package = Package(
                 "CofferTempVFS",
                 "CofferPageCache",
                 "CofferTokenizer",
+                "CZstd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -87,6 +88,12 @@ let package = Package(
         ),
         // The umbrella: `import Coffer` re-exports the five layers above.
         .target(name: "Coffer", dependencies: ["CofferEngine", "CofferRecords", "CofferSearch", "CofferStores", "CofferBackup"]),
+        // zstd (Debian's libzstd-dev) for compressed columns: the codec and its dictionary trainer.
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"])]
+        ),
         .systemLibrary(
             name: "COpenSSL",
             pkgConfig: "libcrypto",

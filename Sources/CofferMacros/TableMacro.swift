@@ -19,15 +19,19 @@ public struct TableMacro: MemberMacro, ExtensionMacro {
         let access = accessPrefix(of: declaration)
         let tableName = tableNameLiteral(node) ?? "\"\(typeName)\""
 
+        try checkCompression(of: properties)
         let columns = properties.map {
-            "\(access)let \($0.identifier) = Coffer.TableColumn<\(typeName), \($0.type)>(name: \($0.nameLiteral))"
+            let compressed = $0.compression == nil ? "" : ", compressed: true"
+            return
+                "\(access)let \($0.identifier) = Coffer.TableColumn<\(typeName), \($0.type)>(name: \($0.nameLiteral)\(compressed))"
         }
         let definitions = properties.map { property in
             let defaultValue = property.defaultExpression.map { "Coffer.ColumnDefault(\($0) as \(property.type))" } ?? "nil"
+            let compression = property.compression.map { ", compression: \($0)" } ?? ""
             return """
                 Coffer.ColumnDefinition(name: \(property.nameLiteral), affinity: "\(property.affinity)", \
                 isOptional: \(property.isOptional), isPrimaryKey: \(property.isPrimaryKey), \
-                isUnique: \(property.isUnique), defaultValue: \(defaultValue))
+                isUnique: \(property.isUnique), defaultValue: \(defaultValue)\(compression))
                 """
         }
         var members: [DeclSyntax] = [
@@ -71,6 +75,28 @@ public struct TableMacro: MemberMacro, ExtensionMacro {
         }
         let body = members.joined(separator: "\n\n")
         return [try ExtensionDeclSyntax("extension \(type.trimmed)\(raw: conformance) {\n\(raw: body)\n}")]
+    }
+
+    /// Refuses, at compile time, a compressed primary key (every lookup by id would decompress) and a
+    /// `.dictionaries(by:)` that names no column of the table.
+    private static func checkCompression(of properties: [Property]) throws {
+        let names = Set(properties.map(\.nameLiteral))
+        for property in properties {
+            guard let compression = property.compression else { continue }
+            if property.isPrimaryKey {
+                throw MacroError("'\(property.identifier)' is the primary key: it cannot be compressed")
+            }
+            if let call = compression.as(FunctionCallExprSyntax.self),
+                call.calledExpression.trimmedDescription == ".dictionaries",
+                let by = call.arguments.first(where: { $0.label?.text == "by" }),
+                let literal = by.expression.as(StringLiteralExprSyntax.self),
+                !names.contains(literal.trimmedDescription)
+            {
+                throw MacroError(
+                    "'\(property.identifier)' picks its dictionary by \(literal.trimmedDescription), which is no column of the table"
+                )
+            }
+        }
     }
 
     /// `init(statementRow:)`, which reads each column-backed property from its column by position: the
@@ -270,6 +296,8 @@ struct Property {
     var isPrimaryKey: Bool { options.primaryKey }
     var isUnique: Bool { options.unique }
     var defaultExpression: String? { options.defaultExpression }
+    /// The `compressed:` argument of `@Column`, as written (`.zstd`, `.dictionary(1)`…).
+    var compression: ExprSyntax? { options.compression }
 
     var isOptional: Bool { wrappedType != nil }
 
@@ -294,11 +322,12 @@ struct Property {
     }
 }
 
-/// The arguments of an `@Column(primaryKey:unique:default:)` attribute.
+/// The arguments of an `@Column(primaryKey:unique:default:compressed:)` attribute.
 struct ColumnOptions {
     var primaryKey = false
     var unique = false
     var defaultExpression: String?
+    var compression: ExprSyntax?
 
     init(_ attributes: AttributeListSyntax) {
         for element in attributes {
@@ -312,6 +341,7 @@ struct ColumnOptions {
                 case "primaryKey": primaryKey = value == "true"
                 case "unique": unique = value == "true"
                 case "default": defaultExpression = value
+                case "compressed" where value != "nil": compression = argument.expression.trimmed
                 default: break
                 }
             }

@@ -68,6 +68,31 @@ final class CompileFailTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
     }
 
+    func testACompressedPrimaryKeyDoesNotCompile() throws {
+        let result = try typecheck(
+            """
+            @Table("bad") struct Bad: Codable {
+                @Column(primaryKey: true, compressed: .zstd) var id: Int64?
+                var text: String
+            }
+            """)
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("it cannot be compressed"), result.stderr)
+    }
+
+    func testADictionaryPickedByAnUnknownColumnDoesNotCompile() throws {
+        let result = try typecheck(
+            """
+            @Table("bad") struct Bad: Codable {
+                @Column(primaryKey: true) var id: Int64?
+                var kind: Int64
+                @Column(compressed: .dictionaries(by: "type", [1: 1])) var text: String
+            }
+            """)
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("which is no column of the table"), result.stderr)
+    }
+
     func testComparingAColumnWithAValueOfAnotherTypeDoesNotCompile() throws {
         try assertDoesNotCompile("_ = Message.filter { $0.conversationID == \"42\" }")
     }
@@ -248,6 +273,7 @@ final class CompileFailTests: XCTestCase {
             "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CofferPageCache/include/module.modulemap").path,
             "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CofferTokenizer/include/module.modulemap").path,
             "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/COpenSSL/module.modulemap").path,
+            "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CZstd/module.modulemap").path,
             "-load-plugin-executable", products.appendingPathComponent("CofferMacros-tool").path + "#CofferMacros",
         ]
         if FileManager.default.fileExists(atPath: "/usr/include/sqlcipher") { arguments += ["-I", "/usr/include/sqlcipher"] }

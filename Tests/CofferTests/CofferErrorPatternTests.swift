@@ -92,6 +92,8 @@ final class CofferErrorPatternTests: XCTestCase {
         XCTAssertEqual(
             primary { try Database.restore(from: noBackups, to: self.dir.path("new.db"), configuration: Configuration()) },
             "fileNotFound")
+        XCTAssertEqual(
+            primary { try self.database.write { try $0.addCompressionDictionary(Data([1, 2, 3]), id: 0) } }, "compressionFailed")
         try database.close()
         XCTAssertEqual(primary { _ = try self.database.read { try $0.fetchAll(sql: "SELECT 1") } }, "apiMisuse")
     }
@@ -192,6 +194,8 @@ final class CofferErrorPatternTests: XCTestCase {
             return "invalidConfiguration"
         } catch CofferError.fileNotFound {
             return "fileNotFound"
+        } catch CofferError.compressionFailed {
+            return "compressionFailed"
         } catch {
             return "unmatched: \(error)"
         }

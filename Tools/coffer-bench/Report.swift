@@ -48,7 +48,32 @@ enum Report {
                 )
             }
         }
+        lines += compressionSummary(results)
         return lines.joined(separator: "\n")
+    }
+
+    /// W12: the dictionary file against the uncompressed and plain-zstd files, and the dictionary column's
+    /// insert and fetch times against the uncompressed column's (above 1: slower).
+    private static func compressionSummary(_ results: [Measurement]) -> [String] {
+        func seconds(_ workload: String, _ impl: String) -> Double? {
+            results.first { $0.workload == workload && $0.impl == impl }?.seconds
+        }
+        var lines: [String] = []
+        if let plain = seconds("W12-size-plain", "coffer"), let zstd = seconds("W12-size-zstd", "coffer"),
+            let dictionary = seconds("W12-size-dict", "coffer")
+        {
+            lines.append(
+                String(
+                    format: "W12 file: dictionary %.2f MiB = %.2f of uncompressed (%.2f MiB), %.2f of plain zstd (%.2f MiB)",
+                    dictionary, dictionary / plain, plain, dictionary / zstd, zstd))
+        }
+        for workload in ["W12-insert", "W12-fetch"] {
+            if let compressed = seconds(workload, "coffer"), let plain = seconds(workload, "coffer-uncompressed") {
+                lines.append(
+                    String(format: "\(workload): dictionary column %.2f× the uncompressed column's time", compressed / plain))
+            }
+        }
+        return lines
     }
 
     private static func format(_ value: Double?, width: Int, decimals: Int = 0) -> String {

@@ -19,7 +19,8 @@ struct CofferBench: ParsableCommand {
     @Option(
         parsing: .upToNextOption,
         help:
-            "Run only these workloads (W0 W1 W1-sql W2 W3 W4 W4b W4b-read W5 W6 W7 W8 W9 W10 W11 W14 F1; W9-commits… alone too).")
+            "Run only these workloads (W0 W1 W1-sql W2 W3 W4 W4b W4b-read W5 W6 W7 W8 W9 W10 W11 W12 W14 F1; W9-commits… alone too)."
+    )
     var only: [String] = []
 
     @Option(parsing: .upToNextOption, help: "Run only these implementations (raw-c raw-c-plain coffer coffer-plain).")
@@ -80,6 +81,7 @@ struct CofferBench: ParsableCommand {
         let keyValue = KeyValueWorkloads(harness: harness, count: quick ? 10_000 : 100_000)
         let documents = DocumentWorkloads(
             harness: harness, count: quick ? 10_000 : 100_000, searches: quick ? 200 : 1_000, aggregates: quick ? 5 : 20)
+        let compression = CompressionWorkloads(harness: harness, count: quick ? 20_000 : 100_000)
         let observation = ObservationWorkloads(
             writes: writes, latencyCommits: quick ? 50 : 200, burstCommits: quick ? 2_000 : 10_000)
         let fullText = FullTextWorkloads(harness: harness, count: quick ? 20_000 : 200_000, queries: quick ? 200 : 1_000)
@@ -115,6 +117,7 @@ struct CofferBench: ParsableCommand {
             if wants("W6") { try record(concurrent.run(impl)) }
             if wants("W7") { try record(keyValue.run(impl)) }
             if wants("W11") { try record(documents.run(impl)) }
+            if wants("W12") { try record(compression.run(impl)) }
             let observationParts = only.filter { $0.hasPrefix("W9-") }
             if wants("W9") || !observationParts.isEmpty { try record(observation.run(impl, only: observationParts)) }
             if wants("W8") { try record(fullText.run(impl)) }

@@ -69,6 +69,9 @@ public final class Connection {
     @usableFromInline @exclusivity(unchecked) package var snapshotStamp = SnapshotStamp()
     /// What the clock's attachment keeps on this connection (the record cache's stores), found lock-free.
     @usableFromInline @exclusivity(unchecked) package var attachmentView = AttachmentView()
+    /// The connection's compression state (its zstd contexts and dictionary cache), set when the
+    /// compression functions are registered; the `Compression` folder owns what it holds.
+    package var compressionState: AnyObject?
 
     package init(path: String, flags: Int32, logger: Logger, vfs: String? = nil) throws {
         var handle: OpaquePointer?

@@ -62,4 +62,6 @@ extension CofferError {
     public static let invalidConfiguration = ResultCode.invalidConfiguration
     /// Matches ``ResultCode/fileNotFound``.
     public static let fileNotFound = ResultCode.fileNotFound
+    /// Matches ``ResultCode/compressionFailed``.
+    public static let compressionFailed = ResultCode.compressionFailed
 }

@@ -99,6 +99,9 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let invalidConfiguration = ResultCode(rawValue: 0x10004)
     /// The file does not exist where an existing one was required.
     public static let fileNotFound = ResultCode(rawValue: 0x10005)
+    /// A compression dictionary cannot be trained or stored (too few samples, an id taken by another
+    /// dictionary, an id out of range).
+    public static let compressionFailed = ResultCode(rawValue: 0x10006)
 
     private static let cofferNames: [Int32: String] = [
         0x10001: "wrong passphrase",
@@ -106,6 +109,7 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
         0x10003: "API misuse",
         0x10004: "invalid configuration",
         0x10005: "file not found",
+        0x10006: "compression failed",
     ]
 }
 

@@ -55,6 +55,7 @@ package struct ConnectionFactory: Sendable {
             try applyKey(to: connection, role: role)
             try configure(connection, role: role)
             try connection.registerFullTextSearch()
+            try connection.registerCompression()
         } catch {
             connection.close()
             throw error

@@ -68,7 +68,7 @@ public struct JoinQuery<Left: TableRecord, Right: TableRecord, RightValue>: Send
 
     var selectFragment: SQLFragment {
         func columns<T: TableRecord>(_ table: T.Type) -> [SQLFragment] {
-            T.columnDefinitions.map { SQLFragment([.column(table: T.tableName, name: $0.name)]) }
+            T.columnDefinitions.map { $0.selection(table: T.tableName) }
         }
         var query = base
         query.filters += filters

@@ -43,7 +43,7 @@ extension Query {
 
     /// The declared columns, in order: the selection every record fetch uses.
     static var recordSelection: SQLFragment {
-        SQLFragment.join(Root.columnDefinitions.map { SQLFragment([.identifier($0.name)]) }, separator: ", ")
+        SQLFragment.join(Root.columnDefinitions.map { $0.selection() }, separator: ", ")
     }
 
     /// `SELECT <columns> FROM "table" …`. The head is rendered once per record type (see
@@ -73,7 +73,10 @@ extension Query {
 
     /// `UPDATE "table" SET … WHERE …`.
     func updateFragment(_ assignments: [ColumnAssignment<Root>]) -> SQLFragment {
-        let sets = assignments.map { SQLFragment([.identifier($0.columnName)]) + SQLFragment(raw: " = ") + $0.value }
+        let sets = assignments.map {
+            SQLFragment([.identifier($0.columnName)]) + SQLFragment(raw: " = ")
+                + Root.compressing($0.value, forColumn: $0.columnName)
+        }
         return SQLFragment(raw: "UPDATE ") + Self.table + SQLFragment(raw: " SET ")
             + SQLFragment.join(sets, separator: ", ") + Self.whereClause(wholeRowFilters)
     }

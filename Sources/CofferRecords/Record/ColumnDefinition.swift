@@ -14,11 +14,13 @@ public struct ColumnDefinition: Sendable {
     public let isUnique: Bool
     /// The `DEFAULT` value, if declared.
     public let defaultValue: ColumnDefault?
+    /// How the column's values are compressed (`@Column(compressed:)`), or nil.
+    public let compression: ColumnCompression?
 
     /// Creates a definition (the macro does this).
     public init(
         name: String, affinity: String, isOptional: Bool, isPrimaryKey: Bool, isUnique: Bool,
-        defaultValue: ColumnDefault?
+        defaultValue: ColumnDefault?, compression: ColumnCompression? = nil
     ) {
         self.name = name
         self.affinity = affinity
@@ -26,6 +28,7 @@ public struct ColumnDefinition: Sendable {
         self.isPrimaryKey = isPrimaryKey
         self.isUnique = isUnique
         self.defaultValue = defaultValue
+        self.compression = compression
     }
 
     /// The column as it appears in `CREATE TABLE` and `ALTER TABLE ADD COLUMN`.

@@ -40,12 +40,28 @@ public struct SQLExpression<Root, Value>: TypedExpression {
 public struct TableColumn<Root: TableRecord, Value>: TypedExpression {
     /// The column name.
     public let name: String
+    /// True for a column declared `@Column(compressed:)`: expressions read its plain values.
+    public let isCompressed: Bool
 
     /// Creates the column named `name` (the macro does this; you should not need to).
-    public init(name: String) { self.name = name }
+    public init(name: String) {
+        self.name = name
+        self.isCompressed = false
+    }
 
-    /// The column, qualified with its table inside joins.
-    public var sqlFragment: SQLFragment { SQLFragment([.column(table: Root.tableName, name: name)]) }
+    /// Creates the column named `name`, compressed or not (the macro does this for compressed columns).
+    public init(name: String, compressed: Bool) {
+        self.name = name
+        self.isCompressed = compressed
+    }
+
+    /// The column, qualified with its table inside joins; a compressed column reads through
+    /// `coffer_decompress`, so that filters and orderings compare plain values.
+    public var sqlFragment: SQLFragment {
+        let column = SQLFragment([.column(table: Root.tableName, name: name)])
+        guard isCompressed else { return column }
+        return SQLFragment(raw: "coffer_decompress(") + column + SQLFragment(raw: ")")
+    }
 }
 
 extension SQLFragment {

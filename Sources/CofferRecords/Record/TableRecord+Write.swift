@@ -43,9 +43,14 @@ extension TableRecord {
 
     static func insertSQL(_ resolution: ConflictResolution) throws -> String {
         let names = try columnDefinitions.map { try SQLIdentifier.validated($0.name) }
+        // Compressed columns bind through coffer_compress, whose dictionary may read another column's
+        // parameter: then every parameter is numbered.
+        let values =
+            hasCompressedColumns
+            ? try columnDefinitions.enumerated().map { try writtenValueSQL($0.element, parameter: $0.offset + 1) }
+            : Array(repeating: "?", count: names.count)
         return resolution.rawValue + " INTO " + (try SQLIdentifier.validated(tableName)) + " ("
-            + names.joined(separator: ", ") + ") VALUES (" + Array(repeating: "?", count: names.count).joined(separator: ", ")
-            + ")"
+            + names.joined(separator: ", ") + ") VALUES (" + values.joined(separator: ", ") + ")"
     }
 
     /// Inserts the record. A nil integer primary key is assigned by SQLite and written back.
@@ -209,22 +214,27 @@ extension TableRecord {
     /// the record's binder binds it in column order.
     static func updateByKeySQL(set columns: [String], key: [String]) throws -> String {
         let names = columnDefinitions.map(\.name)
-        func assignments(_ selected: [String]) throws -> [String] {
+        func assignments(_ selected: [String], compressing: Bool) throws -> [String] {
             try selected.map { name in
                 guard let index = names.firstIndex(of: name) else {
                     throw CofferError(code: .apiMisuse, message: "\(tableName) has no column '\(name)' for its primary key")
                 }
-                return try SQLIdentifier.validated(name) + " = ?" + String(index + 1)
+                guard compressing else { return try SQLIdentifier.validated(name) + " = ?" + String(index + 1) }
+                return try SQLIdentifier.validated(name) + " = "
+                    + (try writtenValueSQL(columnDefinitions[index], parameter: index + 1))
             }
         }
         return "UPDATE " + (try SQLIdentifier.validated(tableName)) + " SET "
-            + (try assignments(columns)).joined(separator: ", ") + " WHERE "
-            + (try assignments(key)).joined(separator: " AND ")
+            + (try assignments(columns, compressing: true)).joined(separator: ", ") + " WHERE "
+            + (try assignments(key, compressing: false)).joined(separator: " AND ")
     }
 
     static func updateSQL(set columns: [String], target: [String]) throws -> String {
-        "UPDATE " + (try SQLIdentifier.validated(tableName)) + " SET "
-            + (try columns.map { try SQLIdentifier.validated($0) + " = ?" }.joined(separator: ", "))
+        let assignments = try columns.map { name in
+            let value = try compressing(SQLFragment(raw: "?"), forColumn: name).render().sql
+            return try SQLIdentifier.validated(name) + " = " + value
+        }
+        return "UPDATE " + (try SQLIdentifier.validated(tableName)) + " SET " + assignments.joined(separator: ", ")
             + " WHERE " + (try matchSQL(target))
     }
 

@@ -109,6 +109,11 @@ public macro Table(_ name: String? = nil) = #externalMacro(module: "CofferMacros
 ///     insert it as nil and SQLite assigns the next id, which `insert` writes back.
 ///   - unique: the column is `UNIQUE`.
 ///   - default: the `DEFAULT` value, a literal of the property's type.
+///   - compressed: how the column's values are compressed with zstd (see ``ColumnCompression``):
+///     `.zstd`, `.dictionary(1)`, or `.dictionaries(by: "type", [1: 1, 2: 2])`. Typed queries read and
+///     compare plain values; raw SQL reads them with `coffer_decompress(column)`.
 @attached(peer)
-public macro Column(primaryKey: Bool = false, unique: Bool = false, default: (any Sendable)? = nil) =
+public macro Column(
+    primaryKey: Bool = false, unique: Bool = false, default: (any Sendable)? = nil, compressed: ColumnCompression? = nil
+) =
     #externalMacro(module: "CofferMacros", type: "ColumnMacro")

@@ -162,7 +162,7 @@ struct RecordLookup: Sendable {
             throw CofferError(
                 code: .apiMisuse, message: "\(Record.tableName) has no single-column primary key to fetch by id")
         }
-        let columns = Record.columnDefinitions.map { SQLIdentifier.quote($0.name) }.joined(separator: ", ")
+        let columns = try Record.columnDefinitions.map { try $0.selection().render().sql }.joined(separator: ", ")
         let sql = "SELECT \(columns) FROM \(SQLIdentifier.quote(Record.tableName)) WHERE \(SQLIdentifier.quote(key0)) = ?"
         let definition = Record.columnDefinitions.first { $0.name == key0 }
         let isInteger = definition.map { $0.isPrimaryKey && $0.affinity.uppercased() == "INTEGER" } ?? false

@@ -16,6 +16,13 @@ extension FullTextIndex {
     /// `CREATE VIRTUAL TABLE … USING fts4(content="table", columns…, tokenize=…)`.
     var createSQL: String {
         get throws {
+            // FTS4 reads an external content table's columns as they are stored: compressed bytes.
+            let compressed = Root.columnDefinitions.filter { $0.compression != nil && columnNames.contains($0.name) }
+            if let column = compressed.first {
+                throw CofferError(
+                    code: .apiMisuse,
+                    message: "\(Root.tableName).\(column.name) is compressed: a full-text index cannot index a compressed column")
+            }
             var arguments = ["content=" + (try SQLIdentifier.validated(Root.tableName))]
             arguments += try columnNames.map { try SQLIdentifier.validated($0) }
             arguments.append("tokenize=" + tokenizer.declaration)

@@ -62,7 +62,7 @@ public struct FullTextSearch<Root: FullTextSearchable>: Sendable {
     private var fragment: SQLFragment {
         let index = Root.fullTextIndex
         let content = Root.tableName
-        let columns = Root.columnDefinitions.map { SQLFragment([.column(table: content, name: $0.name)]) }
+        let columns = Root.columnDefinitions.map { $0.selection(table: content) }
         // The indexed texts are read where the record's own columns are; one not among them is selected again.
         let extraTexts = Self.extraTextColumns.map { SQLFragment([.column(table: content, name: $0)]) }
         let fts = SQLFragment([.identifier(index.name)])

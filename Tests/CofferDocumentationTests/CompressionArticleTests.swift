@@ -1,0 +1,74 @@
+import Coffer
+import CofferTestSupport
+import Foundation
+import XCTest
+
+@Table("chat_message")
+struct ChatMessage: Codable {
+    @Column(primaryKey: true) var id: Int64?
+    var type: Int64
+    @Column(compressed: .dictionaries(by: "type", [1: 1, 2: 2])) var content: String
+    @Column(compressed: .zstd) var attachment: Data?
+}
+
+/// The ```swift blocks of Compression.md, compiled and run as written.
+final class CompressionArticleTests: XCTestCase {
+    private let textSamples = (0..<1000).map { "message \($0): see you at \($0 % 12) o'clock, 明天见 #\($0 % 9)" }
+    private let systemSamples = (0..<1000).map { "[system] user\($0 % 50) joined the group \($0 % 7), 加入了群聊" }
+
+    func testDeclaringTrainingReadingAndWriting() throws {
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        let textSamples = self.textSamples
+        let systemSamples = self.systemSamples
+
+        try database.write { db in
+            try db.upgradeSchema(for: [ChatMessage.self])
+            try db.trainCompressionDictionary(id: 1, from: textSamples)
+            try db.trainCompressionDictionary(id: 2, from: systemSamples, maximumSize: 16 * 1024)
+        }
+
+        try database.write { db in
+            var message = ChatMessage(id: nil, type: 1, content: "see you at 8, 明天见", attachment: nil)
+            try message.insert(db)
+        }
+        let hits = try database.read { db in
+            try ChatMessage.filter { $0.content.contains("明天") }.fetchAll(db)  // compares plain values
+        }
+
+        let texts = try database.read { db in
+            try db.fetchAll(sql: "SELECT coffer_decompress(content) AS content FROM chat_message WHERE type = 1")
+        }
+
+        XCTAssertEqual(hits.map(\.content), ["see you at 8, 明天见"])
+        XCTAssertEqual(texts.map { row -> String? in row["content"] }, ["see you at 8, 明天见"])
+        XCTAssertEqual(try database.read { try $0.compressionDictionaryIDs() }, [1, 2])
+    }
+
+    func testRecompressingInTheBackground() async throws {
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        try await database.write { db in
+            try db.execute(
+                sql:
+                    "CREATE TABLE chat_message(id INTEGER PRIMARY KEY, type INTEGER NOT NULL, content TEXT NOT NULL, attachment BLOB)"
+            )
+            for index in 0..<1200 {
+                try db.execute(
+                    sql: "INSERT INTO chat_message(type, content) VALUES (1, ?)",
+                    arguments: ["message \(index): " + String(repeating: "see you at the station, ", count: 4)])
+            }
+        }
+
+        for try await event in database.recompressWithProgress(ChatMessage.self, batchSize: 500) {
+            if case .progress(let done, let total) = event { print("\(done)/\(total) rows") }
+        }
+
+        let types = try await database.read { db in
+            try db.fetchAll(sql: "SELECT DISTINCT typeof(content) FROM chat_message").map { try $0.decode(String.self, at: 0) }
+        }
+        let count = try await database.read { try ChatMessage.fetchCount($0) }
+        XCTAssertEqual(types, ["blob"])
+        XCTAssertEqual(count, 1200)
+    }
+}
