@@ -66,6 +66,11 @@ public final class Connection {
     @usableFromInline @exclusivity(unchecked) package var snapshotStamp = SnapshotStamp()
     /// What the clock's attachment keeps on this connection (the record cache's stores), found lock-free.
     @usableFromInline @exclusivity(unchecked) package var attachmentView = AttachmentView()
+    /// The generation of the database's `ConnectionSetup` this connection last ran (0: none yet).
+    @exclusivity(unchecked) package var setupGeneration = 0
+    /// The live migrations this connection reads through a union view, by target table name (filled by
+    /// CofferRecords' `LiveMigration`; empty on almost every connection, so checking it costs nothing).
+    @exclusivity(unchecked) package var liveMigrationTables: [String: AnyObject] = [:]
 
     package init(path: String, flags: Int32, logger: Logger, vfs: String? = nil) throws {
         var handle: OpaquePointer?

@@ -22,10 +22,11 @@ public final class DatabaseSnapshot: @unchecked Sendable {
     private var connection: Connection?
     private var revocation = 0
 
-    init(pool: ReaderPool) throws {
+    init(pool: ReaderPool, setup: ConnectionSetup) throws {
         self.pool = pool
         let connection = try pool.checkOut()
         do {
+            try setup.prepare(connection)
             try connection.execute(sql: Connection.TransactionKind.deferred.beginSQL)
             connection.stampReadTransaction()
             // A read transaction starts at its first read: this one fixes the state every read sees.
@@ -133,6 +134,6 @@ extension Database {
         guard let readers else {
             throw CofferError(code: .apiMisuse, message: "snapshots need reader connections (not in memory, readerCount > 0)")
         }
-        return try DatabaseSnapshot(pool: readers)
+        return try DatabaseSnapshot(pool: readers, setup: connectionSetup)
     }
 }
