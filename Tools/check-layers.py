@@ -101,6 +101,7 @@ FOLDER_ORDER = {
         {"Association"},
         {"Observation"},
         {"RecordCache"},
+        {"LiveMigration"},
     ],
     "CofferSearch": [
         {"FullText"},
