@@ -22,6 +22,10 @@ struct TortureCommand: ParsableCommand {
     @Option(name: .customLong("passphrase-file")) var passphraseFile: String?
     @Option(name: .customLong("passphrase-env")) var passphraseEnv: String?
     @Option(name: .customLong("kdf-iter")) var kdfIterations: Int?
+    @Option(name: .customLong("live-migration-source"), help: "Run the live migration child (LiveMigrationChild).")
+    var liveMigrationSource: String?
+    @Option(name: .customLong("first-op")) var firstOperation = 0
+    @Flag(name: .customLong("finish-migration")) var finishMigration = false
 
     /// The passphrase from `--passphrase-file` (one trailing newline stripped) or `--passphrase-env`, and
     /// SQLCipher 3's derivation with `--kdf-iter` rounds when given.
@@ -42,6 +46,12 @@ struct TortureCommand: ParsableCommand {
     }
 
     func run() throws {
+        if let liveMigrationSource {
+            let configuration = try configuration()
+            return try LiveMigrationChild.run(
+                database: database, configuration: configuration, source: liveMigrationSource, firstOperation: firstOperation,
+                finish: finishMigration)
+        }
         var configuration = try configuration()
         configuration.checkpointThreshold = checkpointThreshold
         configuration.idleCheckpointDelay = 0.05
