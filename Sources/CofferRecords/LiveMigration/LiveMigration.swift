@@ -118,6 +118,7 @@ public final class LiveMigration: @unchecked Sendable {
     }
 
     private func run() {
+        var sizer = BatchSizer(options)
         while true {
             condition.lock()
             while paused && !finishing { condition.wait() }
@@ -128,9 +129,12 @@ public final class LiveMigration: @unchecked Sendable {
                 return
             }
             do {
+                let rows = hurried ? options.batchSize : sizer.rows
+                let started = DispatchTime.now().uptimeNanoseconds
                 let (state, moved) = try database.write { db in
-                    try LiveMigrationState.moveBatch(union, batchSize: options.batchSize, db)
+                    try LiveMigrationState.moveBatch(union, batchSize: rows, db)
                 }
+                sizer.record(moved: moved, nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
                 database.factory.metrics?.recordLiveMigrationRows(moved)
                 publish(state.progress)
                 if state.isDone {
@@ -207,5 +211,29 @@ public final class LiveMigration: @unchecked Sendable {
             return true
         }
         if restart { start() }
+    }
+}
+
+/// The size of the worker's next batch: as many rows as moved in ``LiveMigrationOptions/batchDuration``
+/// at the speed of the batches so far (an exponential average), within 16…``LiveMigrationOptions/batchSize``.
+struct BatchSizer {
+    private let limit: Int
+    private let duration: Double?
+    /// Seconds per row, averaged; nil until a batch moved rows.
+    private var secondsPerRow: Double?
+    private(set) var rows: Int
+
+    init(_ options: LiveMigrationOptions) {
+        limit = options.batchSize
+        duration = options.batchDuration
+        rows = duration == nil ? limit : min(limit, 64)
+    }
+
+    mutating func record(moved: Int, nanoseconds: UInt64) {
+        guard let duration, moved > 0 else { return }
+        let perRow = Double(nanoseconds) / 1e9 / Double(moved)
+        let average = secondsPerRow.map { 0.7 * $0 + 0.3 * perRow } ?? perRow
+        secondsPerRow = average
+        rows = max(min(16, limit), min(limit, Int(duration / average)))
     }
 }

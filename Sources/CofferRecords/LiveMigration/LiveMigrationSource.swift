@@ -33,9 +33,15 @@ public struct LiveMigrationSource: Sendable, Hashable {
 /// options.columnExpressions = ["body": "coalesce(text, '')"]
 /// ```
 public struct LiveMigrationOptions: Sendable {
-    /// Rows moved per transaction (default 1,000): each batch holds the writer for about this many
-    /// inserts, so smaller batches leave more room between them for the app's writes.
+    /// The most rows one batch (one transaction) moves (default 1,000).
     public var batchSize = 1000
+    /// How long one batch should hold the writer, in seconds, or nil (the default) for batches of
+    /// ``batchSize`` rows. When set, the worker sizes each batch from the speed of the last ones so that
+    /// it takes about this long (16…``batchSize`` rows), bounding how long an app write waits for one.
+    /// Small batches cost a transaction each: on a busy writer the worker gets fewer turns, so the
+    /// migration can slow down a lot (see <doc:LiveMigration>). ``LiveMigration/finishNow()`` uses
+    /// ``batchSize``.
+    public var batchDuration: TimeInterval?
     /// Seconds the worker waits after each batch (default 0: the next batch queues behind the app's
     /// writes already waiting, so they interleave). ``LiveMigration/finishNow()`` ignores it.
     public var pauseBetweenBatches: TimeInterval = 0
