@@ -103,6 +103,7 @@ FOLDER_ORDER = {
         {"Association"},
         {"Observation"},
         {"RecordCache"},
+        {"LiveMigration"},
     ],
     "CofferSearch": [
         {"FullText"},

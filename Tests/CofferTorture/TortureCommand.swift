@@ -26,6 +26,10 @@ struct TortureCommand: ParsableCommand {
     @Option(name: .customLong("passphrase-env")) var passphraseEnv: String?
     @Option(name: .customLong("kdf-iter")) var kdfIterations: Int?
     @Option(name: .customLong("interrupt-every-ms")) var interruptEveryMilliseconds: Int?
+    @Option(name: .customLong("live-migration-source"), help: "Run the live migration child (LiveMigrationChild).")
+    var liveMigrationSource: String?
+    @Option(name: .customLong("first-op")) var firstOperation = 0
+    @Flag(name: .customLong("finish-migration")) var finishMigration = false
 
     /// The passphrase from `--passphrase-file` (one trailing newline stripped) or `--passphrase-env`, and
     /// SQLCipher 3's derivation with `--kdf-iter` rounds when given.
@@ -50,6 +54,12 @@ struct TortureCommand: ParsableCommand {
         "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 20000) SELECT count(*) FROM c"
 
     func run() throws {
+        if let liveMigrationSource {
+            let configuration = try configuration()
+            return try LiveMigrationChild.run(
+                database: database, configuration: configuration, source: liveMigrationSource, firstOperation: firstOperation,
+                finish: finishMigration)
+        }
         var configuration = try configuration()
         configuration.checkpointThreshold = checkpointThreshold
         configuration.idleCheckpointDelay = 0.05

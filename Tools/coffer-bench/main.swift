@@ -19,7 +19,7 @@ struct CofferBench: ParsableCommand {
     @Option(
         parsing: .upToNextOption,
         help:
-            "Run only these workloads (W0 W1 W1-sql W2 W3 W4 W4b W4b-read W5 W6 W7 W8 W9 W10 W11 W12 W14 F1; W9-commits… alone too)."
+            "Run only these workloads (W0 W1 W1-sql W2 W3 W4 W4b W4b-read W5 W6 W7 W8 W9 W10 W11 W12 W13 W14 F1; W9-commits… alone too)."
     )
     var only: [String] = []
 
@@ -31,6 +31,9 @@ struct CofferBench: ParsableCommand {
 
     @Option(help: "One-row transactions in W2 (default 2,000, 500 with --quick).")
     var transactions: Int?
+
+    @Option(help: "W13: rows per live-migration batch (default: LiveMigrationOptions's).")
+    var migrationBatch: Int?
 
     @Option(help: "Repetitions per figure (the median is reported).")
     var repetitions: Int = 3
@@ -89,6 +92,9 @@ struct CofferBench: ParsableCommand {
         let recordCache = RecordCacheWorkloads(harness: harness, lookups: quick ? 20_000 : 1_000_000)
         let footprint = FootprintWorkload(reads: reads, lookupsPerReader: quick ? 2_500 : 25_000)
         let control = ControlWorkloads(reads: reads, rounds: quick ? 20 : 100)
+        var migrationOptions = LiveMigrationOptions()
+        if let migrationBatch { migrationOptions.batchSize = migrationBatch }
+        let liveMigration = LiveMigrationWorkloads(harness: harness, rows: quick ? 20_000 : 200_000, options: migrationOptions)
         let checksums = ChecksumLog()
         let associations = AssociationWorkloads(
             harness: harness, authors: 1_000, booksPerAuthor: 20, pages: quick ? 50 : 1_000, lookups: quick ? 1_000 : 50_000,
@@ -126,6 +132,7 @@ struct CofferBench: ParsableCommand {
                 try record(associations.run(impl))
                 try record(recordCache.run(impl))
             }
+            if wants("W13") { try record(liveMigration.run(impl)) }
             if wants("W14") { try record(control.run(impl)) }
             if wants("F1") { try record(footprint.run(impl)) }
         }

@@ -72,6 +72,11 @@ public final class Connection {
     /// The connection's compression state (its zstd contexts and dictionary cache), set when the
     /// compression functions are registered; the `Compression` folder owns what it holds.
     package var compressionState: AnyObject?
+    /// The generation of the database's `ConnectionSetup` this connection last ran (0: none yet).
+    @exclusivity(unchecked) package var setupGeneration = 0
+    /// The live migrations this connection reads through a union view, by target table name (filled by
+    /// CofferRecords' `LiveMigration`; empty on almost every connection, so checking it costs nothing).
+    @exclusivity(unchecked) package var liveMigrationTables: [String: AnyObject] = [:]
 
     package init(path: String, flags: Int32, logger: Logger, vfs: String? = nil) throws {
         var handle: OpaquePointer?

@@ -20,6 +20,7 @@ package final class DatabaseMetrics: Sendable {
     let decryptedPageCacheHits: Counter
     let repairPages: Counter
     let repairRows: Counter
+    let liveMigrationRows: Counter
 
     init(factory: any MetricsFactory, label: String) {
         let dimensions = [("database", label)]
@@ -43,6 +44,7 @@ package final class DatabaseMetrics: Sendable {
         decryptedPageCacheHits = counter("coffer_decrypted_page_cache_hits")
         repairPages = counter("coffer_repair_pages")
         repairRows = counter("coffer_repair_rows")
+        liveMigrationRows = counter("coffer_live_migration_rows")
     }
 
     /// The metrics `monitoring` asks for on the database at `path`, or nil when metrics are off.
@@ -50,6 +52,11 @@ package final class DatabaseMetrics: Sendable {
         guard monitoring.metrics else { return nil }
         return DatabaseMetrics(
             factory: monitoring.metricsFactory ?? MetricsSystem.factory, label: monitoring.label(forPath: path))
+    }
+
+    /// Counts source rows a live migration's worker moved (CofferRecords' `LiveMigration`).
+    package func recordLiveMigrationRows(_ count: Int) {
+        if count > 0 { liveMigrationRows.increment(by: count) }
     }
 
     /// Adds the decrypted-page cache's work since the last call (its counts are process-wide: each

@@ -12,6 +12,10 @@ extension Database {
     /// costs besides the query. Give the reader back with ``checkInStatementReader(_:)``.
     package func checkOutStatementReader() throws -> Connection? {
         guard let connection = try statementReaders?.checkOut() else { return nil }
+        do { try connectionSetup.prepare(connection) } catch {
+            statementReaders?.checkIn(connection)
+            throw error
+        }
         // No record-cache placement carries over from the reader's last transaction: this statement
         // has none.
         connection.snapshotStamp.placement = .none

@@ -47,6 +47,8 @@ public final class Database: Sendable {
     /// The hold on the file that keeps every descriptor Coffer opens on it, its `-wal` and its `-shm` open
     /// until this database's connections have closed (see CofferFormat's `DescriptorTable`). Nil in memory.
     package let fileHold: DatabaseFileHold?
+    /// What every connection runs before its next transaction once a higher layer asks (live migrations).
+    package let connectionSetup = ConnectionSetup()
     private let state: CloseState
 
     /// Opens (creating if needed) the database at `path`.
@@ -173,10 +175,14 @@ public final class Database: Sendable {
 
     private func readTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
         guard let readers else {
-            return try writer.sync { connection in try connection.inTransaction(.deferred) { try body(connection) } }
+            return try writer.sync { connection in
+                try connectionSetup.prepare(connection)
+                return try connection.inTransaction(.deferred) { try body(connection) }
+            }
         }
         return try readers.withReader { connection in
-            try connection.inTransaction(.deferred) {
+            try connectionSetup.prepare(connection)
+            return try connection.inTransaction(.deferred) {
                 connection.stampReadTransaction()
                 return try body(connection)
             }
@@ -191,13 +197,17 @@ public final class Database: Sendable {
     }
 
     private func writeTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
-        try writer.sync("write(_:)") { connection in try connection.inTransaction(.immediate) { try body(connection) } }
+        try writer.sync("write(_:)") { connection in
+            try connectionSetup.prepare(connection)
+            return try connection.inTransaction(.immediate) { try body(connection) }
+        }
     }
 
     /// Runs `body` on the writer outside any transaction (each statement commits on its own, or manage
     /// transactions yourself). A transaction left open when `body` returns is rolled back and reported.
     public func writeWithoutTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
         try writer.sync { connection in
+            try connectionSetup.prepare(connection)
             let result = try body(connection)
             if connection.isInsideTransaction {
                 connection.rollbackIfNeeded()
@@ -243,6 +253,7 @@ public final class Database: Sendable {
                     continuation.resume(
                         with: Result {
                             guard let connection else { throw SerializedConnection.closedError }
+                            try self.connectionSetup.prepare(connection)
                             return try self.spans.run("coffer.write") {
                                 try connection.inTransaction(.immediate) {
                                     try latch.run(on: connection) { try body(connection) }

@@ -24,7 +24,7 @@ public final class DatabaseSnapshot: @unchecked Sendable {
     /// Set when the pool asked the reader back (close, rekey, vacuum), possibly before `init` finished.
     private var revoked = false
 
-    init(pool: ReaderPool) throws {
+    init(pool: ReaderPool, setup: ConnectionSetup) throws {
         self.pool = pool
         queue.setSpecific(key: key, value: ())
         // The revocation is registered as the reader is handed out (no drain can begin between the two), and
@@ -38,6 +38,7 @@ public final class DatabaseSnapshot: @unchecked Sendable {
                 throw CofferError(code: .busy, message: "the database was closing or changing its key; try again")
             }
             do {
+                try setup.prepare(connection)
                 try connection.execute(sql: Connection.TransactionKind.deferred.beginSQL)
                 connection.stampReadTransaction()
                 // A read transaction starts at its first read: this one fixes the state every read sees.
@@ -155,6 +156,6 @@ extension Database {
         guard let readers else {
             throw CofferError(code: .apiMisuse, message: "snapshots need reader connections (not in memory, readerCount > 0)")
         }
-        return try DatabaseSnapshot(pool: readers)
+        return try DatabaseSnapshot(pool: readers, setup: connectionSetup)
     }
 }

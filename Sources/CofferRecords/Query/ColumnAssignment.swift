@@ -29,7 +29,8 @@ extension Query {
         try requireWholeRows("updateAll")
         let list = assignments(Root.columns)
         guard !list.isEmpty else { return 0 }
-        let (sql, arguments) = try updateFragment(list).render()
+        let migration = try moveRowsForLiveMigration(db)
+        let (sql, arguments) = try updateFragment(list, table: migration?.writeTable).render()
         try db.execute(sql: sql, arguments: arguments)
         return db.changesCount
     }
@@ -38,9 +39,24 @@ extension Query {
     @discardableResult
     public func deleteAll(_ db: Connection) throws -> Int {
         try requireWholeRows("deleteAll")
-        let (sql, arguments) = try deleteFragment.render()
+        let migration = try moveRowsForLiveMigration(db)
+        let (sql, arguments) = try deleteFragment(table: migration?.writeTable).render()
         try db.execute(sql: sql, arguments: arguments)
         return db.changesCount
+    }
+
+    /// While a live migration fills the table: moves the source rows the filters pick into `main."T"`
+    /// (the statement then runs there), and returns the migration.
+    private func moveRowsForLiveMigration(_ db: Connection) throws -> LiveMigrationTable? {
+        guard let migration = db.liveMigration(of: Root.tableName) else { return nil }
+        guard rowSource == nil else {
+            throw CofferError(
+                code: .apiMisuse,
+                message: "\(Root.tableName) is being filled by a live migration: filter it by its columns to update or delete")
+        }
+        let (condition, arguments) = try (filters.isEmpty ? SQLFragment(raw: "1") : Self.conjunction(filters)).render()
+        try migration.moveRows(where: condition, arguments: arguments.values, db)
+        return migration
     }
 }
 

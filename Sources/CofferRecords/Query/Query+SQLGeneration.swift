@@ -67,17 +67,21 @@ extension Query {
     }
 
     /// `DELETE FROM "table" WHERE …`. Order and limit are refused: SQLite builds without them by default.
-    var deleteFragment: SQLFragment {
-        SQLFragment(raw: "DELETE FROM ") + Self.table + Self.whereClause(wholeRowFilters)
+    var deleteFragment: SQLFragment { deleteFragment(table: nil) }
+
+    /// `DELETE FROM …` where `table` replaces the table's name: `main."T"` while a live migration's union
+    /// view hides `T`.
+    func deleteFragment(table: String?) -> SQLFragment {
+        SQLFragment(raw: "DELETE FROM ") + (table.map { SQLFragment(raw: $0) } ?? Self.table) + Self.whereClause(wholeRowFilters)
     }
 
     /// `UPDATE "table" SET … WHERE …`.
-    func updateFragment(_ assignments: [ColumnAssignment<Root>]) -> SQLFragment {
+    func updateFragment(_ assignments: [ColumnAssignment<Root>], table: String? = nil) -> SQLFragment {
         let sets = assignments.map {
             SQLFragment([.identifier($0.columnName)]) + SQLFragment(raw: " = ")
                 + Root.compressing($0.value, forColumn: $0.columnName)
         }
-        return SQLFragment(raw: "UPDATE ") + Self.table + SQLFragment(raw: " SET ")
+        return SQLFragment(raw: "UPDATE ") + (table.map { SQLFragment(raw: $0) } ?? Self.table) + SQLFragment(raw: " SET ")
             + SQLFragment.join(sets, separator: ", ") + Self.whereClause(wholeRowFilters)
     }
 

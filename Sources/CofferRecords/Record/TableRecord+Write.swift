@@ -22,6 +22,10 @@ public enum ConflictResolution: String, Sendable {
 /// Which of a record type's kept statements updates by primary key (after the three inserts).
 private let updateStatementPurpose = 3
 
+/// Added to a purpose for the statement that writes `main."T"` while a live migration's union view hides
+/// `T` (see ``LiveMigrationTable``).
+private let migratingStatementPurposeOffset = 4
+
 extension TableRecord {
     /// The primary key's column names: a `@Column(primaryKey:)` column or a `.primaryKey` constraint.
     static var primaryKeyColumnNames: [String] {
@@ -41,7 +45,7 @@ extension TableRecord {
         return keys.filter { !$0.isEmpty }
     }
 
-    static func insertSQL(_ resolution: ConflictResolution) throws -> String {
+    static func insertSQL(_ resolution: ConflictResolution, into table: String? = nil) throws -> String {
         let names = try columnDefinitions.map { try SQLIdentifier.validated($0.name) }
         // Compressed columns bind through coffer_compress, whose dictionary may read another column's
         // parameter: then every parameter is numbered.
@@ -49,7 +53,7 @@ extension TableRecord {
             hasCompressedColumns
             ? try columnDefinitions.enumerated().map { try writtenValueSQL($0.element, parameter: $0.offset + 1) }
             : Array(repeating: "?", count: names.count)
-        return resolution.rawValue + " INTO " + (try SQLIdentifier.validated(tableName)) + " ("
+        return resolution.rawValue + " INTO " + (try table ?? SQLIdentifier.validated(tableName)) + " ("
             + names.joined(separator: ", ") + ") VALUES (" + values.joined(separator: ", ") + ")"
     }
 
@@ -61,6 +65,18 @@ extension TableRecord {
     /// try player.insert(db, onConflict: .ignore)
     /// ```
     public mutating func insert(_ db: Connection, onConflict resolution: ConflictResolution = .abort) throws {
+        if let migration = db.liveMigration(of: Self.tableName) {
+            let values = try columnValues()
+            try Self.moveConflictingRows(values, migration, db)
+            let statement = try Self.insertStatement(db, resolution, migration)
+            defer {
+                statement.reset()
+                statement.isInUse = false
+            }
+            try statement.execute(StatementArguments(values))
+            if db.changesCount > 0 { didInsert(rowID: db.lastInsertedRowID) }
+            return
+        }
         let statement = try Self.insertStatement(db, resolution)
         defer { statement.isInUse = false }
         try statement.execute(binding: self)
@@ -68,9 +84,38 @@ extension TableRecord {
     }
 
     /// The connection's INSERT statement for this type and `resolution`, marked in use: its SQL is
-    /// rendered once per connection, and found again without building or hashing it.
-    private static func insertStatement(_ db: Connection, _ resolution: ConflictResolution) throws -> Statement {
-        try db.recordStatement(for: Self.self, purpose: resolution.statementPurpose) { try insertSQL(resolution) }
+    /// rendered once per connection, and found again without building or hashing it. While a live
+    /// migration fills the table, the statement writes `main."T"` (the name alone is the union view).
+    private static func insertStatement(
+        _ db: Connection, _ resolution: ConflictResolution, _ migration: LiveMigrationTable? = nil
+    ) throws -> Statement {
+        guard let migration else {
+            return try db.recordStatement(for: Self.self, purpose: resolution.statementPurpose) { try insertSQL(resolution) }
+        }
+        return try db.recordStatement(for: Self.self, purpose: resolution.statementPurpose + migratingStatementPurposeOffset) {
+            try insertSQL(resolution, into: migration.writeTable)
+        }
+    }
+
+    /// Before inserting `values` into a table a live migration fills: moves the source rows that share a
+    /// primary key or UNIQUE value with them, so that the insert conflicts (or replaces, or is ignored)
+    /// exactly as it would if every source row were already there; and, when SQLite is to choose the
+    /// integer key, keeps the key it chooses clear of the keys still to come.
+    private static func moveConflictingRows(
+        _ values: [DatabaseValue], _ migration: LiveMigrationTable, _ db: Connection
+    ) throws {
+        let names = columnDefinitions.map(\.name)
+        var terms: [String] = []
+        var arguments: [DatabaseValue] = []
+        for key in uniqueKeys.map({ $0.sorted() }).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            let keyValues = Self.values(values, names, key)
+            guard keyValues.count == key.count, !keyValues.contains(where: \.isNull) else { continue }
+            terms.append("(" + (try matchSQL(key)) + ")")
+            arguments += keyValues
+        }
+        if !terms.isEmpty { try migration.moveRows(where: terms.joined(separator: " OR "), arguments: arguments, db) }
+        let key = primaryKeyColumnNames
+        if key.count == 1, Self.values(values, names, key).first?.isNull == true { try migration.reserveIntegerKey(db) }
     }
 
     /// Inserts many records through one prepared statement, atomically (in a savepoint); returns the
@@ -91,12 +136,13 @@ extension TableRecord {
         willInsert: (([DatabaseValue]) throws -> Void)? = nil,
         didInsert: ((_ rowID: Int64, _ values: [DatabaseValue]) -> Void)? = nil
     ) throws -> [Int64] {
-        let statement = try insertStatement(db, resolution)
+        let migration = db.liveMigration(of: tableName)
+        let statement = try insertStatement(db, resolution, migration)
         defer {
             statement.reset()
             statement.isInUse = false
         }
-        let hooked = willInsert != nil || didInsert != nil
+        let hooked = willInsert != nil || didInsert != nil || migration != nil
         var rowIDs: [Int64] = []
         for record in records {
             guard hooked else {
@@ -105,6 +151,7 @@ extension TableRecord {
                 continue
             }
             let values = try record.columnValues()
+            if let migration { try moveConflictingRows(values, migration, db) }
             try willInsert?(values)
             try statement.execute(StatementArguments(values))
             let rowID = db.changesCount > 0 ? db.lastInsertedRowID : 0
@@ -138,12 +185,21 @@ extension TableRecord {
         }
         let values = try columnValues()
         let names = Self.columnDefinitions.map(\.name)
+        let migration = db.liveMigration(of: Self.tableName)
         var record = self
         try db.savepoint {
-            if try Self.updateMatching(values: values, names: names, target: target, db) {
+            if let migration {
+                // The row to update may still be in the source: move it first, then look in `main."T"`.
+                let targetValues = Self.values(values, names, target)
+                if !targetValues.contains(where: \.isNull) {
+                    try migration.moveRows(where: try Self.matchSQL(target), arguments: targetValues, db)
+                }
+            }
+            let table = try migration?.writeTable ?? SQLIdentifier.validated(Self.tableName)
+            if try Self.updateMatching(values: values, names: names, target: target, table: table, db) {
                 if !Self.withoutRowID,
                     let rowID = try db.fetchValue(
-                        Int64.self, sql: try Self.rowIDSQL(target: target),
+                        Int64.self, sql: try Self.rowIDSQL(target: target, table: table),
                         arguments: StatementArguments(Self.values(values, names, target)))
                 {
                     record.didInsert(rowID: rowID)
@@ -156,20 +212,20 @@ extension TableRecord {
     }
 
     /// Updates the row whose `target` columns equal the record's; false when no row matched.
-    private static func updateMatching(values: [DatabaseValue], names: [String], target: [String], _ db: Connection) throws
-        -> Bool
-    {
+    private static func updateMatching(
+        values: [DatabaseValue], names: [String], target: [String], table: String, _ db: Connection
+    ) throws -> Bool {
         let targetValues = Self.values(values, names, target)
         if targetValues.contains(where: \.isNull) { return false }
         let keys = Set(target).union(primaryKeyColumnNames)
         let updated = names.filter { !keys.contains($0) }
         guard !updated.isEmpty else {
             // Nothing to update: the row exists or must be inserted.
-            return try db.fetchValue(Int.self, sql: try existsSQL(target: target), arguments: StatementArguments(targetValues))
-                == 1
+            return try db.fetchValue(
+                Int.self, sql: try existsSQL(target: target, table: table), arguments: StatementArguments(targetValues)) == 1
         }
         try db.execute(
-            sql: try updateSQL(set: updated, target: target),
+            sql: try updateSQL(set: updated, target: target, table: table),
             arguments: StatementArguments(Self.values(values, names, updated) + targetValues))
         return db.changesCount > 0
     }
@@ -179,10 +235,18 @@ extension TableRecord {
     public func update(_ db: Connection) throws -> Bool {
         let key = Self.primaryKeyColumnNames
         guard !key.isEmpty else { throw CofferError(code: .apiMisuse, message: "\(Self.tableName) has no primary key") }
-        let updated = Self.columnDefinitions.map(\.name).filter { !key.contains($0) }
+        let names = Self.columnDefinitions.map(\.name)
+        let updated = names.filter { !key.contains($0) }
         guard !updated.isEmpty else { return false }
-        let statement = try db.recordStatement(for: Self.self, purpose: updateStatementPurpose) {
-            try Self.updateByKeySQL(set: updated, key: key)
+        let migration = db.liveMigration(of: Self.tableName)
+        if let migration {
+            // The row may still be in the source: move it, so that the update changes it in `main."T"`.
+            try migration.moveRows(
+                where: try Self.matchSQL(key), arguments: Self.values(try columnValues(), names, key), db)
+        }
+        let purpose = updateStatementPurpose + (migration == nil ? 0 : migratingStatementPurposeOffset)
+        let statement = try db.recordStatement(for: Self.self, purpose: purpose) {
+            try Self.updateByKeySQL(set: updated, key: key, table: migration?.writeTable)
         }
         defer { statement.isInUse = false }
         try statement.execute(binding: self)
@@ -194,9 +258,15 @@ extension TableRecord {
     public func delete(_ db: Connection) throws -> Bool {
         let key = Self.primaryKeyColumnNames
         guard !key.isEmpty else { throw CofferError(code: .apiMisuse, message: "\(Self.tableName) has no primary key") }
-        let values = try columnValues()
-        let sql = "DELETE FROM " + (try SQLIdentifier.validated(Self.tableName)) + " WHERE " + (try Self.matchSQL(key))
-        try db.execute(sql: sql, arguments: StatementArguments(Self.values(values, Self.columnDefinitions.map(\.name), key)))
+        let keyValues = Self.values(try columnValues(), Self.columnDefinitions.map(\.name), key)
+        var table = try SQLIdentifier.validated(Self.tableName)
+        if let migration = db.liveMigration(of: Self.tableName) {
+            // A row still in the source is moved and then deleted: recorded as moved, it never comes back.
+            try migration.moveRows(where: try Self.matchSQL(key), arguments: keyValues, db)
+            table = migration.writeTable
+        }
+        let sql = "DELETE FROM " + table + " WHERE " + (try Self.matchSQL(key))
+        try db.execute(sql: sql, arguments: StatementArguments(keyValues))
         return db.changesCount > 0
     }
 
@@ -212,7 +282,7 @@ extension TableRecord {
 
     /// `UPDATE … SET a = ?2, … WHERE id = ?1`: each column is parameter `n` for the `n`th column, so that
     /// the record's binder binds it in column order.
-    static func updateByKeySQL(set columns: [String], key: [String]) throws -> String {
+    static func updateByKeySQL(set columns: [String], key: [String], table: String? = nil) throws -> String {
         let names = columnDefinitions.map(\.name)
         func assignments(_ selected: [String], compressing: Bool) throws -> [String] {
             try selected.map { name in
@@ -224,25 +294,27 @@ extension TableRecord {
                     + (try writtenValueSQL(columnDefinitions[index], parameter: index + 1))
             }
         }
-        return "UPDATE " + (try SQLIdentifier.validated(tableName)) + " SET "
+        return "UPDATE " + (try table ?? SQLIdentifier.validated(tableName)) + " SET "
             + (try assignments(columns, compressing: true)).joined(separator: ", ") + " WHERE "
             + (try assignments(key, compressing: false)).joined(separator: " AND ")
     }
 
-    static func updateSQL(set columns: [String], target: [String]) throws -> String {
+    static func updateSQL(set columns: [String], target: [String], table: String? = nil) throws -> String {
         let assignments = try columns.map { name in
             let value = try compressing(SQLFragment(raw: "?"), forColumn: name).render().sql
             return try SQLIdentifier.validated(name) + " = " + value
         }
-        return "UPDATE " + (try SQLIdentifier.validated(tableName)) + " SET " + assignments.joined(separator: ", ")
+        return "UPDATE " + (try table ?? SQLIdentifier.validated(tableName)) + " SET "
+            + assignments.joined(separator: ", ")
             + " WHERE " + (try matchSQL(target))
     }
 
-    static func rowIDSQL(target: [String]) throws -> String {
-        "SELECT rowid FROM " + (try SQLIdentifier.validated(tableName)) + " WHERE " + (try matchSQL(target))
+    static func rowIDSQL(target: [String], table: String? = nil) throws -> String {
+        "SELECT rowid FROM " + (try table ?? SQLIdentifier.validated(tableName)) + " WHERE " + (try matchSQL(target))
     }
 
-    static func existsSQL(target: [String]) throws -> String {
-        "SELECT EXISTS (SELECT 1 FROM " + (try SQLIdentifier.validated(tableName)) + " WHERE " + (try matchSQL(target)) + ")"
+    static func existsSQL(target: [String], table: String? = nil) throws -> String {
+        "SELECT EXISTS (SELECT 1 FROM " + (try table ?? SQLIdentifier.validated(tableName)) + " WHERE "
+            + (try matchSQL(target)) + ")"
     }
 }

@@ -1,0 +1,138 @@
+import CofferEngine
+import Foundation
+
+extension Database {
+    /// Declares that the table of `Record` takes its rows from `source`, and starts moving them in the
+    /// background. From the moment this returns the table reads as if it held every source row, on every
+    /// connection; typed writes (insert, update, delete, upsert, `updateAll`, `deleteAll`) behave as they
+    /// would on that union; a worker moves the rows in batches, then drops a same-file source or detaches
+    /// a source file.
+    ///
+    /// The migration's progress is kept in this database, in the transactions that move the rows: after a
+    /// crash, call this again after opening (with the same source) and it resumes where it stopped. Once
+    /// done, calling it again returns a finished migration at once, so an app can make the call at every
+    /// launch. The table is created from `Record`'s declaration when it does not exist.
+    ///
+    /// ```swift
+    /// let database = try Database(path: path, configuration: Configuration(encryption: .passphrase(secret)))
+    /// let migration = try database.migrateLive(Message.self, from: .table("message", inFile: plainPath))
+    /// // the app reads and writes Message as usual meanwhile
+    /// try migration.finishNow()
+    /// ```
+    ///
+    /// Limits (see <doc:LiveMigration>): raw SQL reads of the table see the union but raw SQL writes to it
+    /// fail (it is a view on every connection); the source must be a rowid table that nothing else writes
+    /// meanwhile; a source file is a plaintext SQLite file.
+    ///
+    /// - Throws: ``CofferError/fileNotFound`` for a missing source file, ``CofferError/apiMisuse`` when the
+    ///   source table is missing or has no rowid, when the table already migrates from another source, or
+    ///   for an option that names no column; the SQLite error of a bad filter or column expression.
+    @discardableResult
+    public func migrateLive<Record: TableRecord>(
+        _ type: Record.Type, from source: LiveMigrationSource, options: LiveMigrationOptions = LiveMigrationOptions()
+    ) throws -> LiveMigration {
+        guard !configuration.readOnly else {
+            throw CofferError(code: .apiMisuse, message: "a live migration needs a writable database")
+        }
+        if source.path == nil && source.table == Record.tableName {
+            throw CofferError(code: .apiMisuse, message: "\(Record.tableName) cannot migrate from itself")
+        }
+        guard options.batchSize > 0 else { throw CofferError(code: .apiMisuse, message: "batchSize must be positive") }
+        guard let registry = LiveMigrationRegistry.of(self) else {
+            throw CofferError(code: .apiMisuse, message: "the database keeps other per-connection state")
+        }
+        if let running = registry.migration(of: Record.tableName) {
+            running.restartIfStopped()
+            return running
+        }
+        let names = Record.columnDefinitions.map(\.name)
+        if let unknown = options.columnExpressions.keys.first(where: { !names.contains($0) }) {
+            throw CofferError(code: .apiMisuse, message: "\(Record.tableName) has no column '\(unknown)'")
+        }
+        let expressions = try names.map { try options.columnExpressions[$0] ?? ("s." + SQLIdentifier.validated($0)) }
+        let keyColumn = Record.columnDefinitions.first { $0.isPrimaryKey }
+        let integerKey = !Record.withoutRowID && keyColumn?.affinity.uppercased() == "INTEGER" ? keyColumn?.name : nil
+        let schema = source.path == nil ? "main" : registry.newSchemaName()
+
+        let (state, union) = try writeWithoutTransaction { db -> (LiveMigrationState, LiveMigrationTable) in
+            let existing = try db.inTransaction(.immediate) { () -> LiveMigrationState? in
+                try LiveMigrationState.createTables(db)
+                return try LiveMigrationState.read(Record.tableName, db)
+            }
+            if let existing, existing.sourceTable != source.table || existing.sourcePath != source.path {
+                throw CofferError(
+                    code: .apiMisuse,
+                    message:
+                        "\(Record.tableName) already migrates from \(existing.sourceTable) of \(existing.sourcePath ?? "this file")"
+                )
+            }
+            if let existing, existing.isDone {
+                let union = try LiveMigrationTable(
+                    target: Record.tableName, sourceSchema: schema, sourceTable: source.table, columnNames: names,
+                    expressions: expressions, filter: options.filter, lastRowID: existing.lastRowID, integerKey: integerKey)
+                return (existing, union)
+            }
+            if let path = source.path { try LiveMigrationRegistry.attach(path, as: schema, db) }
+            defer { if source.path != nil { try? db.execute(sql: "DETACH DATABASE " + SQLIdentifier.quote(schema)) } }
+            return try db.inTransaction(.immediate) {
+                let state = try existing ?? Self.newLiveMigrationState(Record.self, source, schema: schema, options, db)
+                let union = try LiveMigrationTable(
+                    target: Record.tableName, sourceSchema: schema, sourceTable: source.table, columnNames: names,
+                    expressions: expressions, filter: options.filter, lastRowID: state.lastRowID, integerKey: integerKey)
+                // A bad filter or column expression fails here, not in every later read.
+                _ = try db.fetchAll(sql: union.unmovedSelect + " LIMIT 0")
+                return (state, union)
+            }
+        }
+        if state.isDone {
+            // Done before the last close, perhaps killed before the source was let go of: finish that.
+            if !state.isCleaned {
+                try writeWithoutTransaction { db in try LiveMigrationState.cleanUp(Record.tableName, db) }
+                if options.removesSourceFile, let path = source.path { LiveMigration.removeFile(path) }
+            }
+            var finished = state.progress
+            finished.isFinished = true
+            return LiveMigration(database: self, union: union, source: source, options: options, progress: finished)
+        }
+        let migration = LiveMigration(database: self, union: union, source: source, options: options, progress: state.progress)
+        registry.add(.init(table: union, attachment: source.path.map { (schema, $0) }, migration: migration))
+        migration.start()
+        return migration
+    }
+
+    /// The state row of a new migration: the source's rowid range and row count, the table created if
+    /// missing.
+    private static func newLiveMigrationState<Record: TableRecord>(
+        _ type: Record.Type, _ source: LiveMigrationSource, schema: String, _ options: LiveMigrationOptions,
+        _ db: Connection
+    ) throws -> LiveMigrationState {
+        let quotedSchema = try SQLIdentifier.validated(schema)
+        let sourceReference = quotedSchema + "." + (try SQLIdentifier.validated(source.table))
+        let kind = try db.fetchValue(
+            String.self, sql: "SELECT sql FROM \(quotedSchema).sqlite_master WHERE type = 'table' AND name = ?",
+            arguments: [source.table])
+        guard let kind else {
+            throw CofferError(code: .apiMisuse, message: "no table \(source.table) in the live migration's source")
+        }
+        if kind.uppercased().contains("WITHOUT ROWID") {
+            throw CofferError(code: .apiMisuse, message: "\(source.table) has no rowid: a live migration reads in rowid order")
+        }
+        let exists = try db.fetchValue(
+            Int.self, sql: "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?",
+            arguments: [Record.tableName])
+        if exists == 0 { try db.execute(sql: try Record.createTableSQL()) }
+        let first = try db.fetchValue(Int64.self, sql: "SELECT min(rowid) FROM \(sourceReference)")
+        let last = try db.fetchValue(Int64.self, sql: "SELECT max(rowid) FROM \(sourceReference)")
+        let filter = options.filter.map { " AND (\($0))" } ?? ""
+        let total =
+            try db.fetchValue(
+                Int.self, sql: "SELECT count(*) FROM \(sourceReference) AS s WHERE s.rowid <= ?" + filter,
+                arguments: [last ?? 0]) ?? 0
+        let watermark = (first ?? 1) == Int64.min ? Int64.min : (first ?? 1) - 1
+        let state = LiveMigrationState(
+            sourcePath: source.path, sourceTable: source.table, watermark: watermark, lastRowID: last ?? watermark,
+            movedRows: 0, totalRows: total, isDone: false, isCleaned: false)
+        try state.insert(Record.tableName, db)
+        return state
+    }
+}

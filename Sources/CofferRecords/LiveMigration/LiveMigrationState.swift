@@ -1,0 +1,105 @@
+import CofferEngine
+
+/// A live migration's row of `coffer_live_migration`, in the target's own database: what survives a
+/// crash. Every change to it commits in the transaction that moved the rows it counts, so after any
+/// crash the watermark and the moved set say exactly which source rows are in the table.
+struct LiveMigrationState {
+    var sourcePath: String?
+    var sourceTable: String
+    /// Every source rowid at or below it has moved (rows above it moved only if in the moved set).
+    var watermark: Int64
+    var lastRowID: Int64
+    var movedRows: Int
+    var totalRows: Int
+    /// Every row has moved (the watermark reached `lastRowID`).
+    var isDone: Bool
+    /// The source was dropped (same file) or let go of after `isDone`.
+    var isCleaned: Bool
+
+    var progress: LiveMigrationProgress {
+        LiveMigrationProgress(movedRows: movedRows, totalRows: totalRows, isFinished: isDone && isCleaned)
+    }
+
+    static func createTables(_ db: Connection) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS \(LiveMigrationTable.stateTable) (target TEXT NOT NULL PRIMARY KEY, \
+                source_path TEXT, source_table TEXT NOT NULL, watermark INTEGER NOT NULL, last_rowid INTEGER NOT NULL, \
+                moved_rows INTEGER NOT NULL, total_rows INTEGER NOT NULL, done INTEGER NOT NULL DEFAULT 0, \
+                cleaned INTEGER NOT NULL DEFAULT 0)
+                """)
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS \(LiveMigrationTable.movedTable) (target TEXT NOT NULL, \
+                source_rowid INTEGER NOT NULL, PRIMARY KEY (target, source_rowid)) WITHOUT ROWID
+                """)
+    }
+
+    static func read(_ target: String, _ db: Connection) throws -> LiveMigrationState? {
+        guard
+            let row = try db.fetchOne(
+                sql: """
+                    SELECT source_path, source_table, watermark, last_rowid, moved_rows, total_rows, done, cleaned \
+                    FROM \(LiveMigrationTable.stateTable) WHERE target = ?
+                    """, arguments: [target])
+        else { return nil }
+        return LiveMigrationState(
+            sourcePath: row["source_path"], sourceTable: row["source_table"] ?? "", watermark: row["watermark"] ?? 0,
+            lastRowID: row["last_rowid"] ?? 0, movedRows: row["moved_rows"] ?? 0, totalRows: row["total_rows"] ?? 0,
+            isDone: row["done"] ?? false, isCleaned: row["cleaned"] ?? false)
+    }
+
+    func insert(_ target: String, _ db: Connection) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO \(LiveMigrationTable.stateTable) (target, source_path, source_table, watermark, last_rowid, \
+                moved_rows, total_rows, done, cleaned) VALUES (?, ?, ?, ?, ?, 0, ?, ?, 0)
+                """,
+            arguments: [target, sourcePath, sourceTable, watermark, lastRowID, totalRows, isDone])
+    }
+
+    /// Moves the next `batchSize` source rows (in rowid order; fewer when some moved early) into the
+    /// table and advances the watermark past them, in the caller's transaction. Returns the new state
+    /// and the number of rows this batch moved.
+    static func moveBatch(_ union: LiveMigrationTable, batchSize: Int, _ db: Connection) throws -> (Self, moved: Int) {
+        guard var state = try read(union.target, db) else {
+            throw CofferError(code: .apiMisuse, message: "the live migration of \(union.target) has no state row")
+        }
+        guard !state.isDone else { return (state, 0) }
+        var high =
+            try db.fetchValue(
+                Int64.self,
+                sql: "SELECT rowid FROM \(union.sourceReference) WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?",
+                arguments: [state.watermark, batchSize - 1]) ?? state.lastRowID
+        high = min(high, state.lastRowID)
+        try db.execute(
+            sql: "INSERT INTO \(union.writeTable) (\(union.columns)) SELECT \(union.columns) FROM \(union.unmovedSource)"
+                + " WHERE coffer_source_rowid <= ?",
+            arguments: [high])
+        let moved = db.changesCount
+        try db.execute(
+            sql: "DELETE FROM \(LiveMigrationTable.movedTable) WHERE target = ? AND source_rowid <= ?",
+            arguments: [union.target, high])
+        state.watermark = high
+        state.movedRows += moved
+        state.isDone = high >= state.lastRowID
+        try db.execute(
+            sql:
+                "UPDATE \(LiveMigrationTable.stateTable) SET watermark = ?, moved_rows = moved_rows + ?, done = ? WHERE target = ?",
+            arguments: [high, moved, state.isDone, union.target])
+        return (state, moved)
+    }
+
+    /// After the last batch: drops a same-file source and forgets the moved set, once. Runs in its own
+    /// transaction, on a connection that no longer reads the table through its union.
+    static func cleanUp(_ target: String, _ db: Connection) throws {
+        try db.inTransaction(.immediate) {
+            guard let state = try read(target, db), state.isDone, !state.isCleaned else { return }
+            if state.sourcePath == nil {
+                try db.execute(sql: "DROP TABLE IF EXISTS main." + (try SQLIdentifier.validated(state.sourceTable)))
+            }
+            try db.execute(sql: "DELETE FROM \(LiveMigrationTable.movedTable) WHERE target = ?", arguments: [target])
+            try db.execute(sql: "UPDATE \(LiveMigrationTable.stateTable) SET cleaned = 1 WHERE target = ?", arguments: [target])
+        }
+    }
+}
