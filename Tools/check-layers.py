@@ -44,7 +44,7 @@ MAY_IMPORT = {
     "CofferMacros": {"SwiftSyntax", "SwiftSyntaxMacros", "SwiftCompilerPlugin"},
     "CofferFormat": {"COpenSSL", "Crypto", "_CryptoExtras"},
     "CofferEngine": {
-        "CofferFormat", "CSQLCipher", "CofferTempVFS", "CofferPageCache", "CofferTokenizer", "CZstd",
+        "CofferFormat", "CSQLCipher", "CofferTempVFS", "CofferPageCache", "CofferTokenizer", "CZstd", "Atomics",
         "Logging", "Metrics", "CoreMetrics", "Tracing", "Crypto", "_CryptoExtras",
     },
     "CofferRecords": {"CofferEngine", "CSQLCipher", "CofferMacros"},

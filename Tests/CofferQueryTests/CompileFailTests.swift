@@ -277,6 +277,12 @@ final class CompileFailTests: XCTestCase {
             "-load-plugin-executable", products.appendingPathComponent("CofferMacros-tool").path + "#CofferMacros",
         ]
         if FileManager.default.fileExists(atPath: "/usr/include/sqlcipher") { arguments += ["-I", "/usr/include/sqlcipher"] }
+        // swift-atomics' C shim (CofferEngine's writer queue counts its waiting callers with it), checked
+        // out beside the build: `<scratch>/checkouts`, products being `<scratch>/<triple>/<configuration>`.
+        for scratch in [products.deletingLastPathComponent(), products.deletingLastPathComponent().deletingLastPathComponent()] {
+            let shim = scratch.appendingPathComponent("checkouts/swift-atomics/Sources/_AtomicsShims/include/module.modulemap")
+            if FileManager.default.fileExists(atPath: shim.path) { arguments += ["-Xcc", "-fmodule-map-file=" + shim.path] }
+        }
         return try Shell.run("/usr/bin/env", arguments + extra + [snippet.path])
     }
 

@@ -215,6 +215,60 @@ final class LiveMigrationTests: XCTestCase {
         try database.close()
     }
 
+    /// A batch ends after the step in which an app call queues for the writer, committing what it moved:
+    /// on a source with every other rowid missing and a filter, the first step takes the first 64 source
+    /// rows, moves those that pass the filter, and the rest arrive in later batches exactly once.
+    func testABatchCommitsWhatItMovedWhenAnAppCallWaits() throws {
+        let directory = try TemporaryDirectory()
+        let sourcePath = directory.path("sparse.sqlite")
+        let script = """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1])
+            db.execute("CREATE TABLE note_v1(id INTEGER PRIMARY KEY, text TEXT NOT NULL, score INTEGER NOT NULL)")
+            db.executemany("INSERT INTO note_v1 VALUES (?, ?, ?)", [(i, "note %d" % i, i % 10) for i in range(1, 2000, 2)])
+            db.commit()
+            """
+        let result = try Shell.run("/usr/bin/python3", ["-c", script, sourcePath])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        // Batches of one row: the worker moves at most one before the pause; the test moves the migration.
+        var options = options(batch: 1)
+        options.filter = "s.score <> 3"
+        let database = try open(directory.path("app.db"))
+        let migration = try database.migrateLive(LiveNote.self, from: .table("note_v1", inFile: sourcePath), options: options)
+        migration.pause()
+        let (state, moved) = try database.write { db in
+            guard let union = db.liveMigration(of: "note") else { throw CofferError(code: .apiMisuse, message: "no union") }
+            // The worker may have moved a batch before the pause: start from where it is.
+            let before = try LiveMigrationState.read("note", db)
+            var asked = 0
+            let outcome = try LiveMigrationState.moveBatch(union, batchSize: 100_000, db) {
+                asked += 1
+                return true
+            }
+            XCTAssertEqual(asked, 1)
+            // The 64th odd rowid above the watermark (0, or the last rowid the worker moved, odd).
+            let start = before?.watermark ?? 0
+            XCTAssertEqual(outcome.0.watermark, (start == 0 ? -1 : start) + 128)
+            return outcome
+        }
+        XCTAssertFalse(state.isDone)
+        XCTAssertGreaterThan(moved, 40)
+        XCTAssertLessThan(moved, 64)
+        try database.read { db in
+            XCTAssertEqual(try LiveNote.all().fetchCount(db), 800)
+            XCTAssertEqual(try db.fetchValue(Int.self, sql: "SELECT count(*) FROM main.note"), state.movedRows)
+        }
+        migration.resume()
+        try migration.finishNow()
+        try database.read { db in
+            XCTAssertEqual(try LiveNote.all().fetchCount(db), 800)
+            XCTAssertEqual(try db.fetchValue(Int.self, sql: "SELECT count(DISTINCT id) FROM note"), 800)
+            XCTAssertEqual(try LiveNote.filter { $0.score == 3 }.fetchCount(db), 0)
+        }
+        XCTAssertEqual(migration.progress, LiveMigrationProgress(movedRows: 800, totalRows: 800, isFinished: true))
+        try database.close()
+    }
+
     func testObservingAMigratingTable() throws {
         let directory = try TemporaryDirectory()
         let sourcePath = directory.path("plain.sqlite")

@@ -34,6 +34,8 @@ struct CofferBench: ParsableCommand {
 
     @Option(help: "W13: rows per live-migration batch (default: LiveMigrationOptions's).")
     var migrationBatch: Int?
+    @Option(help: "W13: seconds a queued app call may wait for a migration batch (default: LiveMigrationOptions's).")
+    var migrationAppWait: Double?
 
     @Option(help: "Repetitions per figure (the median is reported).")
     var repetitions: Int = 3
@@ -94,6 +96,7 @@ struct CofferBench: ParsableCommand {
         let control = ControlWorkloads(reads: reads, rounds: quick ? 20 : 100)
         var migrationOptions = LiveMigrationOptions()
         if let migrationBatch { migrationOptions.batchSize = migrationBatch }
+        if let migrationAppWait { migrationOptions.maximumAppWait = migrationAppWait }
         let liveMigration = LiveMigrationWorkloads(harness: harness, rows: quick ? 20_000 : 200_000, options: migrationOptions)
         let checksums = ChecksumLog()
         let associations = AssociationWorkloads(

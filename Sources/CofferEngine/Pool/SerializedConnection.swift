@@ -1,3 +1,4 @@
+internal import Atomics
 import Dispatch
 import Foundation
 
@@ -21,6 +22,8 @@ package final class SerializedConnection: @unchecked Sendable {
     private let waitTrace: WriterWaitTrace?
     /// The operation using the connection now, or the last one; only touched on `queue`, with `waitTrace`.
     private var currentOperation: StaticString = "open"
+    /// Callers queued for the connection and not on it yet (``hasQueuedCallers``).
+    private let queuedCallers = ManagedAtomic<Int>(0)
 
     init(connection: Connection, label: String, waitTrace: WriterWaitTrace? = nil) {
         self.connection = connection
@@ -30,6 +33,11 @@ package final class SerializedConnection: @unchecked Sendable {
     }
 
     var isOnQueue: Bool { DispatchQueue.getSpecific(key: key) != nil }
+
+    /// Whether another caller is waiting for the connection now: long background work on the queue (a
+    /// live migration's batch) checks it between steps and commits early, so an app's write does not
+    /// wait for the whole batch.
+    package var hasQueuedCallers: Bool { queuedCallers.load(ordering: .relaxed) > 0 }
 
     /// Runs `body` on the queue and waits for it; `operation` (the caller's name) is what a wait trace
     /// reports.
@@ -46,7 +54,9 @@ package final class SerializedConnection: @unchecked Sendable {
         let slot = UnsafeMutablePointer<T>.allocate(capacity: 1)
         defer { slot.deallocate() }
         var failure: (any Error)?
+        queuedCallers.wrappingIncrement(ordering: .relaxed)
         queue.sync {
+            queuedCallers.wrappingDecrement(ordering: .relaxed)
             if let waitTrace { gotQueue(waitTrace, operation, askedAt: asked) }
             guard let connection else {
                 failure = Self.closedError
@@ -63,7 +73,9 @@ package final class SerializedConnection: @unchecked Sendable {
     /// Runs `body` on the queue without waiting; for work that must not block its caller.
     func async(_ operation: StaticString = #function, _ body: @escaping @Sendable (Connection?) -> Void) {
         let asked = waitTrace == nil ? 0 : DispatchTime.now().uptimeNanoseconds
+        queuedCallers.wrappingIncrement(ordering: .relaxed)
         queue.async { [self] in
+            queuedCallers.wrappingDecrement(ordering: .relaxed)
             if let waitTrace { gotQueue(waitTrace, operation, askedAt: asked) }
             guard let connection else { return body(nil) }
             useObserver?.willUse(connection)

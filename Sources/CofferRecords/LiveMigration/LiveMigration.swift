@@ -131,8 +131,14 @@ public final class LiveMigration: @unchecked Sendable {
             do {
                 let rows = hurried ? options.batchSize : sizer.rows
                 let started = DispatchTime.now().uptimeNanoseconds
+                // Even a hurried batch (finishNow) lets a queued app call in after `maximumAppWait`.
+                let writer = database.writer
+                let patience = UInt64(max(0, options.maximumAppWait) * 1e9)
                 let (state, moved) = try database.write { db in
-                    try LiveMigrationState.moveBatch(union, batchSize: rows, db)
+                    let holding = DispatchTime.now().uptimeNanoseconds
+                    return try LiveMigrationState.moveBatch(union, batchSize: rows, db) {
+                        writer.hasQueuedCallers && DispatchTime.now().uptimeNanoseconds - holding >= patience
+                    }
                 }
                 sizer.record(moved: moved, nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
                 database.factory.metrics?.recordLiveMigrationRows(moved)

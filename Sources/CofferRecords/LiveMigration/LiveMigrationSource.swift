@@ -42,6 +42,12 @@ public struct LiveMigrationOptions: Sendable {
     /// migration can slow down a lot (see <doc:LiveMigration>). ``LiveMigration/finishNow()`` uses
     /// ``batchSize``.
     public var batchDuration: TimeInterval?
+    /// The longest an app's call waits for a batch, in seconds (default 0.001): when one queues for the
+    /// writer and the batch has held it this long, the batch commits the rows it moved so far and lets
+    /// the call in (it checks every 64 rows). 0 lets the app in after the current 64 rows. Larger values
+    /// move rows faster while the app writes and make its writes wait longer (figures in
+    /// <doc:LiveMigration>).
+    public var maximumAppWait: TimeInterval = 0.001
     /// Seconds the worker waits after each batch (default 0: the next batch queues behind the app's
     /// writes already waiting, so they interleave). ``LiveMigration/finishNow()`` ignores it.
     public var pauseBetweenBatches: TimeInterval = 0

@@ -58,35 +58,47 @@ struct LiveMigrationState {
             arguments: [target, sourcePath, sourceTable, watermark, lastRowID, totalRows, isDone])
     }
 
+    /// Rows one step of a batch moves: between steps the batch ends early when an app's call waits for
+    /// the writer, so a write waits for one step, not for a whole batch.
+    static let stepRows = 64
+
     /// Moves the next `batchSize` source rows (in rowid order; fewer when some moved early) into the
-    /// table and advances the watermark past them, in the caller's transaction. Returns the new state
-    /// and the number of rows this batch moved.
-    static func moveBatch(_ union: LiveMigrationTable, batchSize: Int, _ db: Connection) throws -> (Self, moved: Int) {
+    /// table and advances the watermark past them, in the caller's transaction, in steps of
+    /// ``stepRows`` rows; stops after the step in which `yields()` turns true. Returns the new state and
+    /// the number of rows this batch moved.
+    static func moveBatch(
+        _ union: LiveMigrationTable, batchSize: Int, _ db: Connection, yields: () -> Bool
+    ) throws -> (Self, moved: Int) {
         guard var state = try read(union.target, db) else {
             throw CofferError(code: .apiMisuse, message: "the live migration of \(union.target) has no state row")
         }
         guard !state.isDone else { return (state, 0) }
-        var high =
-            try db.fetchValue(
-                Int64.self,
-                sql: "SELECT rowid FROM \(union.sourceReference) WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?",
-                arguments: [state.watermark, batchSize - 1]) ?? state.lastRowID
-        high = min(high, state.lastRowID)
-        try db.execute(
-            sql: "INSERT INTO \(union.writeTable) (\(union.columns)) SELECT \(union.columns) FROM \(union.unmovedSource)"
-                + " WHERE coffer_source_rowid <= ?",
-            arguments: [high])
-        let moved = db.changesCount
+        var moved = 0
+        var budget = batchSize
+        repeat {
+            let rows = min(stepRows, budget)
+            let next =
+                try db.fetchValue(
+                    Int64.self,
+                    sql: "SELECT rowid FROM \(union.sourceReference) WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?",
+                    arguments: [state.watermark, rows - 1]) ?? state.lastRowID
+            let high = min(next, state.lastRowID)
+            try db.execute(
+                sql: "INSERT INTO \(union.writeTable) (\(union.columns)) " + union.batchSelect,
+                arguments: [state.watermark, high])
+            moved += db.changesCount
+            budget -= rows
+            state.watermark = high
+            state.isDone = high >= state.lastRowID
+        } while !state.isDone && budget > 0 && !yields()
         try db.execute(
             sql: "DELETE FROM \(LiveMigrationTable.movedTable) WHERE target = ? AND source_rowid <= ?",
-            arguments: [union.target, high])
-        state.watermark = high
+            arguments: [union.target, state.watermark])
         state.movedRows += moved
-        state.isDone = high >= state.lastRowID
         try db.execute(
             sql:
                 "UPDATE \(LiveMigrationTable.stateTable) SET watermark = ?, moved_rows = moved_rows + ?, done = ? WHERE target = ?",
-            arguments: [high, moved, state.isDone, union.target])
+            arguments: [state.watermark, moved, state.isDone, union.target])
         return (state, moved)
     }
 

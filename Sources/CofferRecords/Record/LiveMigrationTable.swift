@@ -25,6 +25,10 @@ package final class LiveMigrationTable: Sendable {
     package let unmovedSource: String
     /// The arm of the union view that reads the source: `SELECT … FROM "src"."S" AS s WHERE …`.
     let unmovedSelect: String
+    /// The worker's batch: the unmoved source rows with `?1 < rowid <= ?2`, each target column under its
+    /// own name. Both bounds are parameters of the rowid range itself, so SQLite reads only the batch
+    /// (through ``unmovedSource`` the batch's bound was a filter over every row left to move).
+    package let batchSelect: String
     /// The target's single INTEGER PRIMARY KEY column, quoted (a rowid alias), if it has one.
     let integerKey: String?
     /// `"schema"."S"`: the source table.
@@ -52,16 +56,19 @@ package final class LiveMigrationTable: Sendable {
         let quotedColumns = try columnNames.map { try SQLIdentifier.validated($0) }
         columns = quotedColumns.joined(separator: ", ")
         let literal = Self.literal(target)
-        var condition =
+        var unmoved =
+            " AND NOT EXISTS (SELECT 1 FROM \(Self.movedTable) AS m WHERE m.target = \(literal) AND m.source_rowid = s.rowid)"
+        if let filter { unmoved += " AND (\(filter))" }
+        let condition =
             "s.rowid > (SELECT watermark FROM \(Self.stateTable) WHERE target = \(literal)) AND s.rowid <= \(lastRowID)"
-            + " AND NOT EXISTS (SELECT 1 FROM \(Self.movedTable) AS m WHERE m.target = \(literal) AND m.source_rowid = s.rowid)"
-        if let filter { condition += " AND (\(filter))" }
+            + unmoved
         let projection = zip(expressions, quotedColumns).map { "\($0) AS \($1)" }.joined(separator: ", ")
         sourceReference = (try SQLIdentifier.validated(sourceSchema)) + "." + (try SQLIdentifier.validated(sourceTable))
         self.lastRowID = lastRowID
         let from = " FROM " + sourceReference + " AS s WHERE " + condition
         unmovedSelect = "SELECT " + projection + from
         unmovedSource = "(SELECT s.rowid AS coffer_source_rowid, " + projection + from + ")"
+        batchSelect = "SELECT " + projection + " FROM " + sourceReference + " AS s WHERE s.rowid > ?1 AND s.rowid <= ?2" + unmoved
         self.integerKey = try integerKey.map { try SQLIdentifier.validated($0) }
     }
 
