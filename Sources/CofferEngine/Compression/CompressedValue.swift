@@ -33,16 +33,6 @@ package enum CompressedValue {
         firstByte >= compressedText && firstByte <= escapedBlob
     }
 
-    /// Appends `value` as LEB128 (seven bits a byte, low bits first).
-    package static func appendVarint(_ value: UInt32, to bytes: inout [UInt8]) {
-        var rest = value
-        while rest >= 0x80 {
-            bytes.append(UInt8(rest & 0x7F) | 0x80)
-            rest >>= 7
-        }
-        bytes.append(UInt8(rest))
-    }
-
     /// The header of a stored value: its kind, dictionary id and where the frame starts; nil when the
     /// bytes are not a compressed value (an escaped or plain BLOB) or the header is malformed.
     package struct Header: Equatable {
@@ -56,18 +46,9 @@ package enum CompressedValue {
 
     /// Reads the header of a compressed value from `bytes`; nil for anything else.
     package static func header(of bytes: UnsafeRawBufferPointer) -> Header? {
-        guard let first = bytes.first, first == compressedText || first == compressedBlob else { return nil }
-        var id: UInt32 = 0
-        var shift: UInt32 = 0
-        var offset = 1
-        while offset < bytes.count {
-            let byte = bytes[offset]
-            offset += 1
-            guard shift < 32 else { return nil }
-            id |= UInt32(byte & 0x7F) << shift
-            if byte & 0x80 == 0 { return Header(isText: first == compressedText, dictionaryID: id, frameOffset: offset) }
-            shift += 7
-        }
-        return nil
+        guard let first = bytes.first, first == compressedText || first == compressedBlob,
+            let (id, frameOffset) = LEB128.read(bytes, at: 1, bits: 32)
+        else { return nil }
+        return Header(isText: first == compressedText, dictionaryID: UInt32(truncatingIfNeeded: id), frameOffset: frameOffset)
     }
 }

@@ -70,7 +70,7 @@ final class CompressionCodec {
         }
         guard let compressor else { return sqlite3_result_error_nomem(context) }
         var header: [UInt8] = [isText ? CompressedValue.compressedText : CompressedValue.compressedBlob]
-        CompressedValue.appendVarint(id, to: &header)
+        LEB128.append(UInt64(id), to: &header)
         // The frame goes at offset 8; its body starts after the 4-byte magic, at 12, and the header (at
         // most 6 bytes) is written over the magic just before it, so the stored value is one run.
         let bound = ZSTD_compressBound(count)

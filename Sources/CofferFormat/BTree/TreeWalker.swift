@@ -116,17 +116,21 @@ public struct TreeWalker {
                 stats.holes.append(hole)
                 continue
             }
-            var parsed: (page: BTreePage, cells: [BTreeCell])
-            switch parse(next.page) {
-            case .failure(.unreadable):
+            guard case .success(let bytes) = source.page(next.page) else {
                 visited.insert(next.page)
                 stats.pagesUnreadable += 1
                 stats.unreadablePages.append(next.page)
                 stats.holes.append(hole)
                 continue
-            case .failure(.malformed):
+            }
+            var parsed: (page: BTreePage, cells: [BTreeCell])
+            switch parse(bytes: bytes, pageNumber: next.page) {
+            case .failure:
                 // A leaf its parent points at, damaged in a cell pointer or header: the cells that stand alone.
-                guard let standing = standingLeaf(next.page, isTable: isTable, low: next.low, high: next.high) else {
+                guard
+                    let standing = standingLeaf(
+                        bytes: bytes, pageNumber: next.page, isTable: isTable, low: next.low, high: next.high)
+                else {
                     stats.pagesRejected += 1
                     stats.holes.append(hole)
                     continue
@@ -172,15 +176,14 @@ public struct TreeWalker {
         return stats
     }
 
-    /// A leaf that ``parse(_:)`` refuses, read with ``BTreePage/standingCells(maxPayload:maxPage:)``: its table
+    /// A leaf whose bytes ``parse(bytes:pageNumber:)`` refuses, read with ``BTreePage/standingCells(maxPayload:maxPage:)``: its table
     /// cells kept in key order within (low, high] (``longestOrderedRun(_:low:high:)``). Nil unless the page is a
     /// leaf of the expected kind and at least half of its cells stand: less, and it is more likely another
     /// page than this leaf.
     func standingLeaf(
-        _ pageNumber: UInt32, isTable: Bool?, low: Int64?, high: Int64?
+        bytes: [UInt8], pageNumber: UInt32, isTable: Bool?, low: Int64?, high: Int64?
     ) -> (page: BTreePage, cells: [BTreeCell])? {
-        guard case .success(let bytes) = source.page(pageNumber),
-            let page = BTreePage(bytes: bytes, pageNumber: pageNumber, usableSize: source.usableSize),
+        guard let page = BTreePage(bytes: bytes, pageNumber: pageNumber, usableSize: source.usableSize),
             isTable.map({ $0 == page.type.isTable }) ?? true,
             var cells = page.standingCells(maxPayload: maxPayload, maxPage: maxPage)
         else { return nil }

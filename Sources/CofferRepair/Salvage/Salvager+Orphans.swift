@@ -59,9 +59,13 @@ extension Salvager {
             // The index must explain the records at least as well as the best table does: when every field
             // of the rows shows the table's affinities and the index's order leaves some field showing
             // nothing (text in its numeric column, say), the page is the table's.
-            let tablePositives = OrphanScorer.winner(summary.scores).map {
-                IndexShapes.positiveFields(classes: summary.classes, table: states[$0].table)
-            }
+            // (Index leaves only: a table leaf is never an index's.)
+            let tablePositives =
+                summary.type.isTable
+                ? nil
+                : OrphanScorer.winner(summary.scores).map {
+                    IndexShapes.positiveFields(classes: summary.classes, table: states[$0].table)
+                }
             let mayBeRealIndex =
                 !summary.type.isTable
                 && indexShapes.contains { shape in

@@ -46,14 +46,14 @@ enum DocumentBinary {
             appendCounted(data, to: &bytes)
         case .object(let members):
             bytes.append(8)
-            appendVarint(UInt64(members.count), to: &bytes)
+            LEB128.append(UInt64(members.count), to: &bytes)
             for (key, member) in members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
                 appendCounted(key.utf8, to: &bytes)
                 append(member, to: &bytes)
             }
         case .array(let elements):
             bytes.append(9)
-            appendVarint(UInt64(elements.count), to: &bytes)
+            LEB128.append(UInt64(elements.count), to: &bytes)
             for element in elements { append(element, to: &bytes) }
         }
     }
@@ -65,17 +65,8 @@ enum DocumentBinary {
     /// A LEB128 byte count, then the bytes, copied straight from `payload` (no intermediate array).
     private static func appendCounted<Payload: Collection>(_ payload: Payload, to bytes: inout [UInt8])
     where Payload.Element == UInt8 {
-        appendVarint(UInt64(payload.count), to: &bytes)
+        LEB128.append(UInt64(payload.count), to: &bytes)
         bytes.append(contentsOf: payload)
-    }
-
-    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var rest = value
-        while rest >= 0x80 {
-            bytes.append(UInt8(rest & 0x7F) | 0x80)
-            rest >>= 7
-        }
-        bytes.append(UInt8(rest))
     }
 
     /// The value in `data`, or nil when the bytes are not a well-formed encoding.
@@ -109,15 +100,9 @@ enum DocumentBinary {
 
         /// A LEB128 count, only when at most `bytes.count` (every counted item takes at least a byte).
         mutating func count() -> Int? {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while let next = byte() {
-                guard shift < 64 else { return nil }
-                value |= UInt64(next & 0x7F) << shift
-                if next & 0x80 == 0 { return value <= UInt64(bytes.count - position) ? Int(value) : nil }
-                shift += 7
-            }
-            return nil
+            guard let (value, next) = LEB128.read(bytes, at: position) else { return nil }
+            position = next
+            return value <= UInt64(bytes.count - position) ? Int(value) : nil
         }
 
         mutating func counted() -> UnsafeRawBufferPointer? {
