@@ -59,7 +59,8 @@ final class MigratingTableRepairTests: XCTestCase {
             XCTAssertEqual(try MigratingNote.all().fetchCount(db), 1998)
             XCTAssertEqual(try db.fetchValue(Int.self, sql: "SELECT count(DISTINCT id) FROM note"), 1998)
             XCTAssertEqual(try MigratingNote.filter { $0.id.in([10, 1900]) }.fetchCount(db), 0)
-            XCTAssertEqual(try MigratingNote.filter { $0.id == 1800 }.fetchOne(db), MigratingNote(id: 1800, body: "edited", score: 7))
+            XCTAssertEqual(
+                try MigratingNote.filter { $0.id == 1800 }.fetchOne(db), MigratingNote(id: 1800, body: "edited", score: 7))
             XCTAssertEqual(try MigratingNote.filter { $0.id == 1999 }.fetchOne(db)?.body, "note 1999")
         }
         XCTAssertEqual(resumed.progress, LiveMigrationProgress(movedRows: 2000, totalRows: 2000, isFinished: true))
