@@ -269,6 +269,44 @@ final class LiveMigrationTests: XCTestCase {
         try database.close()
     }
 
+    /// Closing the database stops a paused worker: its thread ends and its progress stream throws, where
+    /// it used to wait for a `resume()` that could no longer come.
+    func testClosingTheDatabaseEndsAPausedMigration() throws {
+        let directory = try TemporaryDirectory()
+        let sourcePath = directory.path("plain.sqlite")
+        try makeSource(sourcePath, count: 5000)
+        let database = try open(directory.path("app.db"))
+        var slow = options(batch: 10)
+        slow.pauseBetweenBatches = 0.01
+        let migration = try database.migrateLive(LiveNote.self, from: .table("note_v1", inFile: sourcePath), options: slow)
+        migration.pause()
+        let ended = expectation(description: "the progress stream ends")
+        let updates = migration.progressUpdates()
+        let task = Task {
+            do {
+                for try await _ in updates {}
+                XCTFail("a closed database's migration cannot finish")
+            } catch let error as CofferError {
+                XCTAssertEqual(error.code, .apiMisuse)
+                XCTAssertTrue(error.message.contains("closed"), error.message)
+            } catch {
+                XCTFail("\(error)")
+            }
+            ended.fulfill()
+        }
+        try database.close()
+        wait(for: [ended], timeout: 10)
+        task.cancel()
+        XCTAssertFalse(migration.progress.isFinished)
+        XCTAssertThrowsError(try migration.finishNow())
+        // Reopened and declared again, it resumes and finishes.
+        let reopened = try open(directory.path("app.db"))
+        let resumed = try reopened.migrateLive(LiveNote.self, from: .table("note_v1", inFile: sourcePath), options: slow)
+        try resumed.finishNow()
+        XCTAssertEqual(try reopened.read { try LiveNote.all().fetchCount($0) }, 5000)
+        try reopened.close()
+    }
+
     func testObservingAMigratingTable() throws {
         let directory = try TemporaryDirectory()
         let sourcePath = directory.path("plain.sqlite")

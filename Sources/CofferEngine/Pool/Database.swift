@@ -299,6 +299,11 @@ public final class Database: Sendable {
         if mode == .truncate { DecryptedPageCache.OpenFiles.shared.trim() } else { DecryptedPageCache.OpenFiles.shared.refresh() }
     }
 
+    /// Runs `handler` once when ``close()`` begins (or now, when the database is closed): background work of
+    /// the layers above (a live migration's worker) stops waiting on a database that is going away.
+    /// Keep it short and non-blocking: it runs on the closing thread before the connections close.
+    package func onClose(_ handler: @escaping @Sendable () -> Void) { state.onClose(handler) }
+
     /// Waits for running reads and writes, truncates the WAL and closes every connection.
     /// Further calls throw ``CofferError/apiMisuse``. Closing twice is harmless.
     public func close() throws {
@@ -328,19 +333,35 @@ public final class Database: Sendable {
     }
 }
 
-/// Whether a database is closed, and what to delete then.
+/// Whether a database is closed, what to tell then, and what to delete.
 final class CloseState: @unchecked Sendable {
     private let lock = NSLock()
+    // Guarded by `lock`.
     private var closed = false
+    private var handlers: [@Sendable () -> Void] = []
     let directoryToRemove: URL?
 
     init(removingOnClose directory: URL?) { directoryToRemove = directory }
 
-    /// Marks the database closed; false if it already was.
+    /// Marks the database closed and runs the close handlers (outside the lock); false if it already was.
     func markClosed() -> Bool {
-        lock.withLock {
-            defer { closed = true }
-            return !closed
+        let (first, handlers) = lock.withLock {
+            defer {
+                closed = true
+                self.handlers = []
+            }
+            return (!closed, self.handlers)
         }
+        for handler in handlers { handler() }
+        return first
+    }
+
+    /// Runs `handler` when the database closes, or now when it is closed already.
+    func onClose(_ handler: @escaping @Sendable () -> Void) {
+        let now = lock.withLock {
+            if !closed { handlers.append(handler) }
+            return closed
+        }
+        if now { handler() }
     }
 }

@@ -28,6 +28,8 @@ public final class LiveMigration: @unchecked Sendable {
     private var current: LiveMigrationProgress
     private var paused = false
     private var finishing = false
+    /// The database began to close: the worker stops, even when paused.
+    private var closing = false
     private var ended = false
     private var failure: (any Error)?
     private var subscribers: [Int: AsyncThrowingStream<ProgressEvent<LiveMigrationProgress>, any Error>.Continuation] = [:]
@@ -44,6 +46,13 @@ public final class LiveMigration: @unchecked Sendable {
         self.options = options
         self.current = progress
         self.ended = progress.isFinished
+        database.onClose { [weak self] in
+            guard let self else { return }
+            condition.withLock {
+                closing = true
+                condition.broadcast()
+            }
+        }
     }
 
     /// Rows moved so far of the rows to move, and whether the migration is over.
@@ -121,10 +130,11 @@ public final class LiveMigration: @unchecked Sendable {
         var sizer = BatchSizer(options)
         while true {
             condition.lock()
-            while paused && !finishing { condition.wait() }
+            while paused && !finishing && !closing { condition.wait() }
             let hurried = finishing
+            let closed = closing
             condition.unlock()
-            guard let database else {
+            guard let database, !closed else {
                 end(failure: CofferError(code: .apiMisuse, message: "the database is closed"))
                 return
             }
@@ -156,7 +166,9 @@ public final class LiveMigration: @unchecked Sendable {
             }
             if !hurried && options.pauseBetweenBatches > 0 {
                 condition.lock()
-                if !finishing { _ = condition.wait(until: Date(timeIntervalSinceNow: options.pauseBetweenBatches)) }
+                if !finishing && !closing {
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: options.pauseBetweenBatches))
+                }
                 condition.unlock()
             }
         }
