@@ -23,6 +23,9 @@ final class RawConnection {
         sqlite3_busy_timeout(handle, 5000)
         if let key {
             sqlite3_key(handle, key, Int32(key.utf8.count))
+            // On SQLCipher 4 (SQLite 3.26 and later), SQLCipher 3's page format (HMAC-SHA1), which Coffer
+            // writes on both libraries: the files are Coffer's, and both sides then do the same cipher work.
+            if sqlite3_libversion_number() >= 3_026_000 { exec("PRAGMA cipher_compatibility = 3") }
             exec("PRAGMA cipher_page_size = \(pageSize)")
         }
         exec("SELECT count(*) FROM sqlite_master")
