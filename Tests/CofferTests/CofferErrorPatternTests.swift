@@ -94,6 +94,11 @@ final class CofferErrorPatternTests: XCTestCase {
             "fileNotFound")
         XCTAssertEqual(
             primary { try self.database.write { try $0.addCompressionDictionary(Data([1, 2, 3]), id: 0) } }, "compressionFailed")
+        if !LinkedSQLite.supports(.json) {  // SQLCipher 3.4.1: every feature SQLCipher 4 adds is missing
+            XCTAssertEqual(
+                primary { _ = try self.database.read { try $0.fetchAll(sql: "SELECT json_extract('{}', '$.a')") } },
+                "unsupportedByLibrary")
+        }
         try database.close()
         XCTAssertEqual(primary { _ = try self.database.read { try $0.fetchAll(sql: "SELECT 1") } }, "apiMisuse")
     }
@@ -196,6 +201,8 @@ final class CofferErrorPatternTests: XCTestCase {
             return "fileNotFound"
         } catch CofferError.compressionFailed {
             return "compressionFailed"
+        } catch CofferError.unsupportedByLibrary {
+            return "unsupportedByLibrary"
         } catch {
             return "unmatched: \(error)"
         }

@@ -64,4 +64,6 @@ extension CofferError {
     public static let fileNotFound = ResultCode.fileNotFound
     /// Matches ``ResultCode/compressionFailed``.
     public static let compressionFailed = ResultCode.compressionFailed
+    /// Matches ``ResultCode/unsupportedByLibrary``.
+    public static let unsupportedByLibrary = ResultCode.unsupportedByLibrary
 }

@@ -102,6 +102,9 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// A compression dictionary cannot be trained or stored (too few samples, an id taken by another
     /// dictionary, an id out of range).
     public static let compressionFailed = ResultCode(rawValue: 0x10006)
+    /// The linked SQLite lacks a feature the call needs (RETURNING, UPSERT, JSON functions, FTS5: see
+    /// ``SQLiteFeature``); the message names the feature and the version that has it.
+    public static let unsupportedByLibrary = ResultCode(rawValue: 0x10007)
 
     private static let cofferNames: [Int32: String] = [
         0x10001: "wrong passphrase",
@@ -110,6 +113,7 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
         0x10004: "invalid configuration",
         0x10005: "file not found",
         0x10006: "compression failed",
+        0x10007: "unsupported by the linked SQLite",
     ]
 }
 
