@@ -47,7 +47,7 @@ extension Query {
 
     /// While a live migration fills the table: moves the source rows the filters pick into `main."T"`
     /// (the statement then runs there), and returns the migration.
-    private func moveRowsForLiveMigration(_ db: Connection) throws -> LiveMigrationTable? {
+    func moveRowsForLiveMigration(_ db: Connection) throws -> LiveMigrationTable? {
         guard let migration = db.liveMigration(of: Root.tableName) else { return nil }
         guard rowSource == nil else {
             throw CofferError(

@@ -101,7 +101,7 @@ extension TableRecord {
     /// primary key or UNIQUE value with them, so that the insert conflicts (or replaces, or is ignored)
     /// exactly as it would if every source row were already there; and, when SQLite is to choose the
     /// integer key, keeps the key it chooses clear of the keys still to come.
-    private static func moveConflictingRows(
+    static func moveConflictingRows(
         _ values: [DatabaseValue], _ migration: LiveMigrationTable, _ db: Connection
     ) throws {
         let names = columnDefinitions.map(\.name)
@@ -272,7 +272,7 @@ extension TableRecord {
 
     // MARK: SQL
 
-    private static func values(_ values: [DatabaseValue], _ names: [String], _ selected: [String]) -> [DatabaseValue] {
+    static func values(_ values: [DatabaseValue], _ names: [String], _ selected: [String]) -> [DatabaseValue] {
         selected.compactMap { name in names.firstIndex(of: name).map { values[$0] } }
     }
 
