@@ -17,6 +17,11 @@ struct sqlite3;
 /// Returns an SQLite result code.
 int coffer_fts_register(struct sqlite3 *db);
 
+/// Registers the `coffer`, `coffer_pinyin` and `coffer_identifier` tokenizers with FTS5 on `db`, after
+/// `coffer_fts_register` (they wrap its FTS3 modules), when the linked SQLite has FTS5; does nothing on one
+/// without it (SQLCipher 3.4.1). Returns an SQLite result code.
+int coffer_fts5_register(struct sqlite3 *db);
+
 /// Turns the connection's triggers on (1) or off (0), or leaves them (-1) (SQLITE_DBCONFIG_ENABLE_TRIGGER, a
 /// variadic call Swift cannot make); returns the setting now in force (1 or 0), or -1 on failure. Statements compiled before are
 /// re-prepared at their next step. `insertAll` writes a batch of content rows with them off, then indexes
