@@ -13,6 +13,14 @@ enum QueriesArticle {
         @Column(default: 0) var score: Double
         static var indexes: [TableIndex<Message>] { [TableIndex(columns.conversationID)] }
     }
+
+    /// "What SQLCipher 4 adds": a page's visit counter.
+    @Table("visit") struct Visit: Codable {
+        @Column(primaryKey: true) var id: Int64?
+        @Column(unique: true) var page: String
+        var title: String
+        var count: Int64
+    }
 }
 
 // QueriesAndRecords.md, "Prepared queries", on this target's top-level `Message` (FullTextSearch.md's).
@@ -52,6 +60,34 @@ final class QueriesAndRecordsArticleTests: XCTestCase {
         XCTAssertEqual(literal, 1, "% in contains() is literal, not a wildcard")
         XCTAssertEqual(try database.write { try migrator.appliedMigrations($0) }, ["v1"])
         try database.close()
+    }
+
+    func testWhatSQLCipher4Adds() throws {
+        typealias Visit = QueriesArticle.Visit
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        _ = try database.write { db in try db.upgradeSchema(for: [Visit.self]) }
+
+        var rounds: [(Int64, [String])] = []
+        for _ in 0..<3 {
+            try database.write { db in
+                if LinkedSQLite.supports(.returning) {
+                    let visit = try Visit(id: nil, page: "/home", title: "Home", count: 1).upsertAndFetch(
+                        db, onConflict: { [$0.page] }, doUpdate: { [$0.count.set(to: $0.count + $0.count.excluded)] })
+                    let popular = try Visit.filter { $0.count >= 3 }.deleteAndFetchAll(db)  // the rows it deleted
+                    rounds.append((visit.count, popular.map(\.page)))
+                }
+            }
+        }
+        XCTAssertEqual(try database.read { try Visit.fetchCount($0) }, 0, "deleted at 3 visits, or never written")
+        if LinkedSQLite.supports(.returning) {
+            XCTAssertEqual(rounds.map(\.0), [1, 2, 3])
+            XCTAssertEqual(rounds.map(\.1), [[], [], ["/home"]])
+        } else {
+            XCTAssertThrowsError(try database.write { _ = try Visit.all().deleteAndFetchAll($0) }) {
+                XCTAssertEqual(($0 as? CofferError)?.code, .unsupportedByLibrary)
+            }
+        }
     }
 
     func testPreparedQueries() throws {
