@@ -37,6 +37,12 @@ public struct SQLiteFeature: Hashable, Sendable, CustomStringConvertible {
     public static let fts5 = SQLiteFeature(
         name: "FTS5", minimumVersion: 3_020_000, requiredOption: "ENABLE_FTS5", omittingOption: nil)
 
+    /// `sqlite3_snapshot_get`/`_open`: a library built with `SQLITE_ENABLE_SNAPSHOT` (SQLCipher 4's builds;
+    /// not Debian's 3.4.1). ``DatabaseSnapshot/concurrentRead(_:)`` needs it.
+    public static let snapshots = SQLiteFeature(
+        name: "WAL snapshots (sqlite3_snapshot_open)", minimumVersion: 3_010_000, requiredOption: "ENABLE_SNAPSHOT",
+        omittingOption: nil)
+
     public var description: String { name }
 }
 

@@ -18,6 +18,10 @@ public final class DatabaseSnapshot: @unchecked Sendable {
     private let queue = DispatchQueue(label: "coffer.snapshot", qos: .userInitiated)
     private let key = DispatchSpecificKey<Void>()
     private let pool: ReaderPool
+    private let setup: ConnectionSetup
+    /// The state the snapshot reads, for ``concurrentRead(_:)``: set by `init` where the library has
+    /// `sqlite3_snapshot_get`, released with the reader.
+    private var walSnapshot: WALSnapshot?
     // Touched only on `queue`.
     private var connection: Connection?
     private var revocation = 0
@@ -26,6 +30,7 @@ public final class DatabaseSnapshot: @unchecked Sendable {
 
     init(pool: ReaderPool, setup: ConnectionSetup) throws {
         self.pool = pool
+        self.setup = setup
         queue.setSpecific(key: key, value: ())
         // The revocation is registered as the reader is handed out (no drain can begin between the two), and
         // runs on the snapshot's queue like `init`'s own work below: a drain that starts before the
@@ -43,6 +48,7 @@ public final class DatabaseSnapshot: @unchecked Sendable {
                 connection.stampReadTransaction()
                 // A read transaction starts at its first read: this one fixes the state every read sees.
                 _ = try connection.fetchValue(Int.self, sql: "SELECT count(*) FROM sqlite_master")
+                walSnapshot = WALSnapshot(of: connection)
             } catch {
                 connection.rollbackIfNeeded()
                 pool.removeRevocation(revocation)
@@ -108,6 +114,54 @@ public final class DatabaseSnapshot: @unchecked Sendable {
         return result
     }
 
+    /// Runs `body` on another reader of the pool, in a read transaction opened on the snapshot's state
+    /// (SQLite's `sqlite3_snapshot_open`): unlike ``read(_:)``, which runs one at a time on the snapshot's
+    /// own connection, several of these run at once, each on a reader of its own — GRDB's
+    /// `DatabaseSnapshotPool`. Every one sees exactly the state ``read(_:)`` sees.
+    ///
+    /// Needs ``SQLiteFeature/snapshots`` (SQLCipher 4's builds) and a pool of two readers or more (the
+    /// snapshot holds one). Each call takes a reader like ``Database/read(_:)``, and waits for one when all
+    /// are busy.
+    ///
+    /// - Throws: ``ResultCode/unsupportedByLibrary`` on SQLCipher 3.4.1; ``CofferError/apiMisuse`` once
+    ///   the snapshot is closed, or with a single reader.
+    public func concurrentRead<T>(_ body: (Connection) throws -> T) throws -> T {
+        try LinkedSQLite.require(.snapshots, for: "DatabaseSnapshot.concurrentRead")
+        guard pool.capacity > 1 else {
+            throw CofferError(code: .apiMisuse, message: "concurrentRead needs readerCount of 2 or more")
+        }
+        guard let walSnapshot else { throw Self.closedError }
+        return try pool.withReader { connection in
+            try setup.prepare(connection)
+            // sqlite3_snapshot_open needs a connection that has seen the file is in WAL mode: one read first.
+            _ = try connection.fetchValue(Int.self, sql: "PRAGMA schema_version")
+            return try connection.inTransaction(.deferred) {
+                try walSnapshot.open(in: connection)
+                connection.stampReadTransaction()
+                return try body(connection)
+            }
+        }
+    }
+
+    /// Async ``concurrentRead(_:)``, never blocking the caller's thread. Cancelling the task interrupts the
+    /// statement running for it and throws `CancellationError`.
+    public func concurrentRead<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        let latch = CancellationLatch()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global(qos: .userInitiated).async {
+                    continuation.resume(
+                        with: Result {
+                            try self.concurrentRead { connection in try latch.run(on: connection) { try body(connection) } }
+                        })
+                }
+            }
+        } onCancel: {
+            latch.cancel()
+        }
+    }
+
     /// Ends the read transaction and gives the reader back to the pool. Later reads throw
     /// ``CofferError/apiMisuse``. Closing twice is harmless; so is closing from inside a read.
     public func close() {
@@ -127,6 +181,7 @@ public final class DatabaseSnapshot: @unchecked Sendable {
     private func releaseOnQueue() {
         guard let connection else { return }
         self.connection = nil
+        walSnapshot?.release()
         connection.rollbackIfNeeded()
         pool.removeRevocation(revocation)
         pool.checkIn(connection)

@@ -6,7 +6,8 @@ import Foundation
 /// them all, and blocks new reads until `resume`.
 package final class ReaderPool: @unchecked Sendable {
     private let condition = NSCondition()
-    private let capacity: Int
+    /// The most readers the pool opens.
+    let capacity: Int
     private let open: () throws -> Connection
     // Guarded by `condition`, so the dynamic exclusivity checks (a quarter of what a checkout cost
     // besides the lock, under callgrind) are skipped.
