@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 started=$(date +%s)
 shared=$(cd ../shared/sqlcipher4 && pwd)
 prefix=${COFFER_SQLCIPHER4_PREFIX:-${TMPDIR:-/tmp}/coffer-sqlcipher4}
-targets=${COFFER_SQLCIPHER4_TARGETS:-CofferTests CofferPublicAPITests CofferKeyValueTests CofferBackupTests CofferMonitoringTests CofferQueryTests CofferRepairTests CofferCLITests CofferReliabilityTests CofferCorruptionTests}
+targets=${COFFER_SQLCIPHER4_TARGETS:-CofferTests CofferPublicAPITests CofferKeyValueTests CofferBackupTests CofferMonitoringTests CofferQueryTests CofferRepairTests CofferCLITests CofferReliabilityTests CofferCorruptionTests CofferDocumentationTests}
 
 # 1. SQLCipher 4.9.0 into $prefix, again only when install.sh or the amalgamation changed.
 stamp=$(cat "$shared/install.sh" "$shared/sqlite3.c" "$shared/shell.c" | sha256sum | cut -c1-16)

@@ -61,6 +61,14 @@ final class ControlArticleTests: XCTestCase {
         XCTAssertEqual(before, after)
         let now = try await database.read { db in try db.fetchValue(Int.self, sql: "SELECT count(*) FROM note") }
         XCTAssertEqual(now, 1)
+        guard LinkedSQLite.supports(.snapshots) else { return }
+
+        async let notes = snapshot.concurrentRead { db in try db.fetchValue(Int.self, sql: "SELECT count(*) FROM note") }
+        async let words = snapshot.concurrentRead { db in try db.fetchValue(Int.self, sql: "SELECT sum(length(text)) FROM note") }
+        let report = try await (notes, words)  // both read the snapshot's state, on two readers at once
+
+        XCTAssertEqual(report.0, 0)
+        XCTAssertNil(report.1)
     }
 
     func testRefusingACommit() throws {
