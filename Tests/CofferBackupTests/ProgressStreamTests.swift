@@ -3,7 +3,7 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-/// `backupWithProgress` and `vacuumWithProgress`: progress in pages, a last `.finished` event, and a stop
+/// `backupWithProgress`, `restoreWithProgress` and `vacuumWithProgress`: progress in pages, a last `.finished` event, and a stop
 /// that leaves every file as it was.
 final class ProgressStreamTests: XCTestCase {
     private func makeDatabase(rows: Int = 4000) throws -> (TemporaryDirectory, Database) {
@@ -108,6 +108,90 @@ final class ProgressStreamTests: XCTestCase {
         XCTAssertEqual(try BackupFixture.dump(database), before)
         XCTAssertEqual(try Self.freePages(database), freeBefore)
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory.path("progress.db-vacuum")))
+    }
+
+    /// A full backup and two increments of `database`, in `backups`.
+    private func backupChain(_ database: Database, to backups: URL) async throws {
+        try await database.backup(to: backups, kind: .full)
+        for round in 0..<2 {
+            try await database.write { db in try db.execute(sql: "UPDATE item SET n = n + 1 WHERE id % 3 = ?", arguments: [round])
+            }
+            try await database.backup(to: backups, kind: .incremental)
+        }
+    }
+
+    func testARestoreReportsItsPagesAndFinishes() async throws {
+        let (directory, database) = try makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        let backups = URL(fileURLWithPath: directory.path("backups"))
+        try await backupChain(database, to: backups)
+        let restoredPath = directory.path("restored.db")
+        var last = (completed: 0, total: 0)
+        var steps = 0
+        var finished: BackupGeneration?
+        for try await event in Database.restoreWithProgress(
+            from: backups, to: restoredPath, configuration: BackupFixture.configuration())
+        {
+            switch event {
+            case .progress(let completed, let total):
+                XCTAssertGreaterThanOrEqual(completed, last.completed)
+                XCTAssertLessThanOrEqual(completed, total)
+                last = (completed, total)
+                steps += 1
+            case .finished(let generation):
+                finished = generation
+            }
+        }
+        XCTAssertEqual(finished?.id, 3)
+        // The base, two increments, then the HMAC check in batches of 256 pages.
+        XCTAssertGreaterThan(steps, 4)
+        XCTAssertEqual(last.completed, last.total)
+        let restored = try Database(path: restoredPath, configuration: BackupFixture.configuration())
+        XCTAssertEqual(try BackupFixture.dump(restored), try BackupFixture.dump(database))
+    }
+
+    func testStoppingARestoreLeavesTheDestinationAsItWas() async throws {
+        let (directory, database) = try makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        let backups = URL(fileURLWithPath: directory.path("backups"))
+        try await backupChain(database, to: backups)
+        // Stopped at its first event.
+        let restoredPath = directory.path("restored.db")
+        for try await event in Database.restoreWithProgress(
+            from: backups, to: restoredPath, configuration: BackupFixture.configuration())
+        {
+            if case .progress = event { break }
+        }
+        // An existing destination stopped mid-restore keeps its bytes.
+        let existing = directory.path("existing.db")
+        try Data("not replaced".utf8).write(to: URL(fileURLWithPath: existing))
+        let stopped = Task {
+            for try await event in Database.restoreWithProgress(
+                from: backups, to: existing, configuration: BackupFixture.configuration(), replacingExisting: true)
+            {
+                if case .progress = event { throw CancellationError() }
+            }
+        }
+        _ = await stopped.result
+        // The work runs on a thread of its own: give it time to reach its next check and clean up.
+        for _ in 0..<100 {
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+            if !names.contains(where: { $0.contains("tmp") || $0.contains("restore") }) { break }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        // Each file is as it was, or (when the stop came after the last check) the complete restore: never
+        // anything between, and no temporary file left.
+        let expected = try BackupFixture.dump(database)
+        for (path, before) in [(restoredPath, nil), (existing, Data("not replaced".utf8))] {
+            let now = FileManager.default.contents(atPath: path)
+            if now != before {
+                let restored = try Database(path: path, configuration: BackupFixture.configuration())
+                XCTAssertEqual(try BackupFixture.dump(restored), expected, path)
+                try restored.close()
+            }
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+        XCTAssertFalse(names.contains { $0.hasPrefix(".tmp-") }, "\(names)")
     }
 
     private static func count(_ database: Database) throws -> Int? {

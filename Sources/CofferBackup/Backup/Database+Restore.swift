@@ -32,6 +32,40 @@ extension Database {
         from directory: URL, to destination: String, configuration: Configuration, generation id: Int? = nil,
         replacingExisting: Bool = false
     ) throws -> BackupGeneration {
+        try restore(
+            from: directory, to: destination, configuration: configuration, generation: id,
+            replacingExisting: replacingExisting, control: nil)
+    }
+
+    /// ``restore(from:to:configuration:generation:replacingExisting:)`` as a sequence of progress events, in
+    /// pages, ending with `.finished(generation)`. It starts at once, on a background thread. The units are
+    /// the base's pages copied, then each increment's pages applied, then the result's pages checked; the
+    /// total grows as increments are read.
+    ///
+    /// Stop iterating (cancel the task, or `break`) to stop the restore: it throws `CancellationError` into
+    /// nothing at its next step and removes its temporary file, and `destination` is left as it was. A
+    /// restore that has begun its final rename completes.
+    ///
+    /// ```swift
+    /// for try await event in Database.restoreWithProgress(from: backups, to: path, configuration: configuration) {
+    ///     if case .progress(let done, let total) = event { print("restore: \(done)/\(total) pages") }
+    /// }
+    /// ```
+    public static func restoreWithProgress(
+        from directory: URL, to destination: String, configuration: Configuration, generation id: Int? = nil,
+        replacingExisting: Bool = false
+    ) -> AsyncThrowingStream<ProgressEvent<BackupGeneration>, any Error> {
+        progressStream { control in
+            try restore(
+                from: directory, to: destination, configuration: configuration, generation: id,
+                replacingExisting: replacingExisting, control: control)
+        }
+    }
+
+    private static func restore(
+        from directory: URL, to destination: String, configuration: Configuration, generation id: Int?,
+        replacingExisting: Bool, control: WorkControl?
+    ) throws -> BackupGeneration {
         if !replacingExisting && FileManager.default.fileExists(atPath: destination) {
             throw CofferError(code: .cantOpen, message: "\(destination) exists; restore refuses to overwrite it unless asked to")
         }
@@ -66,6 +100,13 @@ extension Database {
                 code: .cantOpen, message: "cannot copy the base generation to \(temporary.path): \(error.localizedDescription)")
         }
 
+        // Progress, in pages: the base copied, each increment applied, the result checked.
+        let basePages = max(1, (try? PageFile(path: temporary.path, writable: false).size) ?? 0) / base.pageSize
+        var done = basePages
+        var total = basePages * 2
+        control?.progress(completed: done, total: total)
+        try control?.checkCancellation()
+
         var codec: PageDecoder?
         if configuration.encryption.isEncrypted {
             guard
@@ -83,24 +124,36 @@ extension Database {
         }
         let file = try PageFile(path: temporary.path, writable: true)
         for increment in chain.dropFirst() {
-            try IncrementalPageFile.apply(
+            let applied = try IncrementalPageFile.apply(
                 directory.appendingPathComponent(increment.dataFile).path, to: file, codec: codec, pageSize: base.pageSize)
+            done += applied
+            total += applied
+            control?.progress(completed: done, total: total)
+            try control?.checkCancellation()
         }
         try file.sync()
+        let checked = done
+        total = checked + file.size / base.pageSize
         if let codec {
-            let damaged = try damagedPages(in: file, codec: codec)
+            let damaged = try damagedPages(in: file, codec: codec) { pages in
+                control?.progress(completed: checked + pages, total: total)
+                try control?.checkCancellation()
+            }
             guard damaged.isEmpty else {
                 throw CofferError(
                     code: .corrupt,
                     message: "restored pages fail their HMAC: \(damaged.prefix(20).map(String.init).joined(separator: ", "))")
             }
         }
+        try control?.checkCancellation()
         let problems = integrityProblems(path: temporary.path, configuration: configuration)
         guard problems.isEmpty else {
             throw CofferError(
                 code: .corrupt,
                 message: "the restored database fails integrity_check: \(problems.prefix(5).joined(separator: "; "))")
         }
+        try control?.checkCancellation()
+        control?.progress(completed: total, total: total)
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: destination + suffix) }
         try BackupFiles.commitFile(temporary, as: destinationURL)
         return target
@@ -125,8 +178,11 @@ extension Database {
         }
     }
 
-    /// Page numbers in `file` whose HMAC fails (all-zero pages pass).
-    static func damagedPages(in file: PageFile, codec: PageDecoder) throws -> [Int] {
+    /// Page numbers in `file` whose HMAC fails (all-zero pages pass). `checked` hears the pages checked so
+    /// far after each batch, and may throw to stop.
+    static func damagedPages(
+        in file: PageFile, codec: PageDecoder, checked: (Int) throws -> Void = { _ in }
+    ) throws -> [Int] {
         let pageSize = codec.pageSize
         let pageCount = file.size / pageSize
         var damaged: [Int] = []
@@ -142,6 +198,7 @@ extension Database {
                 }
             }
             page += count
+            try checked(page - 1)
         }
         return damaged
     }

@@ -43,6 +43,13 @@ extension Database {
     package func progressStream<R: Sendable>(
         _ work: @escaping @Sendable (WorkControl) throws -> R
     ) -> AsyncThrowingStream<ProgressEvent<R>, any Error> {
+        Self.progressStream(work)
+    }
+
+    /// ``progressStream(_:)`` for work that needs no open database (a restore).
+    package static func progressStream<R: Sendable>(
+        _ work: @escaping @Sendable (WorkControl) throws -> R
+    ) -> AsyncThrowingStream<ProgressEvent<R>, any Error> {
         let (stream, continuation) = AsyncThrowingStream<ProgressEvent<R>, any Error>.makeStream(
             bufferingPolicy: .bufferingNewest(64))
         let control = WorkControl { completed, total in continuation.yield(.progress(completed: completed, total: total)) }
