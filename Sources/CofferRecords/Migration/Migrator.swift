@@ -37,14 +37,36 @@ public struct Migrator: Sendable {
     /// Applies the pending migrations, each in its own write transaction; returns the names applied.
     @discardableResult
     public func migrate(_ database: Database) throws -> [String] {
+        try migrate(database, control: nil)
+    }
+
+    /// ``migrate(_:)`` as a sequence of progress events, in migrations (applied or found recorded) of those
+    /// registered, ending with `.finished(names applied)`. It starts at once, on a background thread.
+    ///
+    /// Stop iterating (cancel the task, or `break`) to stop: the migration running then is interrupted and
+    /// rolled back, the ones before it stay applied, and the next `migrate` goes on from there.
+    ///
+    /// ```swift
+    /// for try await event in migrator.migrateWithProgress(database) {
+    ///     if case .progress(let done, let total) = event { print("migrations: \(done)/\(total)") }
+    /// }
+    /// ```
+    public func migrateWithProgress(_ database: Database) -> AsyncThrowingStream<ProgressEvent<[String]>, any Error> {
+        database.progressStream { control in try self.migrate(database, control: control) }
+    }
+
+    private func migrate(_ database: Database, control: WorkControl?) throws -> [String] {
         if let duplicate = Dictionary(grouping: names, by: { $0 }).first(where: { $0.value.count > 1 })?.key {
             throw CofferError(code: .apiMisuse, message: "migration '\(duplicate)' is registered twice")
         }
         return try database.spans.run("coffer.migrate") {
             try database.write { db in try Self.createRecordTable(db) }
             var applied: [String] = []
-            for migration in migrations where try apply(migration, database) {
-                applied.append(migration.name)
+            control?.progress(completed: 0, total: migrations.count)
+            for (index, migration) in migrations.enumerated() {
+                try control?.checkCancellation()
+                if try apply(migration, database, control) { applied.append(migration.name) }
+                control?.progress(completed: index + 1, total: migrations.count)
             }
             return applied
         }
@@ -55,16 +77,21 @@ public struct Migrator: Sendable {
     /// Foreign key enforcement is switched off around the transaction (SQLite only allows that outside
     /// one), so that rebuilding a parent table neither fails nor cascades; the migration must leave no
     /// violation behind, which `PRAGMA foreign_key_check` verifies before commit.
-    private func apply(_ migration: (name: String, body: @Sendable (Connection) throws -> Void), _ database: Database) throws
-        -> Bool
-    {
+    private func apply(
+        _ migration: (name: String, body: @Sendable (Connection) throws -> Void), _ database: Database,
+        _ control: WorkControl?
+    ) throws -> Bool {
         try database.writeWithoutTransaction { db in
             let enforced = try db.pragmaRows("PRAGMA foreign_keys").first?[0] == .integer(1)
             if enforced { try db.execute(sql: "PRAGMA foreign_keys = OFF") }
             defer { if enforced { try? db.execute(sql: "PRAGMA foreign_keys = ON") } }
             return try db.inTransaction(.immediate) {
                 guard try !Self.isApplied(migration.name, db) else { return false }
-                try migration.body(db)
+                if let control {
+                    try control.latch.run(on: db) { try migration.body(db) }
+                } else {
+                    try migration.body(db)
+                }
                 if enforced, let violation = try db.pragmaRows("PRAGMA foreign_key_check").first {
                     throw CofferError(
                         code: .constraintForeignKey,
