@@ -125,5 +125,27 @@ final class ControlArticleTests: XCTestCase {
             if case .progress(let examined, let total) = event { print("repair: \(examined)/\(total) pages") }
         }
         XCTAssertTrue(FileManager.default.fileExists(atPath: recoveredPath))
+
+        let restoredPath = directory.path("restored.db")
+        let configuration = articleConfiguration
+        var migrator = Migrator()
+        migrator.register("v2: a folder per note") { db in try db.execute(sql: "ALTER TABLE note ADD COLUMN folder TEXT") }
+
+        for try await event in Database.restoreWithProgress(
+            from: backupsDirectory, to: restoredPath, configuration: configuration)
+        {
+            if case .progress(let done, let total) = event { print("restore: \(done)/\(total) pages") }
+        }
+        for try await event in migrator.migrateWithProgress(database) {
+            if case .finished(let applied) = event { print("applied \(applied)") }
+        }
+
+        let restored = try Database(path: restoredPath, configuration: configuration)
+        let restoredNotes = try await restored.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM note") }
+        XCTAssertEqual(restoredNotes, 0)
+        try restored.close()
+        let migrations = migrator
+        let applied = try await database.write { try migrations.appliedMigrations($0) }
+        XCTAssertEqual(applied, ["v2: a folder per note"])
     }
 }
