@@ -3,8 +3,8 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-/// Cancelling the task that awaits an async `read` or `write` interrupts the statement running for it,
-/// and only that one: real files, real reader and writer threads.
+/// Cancelling the task that awaits an async `read` or `write`, or iterates an observation, interrupts the
+/// statement running for it, and only that one: real files, real reader and writer threads.
 final class CancellationTests: XCTestCase {
     /// A statement that runs for seconds: counts up to `limit` with a recursive CTE.
     static func slowCount(_ limit: Int = 200_000_000) -> String {
@@ -54,6 +54,59 @@ final class CancellationTests: XCTestCase {
         let count = try await database.read { db in try db.fetchValue(Int.self, sql: "SELECT count(*) FROM item") }
         XCTAssertEqual(count, 3)
         XCTAssertEqual(try Self.value(database, Self.slowCount(1000)), 1000)
+    }
+
+    func testCancellingTheTaskIteratingAnObservationInterruptsItsFetch() async throws {
+        let (directory, database) = try makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        let slow = Self.slowCount()
+        let fetching = DispatchSemaphore(value: 0)
+        let task = Task {
+            for try await value in database.observe({ db -> Int in
+                fetching.signal()
+                return try db.fetchValue(Int.self, sql: slow) ?? 0
+            }) {
+                XCTFail("the first value arrived: \(value)")
+            }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                fetching.wait()
+                continuation.resume()
+            }
+        }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        let cancelled = DispatchTime.now().uptimeNanoseconds
+        task.cancel()
+        _ = await task.result
+        // The one reader comes back at SQLite's next step, not after the seconds the fetch would take.
+        let count = try await database.read { db in try db.fetchValue(Int.self, sql: "SELECT count(*) FROM item") }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - cancelled) / 1e9
+        XCTAssertEqual(count, 3)
+        XCTAssertLessThan(seconds, 1, "the observation's fetch ran on after the cancel")
+    }
+
+    func testCancellingAnObservationInterruptsItsFetch() throws {
+        let (directory, database) = try makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        let slow = Self.slowCount()
+        let fetching = DispatchSemaphore(value: 0)
+        let delivered = Flag()
+        let observation = database.observe(
+            on: .global(),
+            { db -> Int in
+                fetching.signal()
+                return try db.fetchValue(Int.self, sql: slow) ?? 0
+            }, onError: { _ in delivered.set() }, onChange: { _ in delivered.set() })
+        XCTAssertEqual(fetching.wait(timeout: .now() + 10), .success)
+        Thread.sleep(forTimeInterval: 0.05)
+        let cancelled = DispatchTime.now().uptimeNanoseconds
+        observation.cancel()
+        XCTAssertEqual(try Self.value(database, "SELECT count(*) FROM item"), 3)
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - cancelled) / 1e9
+        XCTAssertLessThan(seconds, 1, "the observation's fetch ran on after the cancel")
+        Thread.sleep(forTimeInterval: 0.1)
+        XCTAssertFalse(delivered.isSet, "a cancelled observation delivers nothing, not even the interrupt")
     }
 
     func testCancellingAnAsyncWriteRollsItBack() async throws {

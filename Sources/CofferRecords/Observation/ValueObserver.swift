@@ -30,6 +30,8 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
     /// Called once if the database closes under the observation (it then ends).
     private let onClose: @Sendable () -> Void
     private let queue = DispatchQueue(label: "coffer.observation", qos: .userInitiated)
+    /// Attached to the connection a fetch runs on: ``cancel()`` interrupts that fetch's statement.
+    private let latch = CancellationLatch()
     private let lock = NSLock()
     // Guarded by `lock`.
     private var region = ReadRegion.everything
@@ -77,13 +79,15 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
         if synchronously { runFetch(inline: true) } else { queue.async { self.runFetch(inline: false) } }
     }
 
-    /// Stops: no fetch starts and no value is delivered afterwards (one being delivered may still arrive).
+    /// Stops: no fetch starts, the one running is interrupted (its reader goes back to the pool at SQLite's
+    /// next step), and no value is delivered afterwards (one being delivered may still arrive).
     func cancel() {
         let id = lock.withLock { () -> Int? in
             cancelled = true
             defer { subscription = nil }
             return subscription
         }
+        latch.cancel()
         if let id { database.observation.unsubscribe(id) }
     }
 
@@ -153,9 +157,12 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
         // Without readers (in-memory databases) the fetch runs on the writer, whose statement trace is the
         // change collector's: no region is recorded there, and every commit re-fetches.
         let recordsRegion = database.readers != nil
+        let latch = self.latch
         let result = Result {
             try database.read { db in
-                recordsRegion ? try recorder.record(on: db) { try fetch(db) } : (try fetch(db), ReadRegion.everything)
+                try latch.run(on: db) {
+                    recordsRegion ? try recorder.record(on: db) { try fetch(db) } : (try fetch(db), ReadRegion.everything)
+                }
             }
         }
         var delivery: Result<Value, any Error>?
