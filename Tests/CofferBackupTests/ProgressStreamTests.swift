@@ -17,20 +17,7 @@ final class ProgressStreamTests: XCTestCase {
         let (directory, database) = try makeDatabase()
         defer { withExtendedLifetime(directory) {} }
         let backups = URL(fileURLWithPath: directory.path("backups"))
-        var last = (completed: 0, total: 0)
-        var steps = 0
-        var finished: BackupGeneration?
-        for try await event in database.backupWithProgress(to: backups, pagesPerStep: 16) {
-            switch event {
-            case .progress(let completed, let total):
-                XCTAssertGreaterThanOrEqual(completed, last.completed)
-                XCTAssertLessThanOrEqual(completed, total)
-                last = (completed, total)
-                steps += 1
-            case .finished(let generation):
-                finished = generation
-            }
-        }
+        let (steps, last, finished) = try await Self.collect(database.backupWithProgress(to: backups, pagesPerStep: 16))
         XCTAssertGreaterThan(steps, 10)
         XCTAssertEqual(last.completed, last.total)
         XCTAssertEqual(finished?.pageCount, last.total)
@@ -126,22 +113,8 @@ final class ProgressStreamTests: XCTestCase {
         let backups = URL(fileURLWithPath: directory.path("backups"))
         try await backupChain(database, to: backups)
         let restoredPath = directory.path("restored.db")
-        var last = (completed: 0, total: 0)
-        var steps = 0
-        var finished: BackupGeneration?
-        for try await event in Database.restoreWithProgress(
-            from: backups, to: restoredPath, configuration: BackupFixture.configuration())
-        {
-            switch event {
-            case .progress(let completed, let total):
-                XCTAssertGreaterThanOrEqual(completed, last.completed)
-                XCTAssertLessThanOrEqual(completed, total)
-                last = (completed, total)
-                steps += 1
-            case .finished(let generation):
-                finished = generation
-            }
-        }
+        let (steps, last, finished) = try await Self.collect(
+            Database.restoreWithProgress(from: backups, to: restoredPath, configuration: BackupFixture.configuration()))
         XCTAssertEqual(finished?.id, 3)
         // The base, two increments, then the HMAC check in batches of 256 pages.
         XCTAssertGreaterThan(steps, 4)
@@ -192,6 +165,28 @@ final class ProgressStreamTests: XCTestCase {
         }
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
         XCTAssertFalse(names.contains { $0.hasPrefix(".tmp-") }, "\(names)")
+    }
+
+    /// Reads a progress sequence to its end, checking that progress never goes back or past its total:
+    /// the progress events, the last one, and the result.
+    private static func collect<R: Sendable>(
+        _ events: AsyncThrowingStream<ProgressEvent<R>, any Error>
+    ) async throws -> (steps: Int, last: (completed: Int, total: Int), finished: R?) {
+        var last = (completed: 0, total: 0)
+        var steps = 0
+        var finished: R?
+        for try await event in events {
+            switch event {
+            case .progress(let completed, let total):
+                XCTAssertGreaterThanOrEqual(completed, last.completed)
+                XCTAssertLessThanOrEqual(completed, total)
+                last = (completed, total)
+                steps += 1
+            case .finished(let result):
+                finished = result
+            }
+        }
+        return (steps, last, finished)
     }
 
     private static func count(_ database: Database) throws -> Int? {

@@ -51,3 +51,23 @@ package final class CancellationLatch: @unchecked Sendable {
         return try result.get()
     }
 }
+
+extension CancellationLatch {
+    /// An async call of blocking work: `start` schedules the work (on a queue, the writer…) and must call
+    /// its completion exactly once with the work's result; the work attaches its connection to the latch it
+    /// is given (``run(on:_:)``). Cancelling the awaiting task cancels that latch; a task cancelled before
+    /// the call throws without starting it.
+    package static func call<T: Sendable>(
+        _ start: @escaping @Sendable (CancellationLatch, @escaping @Sendable (Result<T, any Error>) -> Void) -> Void
+    ) async throws -> T {
+        try Task.checkCancellation()
+        let latch = CancellationLatch()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                start(latch) { continuation.resume(with: $0) }
+            }
+        } onCancel: {
+            latch.cancel()
+        }
+    }
+}

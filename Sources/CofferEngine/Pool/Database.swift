@@ -225,17 +225,10 @@ public final class Database: Sendable {
     /// before the read starts throws without running `body`. The reader goes back to the pool ready for
     /// the next read.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try Task.checkCancellation()
-        let latch = CancellationLatch()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                DispatchQueue.global(qos: .userInitiated).async {
-                    continuation.resume(
-                        with: Result { try self.read { connection in try latch.run(on: connection) { try body(connection) } } })
-                }
+        try await CancellationLatch.call { latch, complete in
+            DispatchQueue.global(qos: .userInitiated).async {
+                complete(Result { try self.read { connection in try latch.run(on: connection) { try body(connection) } } })
             }
-        } onCancel: {
-            latch.cancel()
         }
     }
 
@@ -245,25 +238,19 @@ public final class Database: Sendable {
     /// `CancellationError`: the transaction rolls back. A task cancelled while queued throws without
     /// running `body`; one cancelled after `body` returned and `COMMIT` started is committed.
     public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try Task.checkCancellation()
-        let latch = CancellationLatch()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                writer.async { connection in
-                    continuation.resume(
-                        with: Result {
-                            guard let connection else { throw SerializedConnection.closedError }
-                            try self.connectionSetup.prepare(connection)
-                            return try self.spans.run("coffer.write") {
-                                try connection.inTransaction(.immediate) {
-                                    try latch.run(on: connection) { try body(connection) }
-                                }
+        try await CancellationLatch.call { latch, complete in
+            self.writer.async { connection in
+                complete(
+                    Result {
+                        guard let connection else { throw SerializedConnection.closedError }
+                        try self.connectionSetup.prepare(connection)
+                        return try self.spans.run("coffer.write") {
+                            try connection.inTransaction(.immediate) {
+                                try latch.run(on: connection) { try body(connection) }
                             }
-                        })
-                }
+                        }
+                    })
             }
-        } onCancel: {
-            latch.cancel()
         }
     }
 

@@ -85,19 +85,10 @@ public final class DatabaseSnapshot: @unchecked Sendable {
     /// the task interrupts the statement running for it and throws `CancellationError`; the snapshot
     /// stays open and fixed.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try Task.checkCancellation()
-        let latch = CancellationLatch()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                queue.async {
-                    continuation.resume(
-                        with: Result {
-                            try self.readOnQueue { connection in try latch.run(on: connection) { try body(connection) } }
-                        })
-                }
+        try await CancellationLatch.call { latch, complete in
+            self.queue.async {
+                complete(Result { try self.readOnQueue { connection in try latch.run(on: connection) { try body(connection) } } })
             }
-        } onCancel: {
-            latch.cancel()
         }
     }
 
@@ -146,19 +137,11 @@ public final class DatabaseSnapshot: @unchecked Sendable {
     /// Async ``concurrentRead(_:)``, never blocking the caller's thread. Cancelling the task interrupts the
     /// statement running for it and throws `CancellationError`.
     public func concurrentRead<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try Task.checkCancellation()
-        let latch = CancellationLatch()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                DispatchQueue.global(qos: .userInitiated).async {
-                    continuation.resume(
-                        with: Result {
-                            try self.concurrentRead { connection in try latch.run(on: connection) { try body(connection) } }
-                        })
-                }
+        try await CancellationLatch.call { latch, complete in
+            DispatchQueue.global(qos: .userInitiated).async {
+                complete(
+                    Result { try self.concurrentRead { connection in try latch.run(on: connection) { try body(connection) } } })
             }
-        } onCancel: {
-            latch.cancel()
         }
     }
 
