@@ -9,9 +9,9 @@
 
 #include <pthread.h>
 
-// SQLCipher 4 (SQLite 3.26 and later) changed the provider's shape and no longer exports
-// sqlcipher_activate: there the cache is off (see COFFER_PAGE_CACHE_AVAILABLE) and connections are keyed
-// with plain sqlite3_key. SQLCipher 3.4.1 is SQLite 3.15.2.
+// SQLCipher 4 (SQLite 3.26 and later) changed the provider's shape (an algorithm argument to hmac and
+// get_hmac_sz, init/shutdown in place of activate/deactivate, a list of providers) and no longer exports
+// sqlcipher_activate: each library gets its own wrapper below. SQLCipher 3.4.1 is SQLite 3.15.2.
 #if SQLITE_VERSION_NUMBER < 3026000
 
 // SQLCipher 3.4's crypto provider (its sqlcipher.h, which Debian does not install): the order of
@@ -139,14 +139,124 @@ int coffer_page_cache_available(void) {
     return 1;
 }
 
-#else  // SQLCipher 4: no caching provider.
+#else  // SQLCipher 4
+
+// SQLCipher 4's crypto provider (its sqlcipher.h, which SQLCipher builds do not install): the order of
+// these function pointers is the library's ABI. Providers form a list; registering one already on it
+// moves it back to the front without initialising it again, and each cipher context keeps the provider
+// that was the default when it was made.
+typedef struct Provider {
+    int (*init)(void);
+    void (*shutdown)(void);
+    const char *(*get_provider_name)(void *ctx);
+    int (*add_random)(void *ctx, const void *buffer, int length);
+    int (*random)(void *ctx, void *buffer, int length);
+    int (*hmac)(void *ctx, int algorithm, const unsigned char *hmac_key, int key_sz, const unsigned char *in, int in_sz,
+                const unsigned char *in2, int in2_sz, unsigned char *out);
+    int (*kdf)(void *ctx, int algorithm, const unsigned char *pass, int pass_sz, const unsigned char *salt,
+               int salt_sz, int workfactor, int key_sz, unsigned char *key);
+    int (*cipher)(void *ctx, int mode, const unsigned char *key, int key_sz, const unsigned char *iv,
+                  const unsigned char *in, int in_sz, unsigned char *out);
+    const char *(*get_cipher)(void *ctx);
+    int (*get_key_sz)(void *ctx);
+    int (*get_iv_sz)(void *ctx);
+    int (*get_block_sz)(void *ctx);
+    int (*get_hmac_sz)(void *ctx, int algorithm);
+    int (*ctx_init)(void **ctx);
+    int (*ctx_free)(void **ctx);
+    int (*fips_status)(void *ctx);
+    const char *(*get_provider_version)(void *ctx);
+    struct Provider *next;
+} Provider;
+
+// Exported by SQLCipher 4.
+extern Provider *sqlcipher_get_provider(void);
+extern int sqlcipher_register_provider(Provider *provider);
+extern void *sqlcipher_malloc(sqlite3_uint64 size);
+
+#define CIPHER_ENCRYPT 1
+
+static pthread_mutex_t provider_lock = PTHREAD_MUTEX_INITIALIZER;
+static Provider *original;  // the library's default provider, on its list
+static Provider *caching;   // ours, on the list once registered (SQLCipher frees both at shutdown)
+static Provider wrapped;    // a copy of the original's functions
+static long live_contexts;  // cipher contexts made by the caching provider and not yet freed
+
+// SQLCipher authenticates a page as HMAC(mac_key, ciphertext ‖ IV, page number), IV last. The MAC's size
+// tells the algorithms apart in the table (SHA-1 20 bytes, SHA-256 32, SHA-512 64).
+static int cached_hmac(void *ctx, int algorithm, const unsigned char *mac_key, int key_size, const unsigned char *in,
+                       int in_size, const unsigned char *in2, int in2_size, unsigned char *out) {
+    int mac_size = wrapped.get_hmac_sz(ctx, algorithm);
+    if (in_size <= PAGE_IV_SIZE || in2_size != 4 || key_size > PAGE_MAX_SECRET || mac_size > PAGE_MAX_SECRET ||
+        mac_size <= 0) {
+        return wrapped.hmac(ctx, algorithm, mac_key, key_size, in, in_size, in2, in2_size, out);
+    }
+    int size = in_size - PAGE_IV_SIZE;
+    const unsigned char *iv = in + size;
+    if (page_table_find_mac(iv, in, size, mac_key, key_size, in2, out, mac_size)) return SQLITE_OK;
+    int result = wrapped.hmac(ctx, algorithm, mac_key, key_size, in, in_size, in2, in2_size, out);
+    if (result == SQLITE_OK) page_table_store_mac(iv, in, size, mac_key, key_size, in2, out, mac_size);
+    return result;
+}
+
+static int cached_cipher(void *ctx, int mode, const unsigned char *key, int key_size, const unsigned char *iv,
+                         const unsigned char *in, int in_size, unsigned char *out) {
+    // Pages this process encrypts are not cached: readers cache them once they have read them twice.
+    if (mode == CIPHER_ENCRYPT || in_size <= 0 || key_size > PAGE_MAX_SECRET) {
+        return wrapped.cipher(ctx, mode, key, key_size, iv, in, in_size, out);
+    }
+    const char *cipher = wrapped.get_cipher(ctx);
+    if (page_table_find_plaintext(iv, in, in_size, key, key_size, cipher, out)) return SQLITE_OK;
+    int result = wrapped.cipher(ctx, mode, key, key_size, iv, in, in_size, out);
+    if (result == SQLITE_OK) page_table_store_plaintext(iv, in, in_size, key, key_size, cipher, out);
+    return result;
+}
+
+static int counted_ctx_init(void **ctx) {
+    __atomic_add_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL);
+    return wrapped.ctx_init(ctx);
+}
+
+static int counted_ctx_free(void **ctx) {
+    int result = wrapped.ctx_free(ctx);
+    if (__atomic_sub_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL) == 0) coffer_page_cache_purge();
+    return result;
+}
 
 int coffer_page_cache_key(void *db, const void *key, int key_size) {
-    return sqlite3_key(db, key, key_size);
+    if (coffer_page_cache_capacity() == 0) return sqlite3_key(db, key, key_size);
+    pthread_mutex_lock(&provider_lock);
+    if (caching == NULL) {
+        // The connection is open, so SQLCipher is initialised and has its default provider.
+        original = sqlcipher_get_provider();
+        if (original != NULL) caching = sqlcipher_malloc(sizeof *caching);
+        if (caching != NULL) {
+            wrapped = *original;
+            *caching = wrapped;
+            caching->init = NULL;  // nothing of its own to set up or tear down: the original does that
+            caching->shutdown = NULL;
+            caching->next = NULL;
+            caching->hmac = cached_hmac;
+            caching->cipher = cached_cipher;
+            caching->ctx_init = counted_ctx_init;
+            caching->ctx_free = counted_ctx_free;
+        }
+    }
+    if (caching == NULL) {
+        pthread_mutex_unlock(&provider_lock);
+        return sqlite3_key(db, key, key_size);
+    }
+    int swapped = sqlcipher_register_provider(caching) == SQLITE_OK;
+    int result = sqlite3_key(db, key, key_size);
+    // Back to the original for everyone else; should that fail, the caching provider answers exactly as
+    // the original does.
+    if (swapped) sqlcipher_register_provider(original);
+    pthread_mutex_unlock(&provider_lock);
+    return result;
 }
 
 int coffer_page_cache_available(void) {
-    return 0;
+    return 1;
 }
 
 #endif

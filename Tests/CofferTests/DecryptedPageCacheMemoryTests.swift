@@ -7,14 +7,6 @@ import XCTest
 /// What Coffer's caches cost and give back: the defaults, `Database.releaseMemory()`, the decrypted-page
 /// cache's cap at twice the open databases' sizes and its one budget for the whole process.
 final class DecryptedPageCacheMemoryTests: XCTestCase {
-    override func setUpWithError() throws {
-        try XCTSkipIf(
-            TestedSQLCipher.isVersion4,
-            TestedSQLCipher.only3(
-                "the decrypted-page cache wraps SQLCipher 3.4's crypto provider, which SQLCipher 4 does not export; there it is off (SQLCipher4Tests)"
-            ))
-    }
-
     override func tearDown() {
         DecryptedPageCache.capacityKiB = 8 * 1024
         super.tearDown()

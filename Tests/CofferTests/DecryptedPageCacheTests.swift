@@ -8,14 +8,6 @@ import XCTest
 /// the cache never answers for bytes it has not seen — a tampered page, a wrong key, a connection
 /// opened outside Coffer all go through SQLCipher's own checks.
 final class DecryptedPageCacheTests: XCTestCase {
-    override func setUpWithError() throws {
-        try XCTSkipIf(
-            TestedSQLCipher.isVersion4,
-            TestedSQLCipher.only3(
-                "the decrypted-page cache wraps SQLCipher 3.4's crypto provider, which SQLCipher 4 does not export; there it is off (SQLCipher4Tests)"
-            ))
-    }
-
     override func tearDown() {
         DecryptedPageCache.capacityKiB = 8 * 1024
         super.tearDown()
@@ -157,8 +149,11 @@ final class DecryptedPageCacheTests: XCTestCase {
         var handle: OpaquePointer?
         XCTAssertEqual(sqlite3_open(directory.path("cached.db"), &handle), SQLITE_OK)
         defer { sqlite3_close(handle) }
-        // SQLCipher 3's default page size is 1024; Coffer's is 4096.
-        XCTAssertEqual(sqlite3_exec(handle, "PRAGMA key = 'pw'; PRAGMA cipher_page_size = 4096;", nil, nil, nil), SQLITE_OK)
+        // SQLCipher 3's default page size is 1024; Coffer's is 4096. SQLCipher 4 reads SQLCipher 3's format
+        // with cipher_compatibility = 3.
+        let compatibility = TestedSQLCipher.isVersion4 ? " PRAGMA cipher_compatibility = 3;" : ""
+        XCTAssertEqual(
+            sqlite3_exec(handle, "PRAGMA key = 'pw';\(compatibility) PRAGMA cipher_page_size = 4096;", nil, nil, nil), SQLITE_OK)
         let before = DecryptedPageCache.counts
         XCTAssertEqual(sqlite3_exec(handle, "SELECT sum(length(body)) FROM item", nil, nil, nil), SQLITE_OK)
         // The raw read decrypted about 150 pages the cache holds: none of them came from it or went

@@ -30,24 +30,29 @@ final class SQLCipher4Tests: XCTestCase {
         return result.stdout
     }
 
-    func testTheDecryptedPageCacheIsOffAndEncryptedDatabasesStillWork() throws {
+    /// The decrypted-page cache wraps SQLCipher 4's provider too: reads hit it while the writer commits, and
+    /// it is wiped when the last connection using it closes.
+    func testTheDecryptedPageCacheServesReadsOnSQLCipher4() throws {
+        let capacity = DecryptedPageCache.capacityKiB
+        defer { DecryptedPageCache.capacityKiB = capacity }
         DecryptedPageCache.capacityKiB = 8 * 1024
-        XCTAssertEqual(DecryptedPageCache.capacityKiB, 0, "nothing to hook on SQLCipher 4: reported off")
+        XCTAssertEqual(DecryptedPageCache.capacityKiB, 8 * 1024)
         let before = DecryptedPageCache.counts
         let directory = try TemporaryDirectory()
         let database = try Database(
-            path: directory.path("nocache.db"), configuration: Configuration(encryption: .passphrase("pw")))
+            path: directory.path("cache.db"), configuration: Configuration(encryption: .passphrase("pw")))
         try database.write { db in
-            try db.execute(sql: "CREATE TABLE t(x)")
-            for i in 0..<500 { try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [i]) }
+            try db.execute(sql: "CREATE TABLE t(x, pad)")
+            for i in 0..<500 { try db.execute(sql: "INSERT INTO t VALUES (?, zeroblob(500))", arguments: [i]) }
         }
-        for _ in 0..<3 {
-            try database.write { try $0.execute(sql: "INSERT INTO t VALUES (-1)") }
+        for _ in 0..<5 {
+            try database.write { try $0.execute(sql: "INSERT INTO t VALUES (-1, NULL)") }
             XCTAssertEqual(try database.read { try $0.fetchValue(Int.self, sql: "SELECT sum(x >= 0) FROM t") }, 500)
         }
+        XCTAssertGreaterThan(DecryptedPageCache.counts.hits, before.hits, "pages read again after a commit")
+        XCTAssertGreaterThan(DecryptedPageCache.usage.pages, 0)
         try database.close()
-        XCTAssertEqual(DecryptedPageCache.counts.hits, before.hits)
-        XCTAssertEqual(DecryptedPageCache.usage.pages, 0)
+        XCTAssertEqual(DecryptedPageCache.usage.pages, 0, "wiped when the last keyed connection closed")
     }
 
     /// What Coffer writes on SQLCipher 4 is Coffer's format: Debian's `sqlcipher` 3.4.1 shell reads it with

@@ -37,13 +37,12 @@ internal import CofferPageCache
 /// except that connections opened while the capacity was 0 never use the cache. Plaintext databases
 /// do not use it, and neither do connections the app opens outside Coffer.
 ///
-/// The cache wraps SQLCipher 3.4's crypto provider. Built against SQLCipher 4, whose provider it cannot
-/// hook, it is off: ``capacityKiB`` reads 0 whatever is set, nothing is cached, and connections are keyed
-/// with plain `sqlite3_key`.
+/// The cache wraps SQLCipher's crypto provider, on 3.4.1 and 4.x alike (the two shapes of provider each
+/// have their wrapper in `CofferPageCache/provider.c`).
 public enum DecryptedPageCache {
     /// The cache's capacity, in KiB: the process-wide budget every encrypted database shares. Default
     /// 8192 (8 MiB); 0 turns the cache off, and so does any capacity under about 1 MiB. Setting it
-    /// empties the cache. Always 0 when Coffer is built against SQLCipher 4.
+    /// empties the cache.
     public static var capacityKiB: Int {
         get { coffer_page_cache_capacity() / 1024 }
         set { coffer_page_cache_set_capacity(max(0, newValue) * 1024) }

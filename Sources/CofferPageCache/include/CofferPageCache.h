@@ -14,8 +14,8 @@
 // It is installed as a SQLCipher crypto provider wrapping the library's own (OpenSSL) provider, for
 // the connections keyed through `coffer_page_cache_key` only: SQLCipher copies the process's provider
 // into a connection when the connection is keyed, and this function registers the wrapper for just
-// that moment. Connections keyed any other way keep the plain provider. Built against SQLCipher 4 (see
-// `coffer_page_cache_available`), the cache is a no-op with capacity 0.
+// that moment. Connections keyed any other way keep the plain provider. SQLCipher 3.4.1 and 4.x have
+// providers of different shapes; provider.c wraps each.
 //
 // This header declares no SQLite types, so Swift can import it beside CSQLCipher.
 #ifndef COFFER_PAGE_CACHE_H
@@ -32,9 +32,8 @@ extern "C" {
 /// capacity. Returns `sqlite3_key`'s result code.
 int coffer_page_cache_key(void *db, const void *key, int key_size);
 
-/// 1 when the linked SQLCipher is 3.x, whose crypto provider the cache wraps; 0 with SQLCipher 4, whose
-/// provider it cannot hook: then the capacity is always 0, nothing is cached, and
-/// `coffer_page_cache_key` is plain `sqlite3_key`.
+/// 1 when the cache can wrap the linked SQLCipher's crypto provider (3.4.1 and 4.x both); with 0 the
+/// capacity is always 0, nothing is cached, and `coffer_page_cache_key` is plain `sqlite3_key`.
 int coffer_page_cache_available(void);
 
 /// Sets the cache's capacity in bytes (each cached page holds its ciphertext and its plaintext) and
