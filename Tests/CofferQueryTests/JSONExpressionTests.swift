@@ -95,7 +95,7 @@ final class JSONExpressionTests: XCTestCase {
             try database.read { db in try Profile.filter { $0.json.isValidJSON }.fetchAll(db) }
         ) { error in
             XCTAssertEqual((error as? CofferError)?.code, .unsupportedByLibrary, "\(error)")
-            XCTAssertTrue((error as? CofferError)?.message.contains("3.38") == true, "\(error)")
+            XCTAssertTrue((error as? CofferError)?.message.hasPrefix("no such function: json") == true, "\(error)")
         }
         // The connection is still usable, and nothing was lost.
         XCTAssertEqual(try database.read { try Profile.fetchCount($0) }, documents.count)

@@ -47,10 +47,10 @@ public struct CofferError: Error, CustomStringConvertible, Sendable {
         // sqlite3_extended_errcode reports the last error of the connection; keep it only when it
         // belongs to the same family as the code the failing call returned.
         let chosen = (extended & 0xff) == (code & 0xff) ? extended : code
-        if let feature = LinkedSQLite.missingFeature(inError: message) {
-            // SQL that names a JSON function or FTS5 on a library without them: say what it needs.
-            let text = LinkedSQLite.unsupportedMessage(feature, for: "this statement") + " (\(message))"
-            return CofferError(code: .unsupportedByLibrary, message: text, sql: sql)
+        if LinkedSQLite.isMissingFeature(inError: message) {
+            // SQL that names a JSON function or FTS5 on a library without them: SQLite's own words, under
+            // the code that says why (repair reports quote the message as SQLite gave it).
+            return CofferError(code: .unsupportedByLibrary, message: message, sql: sql)
         }
         return CofferError(code: ResultCode(rawValue: chosen), message: message, sql: sql)
     }

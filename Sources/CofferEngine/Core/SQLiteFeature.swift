@@ -70,7 +70,7 @@ public enum LinkedSQLite {
     }
 
     /// "`operation` needs FTS5, which the linked SQLite 3.15.2 lacks (…)".
-    package static func unsupportedMessage(_ feature: SQLiteFeature, for operation: String) -> String {
+    private static func unsupportedMessage(_ feature: SQLiteFeature, for operation: String) -> String {
         let first = feature.minimumVersion
         let since = "\(first / 1_000_000).\(first / 1_000 % 1_000)"
         let built = feature.requiredOption.map { ", built with SQLITE_\($0)" } ?? ""
@@ -78,11 +78,11 @@ public enum LinkedSQLite {
             + "Coffer is linked to SQLite \(version)"
     }
 
-    /// The feature a prepare error names as missing — "no such function: json_extract", "no such module:
-    /// fts5" — when the linked library lacks it: such SQL is then reported as ``ResultCode/unsupportedByLibrary``.
-    static func missingFeature(inError message: String) -> SQLiteFeature? {
-        if message.hasPrefix("no such function: json"), !supports(.json) { return .json }
-        if message == "no such module: fts5", !supports(.fts5) { return .fts5 }
-        return nil
+    /// True when a prepare error names a feature the linked library lacks — "no such function:
+    /// json_extract", "no such module: fts5": such SQL is reported as ``ResultCode/unsupportedByLibrary``,
+    /// with SQLite's message.
+    static func isMissingFeature(inError message: String) -> Bool {
+        (message.hasPrefix("no such function: json") && !supports(.json))
+            || (message == "no such module: fts5" && !supports(.fts5))
     }
 }
