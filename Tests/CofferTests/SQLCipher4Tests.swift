@@ -30,8 +30,7 @@ final class SQLCipher4Tests: XCTestCase {
         return result.stdout
     }
 
-    /// The decrypted-page cache wraps SQLCipher 4's provider too: reads hit it while the writer commits, and
-    /// it is wiped when the last connection using it closes.
+    /// The decrypted-page cache wraps SQLCipher 4's provider too: reads hit it while the writer commits.
     func testTheDecryptedPageCacheServesReadsOnSQLCipher4() throws {
         let capacity = DecryptedPageCache.capacityKiB
         defer { DecryptedPageCache.capacityKiB = capacity }
@@ -52,7 +51,8 @@ final class SQLCipher4Tests: XCTestCase {
         XCTAssertGreaterThan(DecryptedPageCache.counts.hits, before.hits, "pages read again after a commit")
         XCTAssertGreaterThan(DecryptedPageCache.usage.pages, 0)
         try database.close()
-        XCTAssertEqual(DecryptedPageCache.usage.pages, 0, "wiped when the last keyed connection closed")
+        // The wipe when the last keyed connection closes is DecryptedPageCacheMemoryTests' (it runs on both
+        // libraries); here other tests' databases may still be open in the same process.
     }
 
     /// What Coffer writes on SQLCipher 4 is Coffer's format: Debian's `sqlcipher` 3.4.1 shell reads it with
