@@ -1,5 +1,5 @@
-// Coffer's tokenizers for FTS5, on a SQLite that has it (SQLCipher 4's builds; SQLite 3.20 or later, for
-// `sqlite3_bind_pointer`, the only safe way to reach the fts5_api).
+// Coffer's tokenizers for FTS5, on a SQLite that has it (SQLCipher 4's builds; SQLite 3.25 or later: 3.20's
+// `sqlite3_bind_pointer`, the only safe way to reach the fts5_api, and 3.25's `sqlite3_str`).
 //
 // One adapter serves the three FTS3 tokenizer modules (`coffer`, `coffer_pinyin`, `coffer_identifier`):
 // FTS5's xTokenize opens the module's cursor on the text and passes each token on. A token at the same
@@ -14,7 +14,7 @@
 
 #include <stdlib.h>
 
-#if SQLITE_VERSION_NUMBER >= 3020000
+#if SQLITE_VERSION_NUMBER >= 3025000
 
 typedef struct CofferFTS5Tokenizer {
     const sqlite3_tokenizer_module *module;
@@ -79,6 +79,98 @@ static fts5_api *fts5_api_of(sqlite3 *db) {
     return api;
 }
 
+/// Byte ranges of a column's token positions, filled by xTokenize (a colocated token keeps its position's
+/// first range).
+typedef struct CofferPositions {
+    int count;
+    int capacity;
+    int *ranges;  // start, end of position i at 2i, 2i+1
+} CofferPositions;
+
+static int record_position(void *context, int flags, const char *token, int bytes, int start, int end) {
+    (void)token;
+    (void)bytes;
+    CofferPositions *positions = context;
+    if (flags & FTS5_TOKEN_COLOCATED) return SQLITE_OK;
+    if (positions->count == positions->capacity) {
+        int capacity = positions->capacity ? positions->capacity * 2 : 64;
+        int *ranges = sqlite3_realloc64(positions->ranges, sizeof(int) * 2 * (sqlite3_uint64)capacity);
+        if (ranges == NULL) return SQLITE_NOMEM;
+        positions->ranges = ranges;
+        positions->capacity = capacity;
+    }
+    positions->ranges[2 * positions->count] = start;
+    positions->ranges[2 * positions->count + 1] = end;
+    positions->count++;
+    return SQLITE_OK;
+}
+
+/// `coffer_offsets(<fts5 table>)`: FTS4's `offsets()` text for an FTS5 match — "column term byte-offset
+/// byte-length" for every query token of every phrase hit, space-separated. FTS5 reports a phrase hit as
+/// its first token's position; each of the phrase's tokens is reported at the byte range the tokenizer gave
+/// the column's token at that position, and query tokens are numbered across phrases, left to right, as
+/// FTS4 numbers its terms (FullTextHighlight reads either the same way).
+static void offsets_function(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *context, int count,
+                             sqlite3_value **values) {
+    (void)count;
+    (void)values;
+    int instances = 0;
+    int rc = api->xInstCount(fts, &instances);
+    if (rc != SQLITE_OK) {
+        sqlite3_result_error_code(context, rc);
+        return;
+    }
+    int phrases = api->xPhraseCount(fts);
+    int *first_term = sqlite3_malloc64(sizeof(int) * ((sqlite3_uint64)phrases + 1));
+    sqlite3_str *out = sqlite3_str_new(NULL);
+    CofferPositions positions = {0, 0, NULL};
+    if (first_term == NULL || out == NULL) rc = SQLITE_NOMEM;
+    if (first_term != NULL) first_term[0] = 0;
+    for (int phrase = 0; rc == SQLITE_OK && phrase < phrases; phrase++) {
+        first_term[phrase + 1] = first_term[phrase] + api->xPhraseSize(fts, phrase);
+    }
+    int columns = api->xColumnCount(fts);
+    for (int column = 0; rc == SQLITE_OK && column < columns; column++) {
+        int tokenized = 0;
+        for (int index = 0; rc == SQLITE_OK && index < instances; index++) {
+            int phrase = 0, hit_column = 0, offset = 0;
+            rc = api->xInst(fts, index, &phrase, &hit_column, &offset);
+            if (rc != SQLITE_OK || hit_column != column) continue;
+            if (!tokenized) {
+                const char *text = NULL;
+                int bytes = 0;
+                positions.count = 0;
+                rc = api->xColumnText(fts, column, &text, &bytes);
+                if (rc == SQLITE_OK && text != NULL) rc = api->xTokenize(fts, text, bytes, &positions, record_position);
+                if (rc != SQLITE_OK) break;
+                tokenized = 1;
+            }
+            int size = api->xPhraseSize(fts, phrase);
+            for (int token = 0; token < size && offset + token < positions.count; token++) {
+                int start = positions.ranges[2 * (offset + token)];
+                int end = positions.ranges[2 * (offset + token) + 1];
+                sqlite3_str_appendf(out, "%s%d %d %d %d", sqlite3_str_length(out) ? " " : "", column,
+                                    first_term[phrase] + token, start, end - start);
+            }
+        }
+    }
+    sqlite3_free(positions.ranges);
+    sqlite3_free(first_term);
+    if (rc == SQLITE_OK && out != NULL) rc = sqlite3_str_errcode(out);
+    // sqlite3_str_finish gives NULL for an empty string as well as on error: the error code was read first.
+    char *text = out != NULL ? sqlite3_str_finish(out) : NULL;
+    if (rc != SQLITE_OK) {
+        sqlite3_free(text);
+        sqlite3_result_error_code(context, rc);
+        return;
+    }
+    if (text == NULL) {
+        sqlite3_result_text(context, "", 0, SQLITE_STATIC);
+        return;
+    }
+    sqlite3_result_text(context, text, -1, sqlite3_free);
+}
+
 int coffer_fts5_register(struct sqlite3 *db) {
     fts5_api *api = fts5_api_of(db);
     if (api == NULL) return SQLITE_OK;  // no FTS5: nothing to register
@@ -95,7 +187,7 @@ int coffer_fts5_register(struct sqlite3 *db) {
         int rc = api->xCreateTokenizer(api, tokenizers[i].name, (void *)tokenizers[i].module, &methods, NULL);
         if (rc != SQLITE_OK) return rc;
     }
-    return SQLITE_OK;
+    return api->xCreateFunction(api, "coffer_offsets", NULL, offsets_function, NULL);
 }
 
 #else

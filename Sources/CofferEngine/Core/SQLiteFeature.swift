@@ -33,9 +33,10 @@ public struct SQLiteFeature: Hashable, Sendable, CustomStringConvertible {
     public static let json = SQLiteFeature(
         name: "JSON functions", minimumVersion: 3_038_000, requiredOption: nil, omittingOption: "OMIT_JSON")
     /// The FTS5 full-text engine: a library built with `SQLITE_ENABLE_FTS5` (SQLCipher 4's builds are; Debian's
-    /// 3.4.1 is not). 3.20 is the first SQLite whose FTS5 API Coffer can reach safely (`sqlite3_bind_pointer`).
+    /// 3.4.1 is not). Coffer's FTS5 tokenizers and `coffer_offsets` need 3.25 (`sqlite3_bind_pointer`, the safe
+    /// way to reach the FTS5 API, and `sqlite3_str`).
     public static let fts5 = SQLiteFeature(
-        name: "FTS5", minimumVersion: 3_020_000, requiredOption: "ENABLE_FTS5", omittingOption: nil)
+        name: "FTS5", minimumVersion: 3_025_000, requiredOption: "ENABLE_FTS5", omittingOption: nil)
 
     /// `sqlite3_snapshot_get`/`_open`: a library built with `SQLITE_ENABLE_SNAPSHOT` (SQLCipher 4's builds;
     /// not Debian's 3.4.1). ``DatabaseSnapshot/concurrentRead(_:)`` needs it.
