@@ -1,9 +1,10 @@
-// The schema of a full-text index: an FTS4 table over the content table, and four triggers.
+// The schema of a full-text index: an FTS4 (or FTS5) table over the content table, and four triggers.
 //
-// The FTS4 table is declared with `content="<table>"`, so the text is stored once, in the app's own table,
-// and the index holds only terms. FTS4 reads a row's old text from the content table when it deletes that
-// row's terms, so the triggers that delete run BEFORE the content changes, and those that insert AFTER
-// (SQLite's documented recipe for external content). They fire for every write whichever API made it —
+// The full-text table is declared with `content="<table>"`, so the text is stored once, in the app's own
+// table, and the index holds only terms. FTS4 reads a row's old text from the content table when it deletes
+// that row's terms, so the triggers that delete run BEFORE the content changes, and those that insert AFTER
+// (SQLite's documented recipe for external content); FTS5 is given the old text in its 'delete' command,
+// and keeps the same four triggers. They fire for every write whichever API made it —
 // records, `updateAll`/`deleteAll`, raw SQL — in the writer's own transaction. An UPDATE that leaves the
 // indexed columns and the rowid alone re-indexes nothing (the WHEN clause). The AFTER INSERT trigger
 // stands aside while the index's name is in `coffer_fulltext_pause`, a row only `insertAll` writes and
@@ -13,21 +14,31 @@ import CofferEngine
 import CofferRecords
 
 extension FullTextIndex {
-    /// `CREATE VIRTUAL TABLE … USING fts4(content="table", columns…, tokenize=…)`.
+    /// `CREATE VIRTUAL TABLE … USING fts4(content="table", columns…, tokenize=…)`, or `fts5(columns…,
+    /// content="table", tokenize='…')`.
     var createSQL: String {
         get throws {
-            // FTS4 reads an external content table's columns as they are stored: compressed bytes.
+            // FTS reads an external content table's columns as they are stored: compressed bytes.
             let compressed = Root.columnDefinitions.filter { $0.compression != nil && columnNames.contains($0.name) }
             if let column = compressed.first {
                 throw CofferError(
                     code: .apiMisuse,
                     message: "\(Root.tableName).\(column.name) is compressed: a full-text index cannot index a compressed column")
             }
-            var arguments = ["content=" + (try SQLIdentifier.validated(Root.tableName))]
-            arguments += try columnNames.map { try SQLIdentifier.validated($0) }
-            arguments.append("tokenize=" + tokenizer.declaration)
-            return "CREATE VIRTUAL TABLE " + (try SQLIdentifier.validated(name)) + " USING fts4("
-                + arguments.joined(separator: ", ") + ")"
+            let content = "content=" + (try SQLIdentifier.validated(Root.tableName))
+            let columns = try columnNames.map { try SQLIdentifier.validated($0) }
+            let head = "CREATE VIRTUAL TABLE " + (try SQLIdentifier.validated(name))
+            switch engine {
+            case .fts4:
+                let arguments = [content] + columns + ["tokenize=" + tokenizer.declaration]
+                return head + " USING fts4(" + arguments.joined(separator: ", ") + ")"
+            case .fts5:
+                try LinkedSQLite.require(.fts5, for: "the FTS5 full-text index \(name)")
+                // FTS5 reads `tokenize` as one string of words (quoted ones dequoted): `'coffer_pinyin "fold=0"'`.
+                let tokenize = "tokenize='" + tokenizer.fts5Declaration.replacingOccurrences(of: "'", with: "''") + "'"
+                let arguments = columns + [content, tokenize]
+                return head + " USING fts5(" + arguments.joined(separator: ", ") + ")"
+            }
         }
     }
 
@@ -43,8 +54,15 @@ extension FullTextIndex {
             let list = columns.joined(separator: ", ")
             let values = columns.map { "new." + $0 }.joined(separator: ", ")
             let changed = (["rowid"] + columns).map { "old.\($0) IS NOT new.\($0)" }.joined(separator: " OR ")
-            let remove = "DELETE FROM \(fts) WHERE docid = old.rowid;"
-            let add = "INSERT INTO \(fts)(docid, \(list)) VALUES (new.rowid, \(values));"
+            let remove: String
+            switch engine {
+            case .fts4: remove = "DELETE FROM \(fts) WHERE docid = old.rowid;"
+            case .fts5:
+                // FTS5 removes an external-content row's terms from the values given, not from the table.
+                let oldValues = columns.map { "old." + $0 }.joined(separator: ", ")
+                remove = "INSERT INTO \(fts)(\(fts), rowid, \(list)) VALUES ('delete', old.rowid, \(oldValues));"
+            }
+            let add = "INSERT INTO \(fts)(\(engine.rowidColumn), \(list)) VALUES (new.rowid, \(values));"
             let literal = "'" + name.replacingOccurrences(of: "'", with: "''") + "'"
             let unpaused = "NOT EXISTS (SELECT 1 FROM \(Self.pauseTable) WHERE index_name = \(literal))"
             let triggers = [

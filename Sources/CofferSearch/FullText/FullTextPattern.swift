@@ -24,6 +24,13 @@ public struct FullTextPattern: Sendable, Equatable {
         var text: String {
             phrases.count == 1 ? phrases[0].quoted : phrases.map(\.quoted).joined(separator: " NEAR/\(distance) ")
         }
+
+        /// The atom in `engine`'s syntax: FTS5 writes a NEAR group as `NEAR("a" "b", distance)`.
+        func text(for engine: FullTextEngine) -> String {
+            guard engine == .fts5 else { return text }
+            if phrases.count == 1 { return phrases[0].fts5Quoted }
+            return "NEAR(" + phrases.map(\.fts5Quoted).joined(separator: " ") + ", \(distance))"
+        }
     }
 
     /// One quoted phrase: its words, and whether it ends in `*` (asked for, or because it ends in CJK).
@@ -33,6 +40,8 @@ public struct FullTextPattern: Sendable, Equatable {
         /// The `*` only stands for the CJK character that may follow (see ``quoted(_:prefix:)``).
         var endsInCJK: Bool
         var quoted: String { "\"" + words + (isPrefix || endsInCJK ? "*" : "") + "\"" }
+        /// FTS5's spelling: the prefix `*` after the closing quote.
+        var fts5Quoted: String { "\"" + words + "\"" + (isPrefix || endsInCJK ? " *" : "") }
     }
 
     /// Rows match every clause; a clause matches when one of its atoms does.
@@ -108,18 +117,34 @@ public struct FullTextPattern: Sendable, Equatable {
         return FullTextPattern(clauses: clauses, excluded: excluded + other.clauses[0], invalidReason: invalidReason)
     }
 
-    /// The pattern's positive part in FTS's standard query syntax, for `MATCH` in hand-written SQL (its
+    /// The pattern's positive part in FTS4's standard query syntax, for `MATCH` in hand-written SQL (its
     /// exclusions are ``excludedMatchExpression()``: FTS's `-` applies to single words only, so Coffer
     /// leaves excluded rows out with a second MATCH, `rowid NOT IN (…)`). Throws `CofferError.apiMisuse`
     /// for a combination that cannot be expressed (an exclusion inside an OR, or only exclusions).
-    public func matchExpression() throws -> String {
+    public func matchExpression() throws -> String { try matchExpression(for: .fts4) }
+
+    /// The pattern's positive part in `engine`'s query syntax: FTS4's as ``matchExpression()`` gives it,
+    /// or FTS5's (`"words" *` for a prefix, `NEAR(…, n)`, OR-groups in parentheses joined by `AND`) for
+    /// an index declared with ``FullTextEngine/fts5``. Throws as ``matchExpression()``.
+    ///
+    /// ```swift
+    /// let text = try FullTextPattern.searchBox("new year").matchExpression(for: Message.fullTextIndex.engine)
+    /// ```
+    public func matchExpression(for engine: FullTextEngine) throws -> String {
         if let invalidReason { throw CofferError(code: .apiMisuse, message: "full-text pattern: \(invalidReason)") }
         guard !clauses.isEmpty || excluded.isEmpty else {
             throw CofferError(
                 code: .apiMisuse, message: "full-text pattern: a pattern of exclusions alone matches nothing FTS can list")
         }
         // One term, phrase or prefix (the common search) without building arrays.
-        if clauses.count == 1, clauses[0].count == 1 { return clauses[0][0].text }
+        if clauses.count == 1, clauses[0].count == 1 { return clauses[0][0].text(for: engine) }
+        if engine == .fts5 {
+            // FTS5: NOT, then AND, then OR; groups are parenthesized whenever there is more than one.
+            return clauses.map { group in
+                let alternatives = group.map { $0.text(for: .fts5) }.joined(separator: " OR ")
+                return clauses.count > 1 && group.count > 1 ? "(" + alternatives + ")" : alternatives
+            }.joined(separator: " AND ")
+        }
         // An AND of OR-groups. In the standard syntax OR binds tighter than the implicit AND, so the groups
         // need nothing around them; in the enhanced syntax AND binds tighter, so each group is parenthesized.
         let enhanced = Self.usesEnhancedQuerySyntax && clauses.count > 1
@@ -135,9 +160,12 @@ public struct FullTextPattern: Sendable, Equatable {
     /// AND). ``matchExpression()`` writes what the linked library reads as meant.
     package static let usesEnhancedQuerySyntax = sqlite3_compileoption_used("ENABLE_FTS3_PARENTHESIS") != 0
 
-    /// The excluded part as one OR-group in FTS's syntax, or nil when nothing is excluded.
-    public func excludedMatchExpression() -> String? {
-        excluded.isEmpty ? nil : excluded.map(\.text).joined(separator: " OR ")
+    /// The excluded part as one OR-group in FTS4's syntax, or nil when nothing is excluded.
+    public func excludedMatchExpression() -> String? { excludedMatchExpression(for: .fts4) }
+
+    /// The excluded part as one OR-group in `engine`'s syntax, or nil when nothing is excluded.
+    public func excludedMatchExpression(for engine: FullTextEngine) -> String? {
+        excluded.isEmpty ? nil : excluded.map { $0.text(for: engine) }.joined(separator: " OR ")
     }
 
     /// The numbers FTS gives (in `offsets()`) to the query tokens that are a CJK phrase's last character

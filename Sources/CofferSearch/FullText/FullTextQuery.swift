@@ -25,13 +25,14 @@ extension FullTextSearchable {
     public static func matching(_ pattern: FullTextPattern) -> Query<Self> { Query().matching(pattern) }
 
     /// A query for the rows the index finds for a MATCH text given each time the prepared query runs
-    /// (a pattern's ``FullTextPattern/matchExpression()``; see `Query.matching(_:)`).
+    /// (a pattern's ``FullTextPattern/matchExpression(for:)`` for the index's engine; see `Query.matching(_:)`).
     public static func matching(_ expression: QueryParameter<String>) -> Query<Self> { Query().matching(expression) }
 }
 
 extension Query where Root: FullTextSearchable {
     /// `matching(_:)` for a ``PreparedQuery``: the MATCH text is given each time the
-    /// query runs — a pattern's ``FullTextPattern/matchExpression()`` — so a search box's queries render
+    /// query runs — a pattern's ``FullTextPattern/matchExpression(for:)`` for the index's
+    /// ``FullTextIndex/engine`` — so a search box's queries render
     /// their SQL once and only bind the text. A pattern's exclusions are not in its match expression:
     /// search those with `matching(_:)` and the pattern itself.
     ///
@@ -50,8 +51,8 @@ extension Query where Root: FullTextSearchable {
         let index = Root.fullTextIndex
         if pattern.matchesNothing { return filter(sql: SQL(fragment: SQLFragment(raw: "0"))) }
         do {
-            var query = driven(by: index.docids(try pattern.matchExpression()))
-            if let excluded = pattern.excludedMatchExpression() {
+            var query = driven(by: index.docids(try pattern.matchExpression(for: index.engine)))
+            if let excluded = pattern.excludedMatchExpression(for: index.engine) {
                 query.filters.append(Self.rowid(in: index.docids(excluded), negated: true))
             }
             return query
@@ -63,14 +64,15 @@ extension Query where Root: FullTextSearchable {
 }
 
 extension FullTextIndex {
-    /// `SELECT docid AS rowid FROM <index> WHERE <index> MATCH expression`: the hits, in docid order.
+    /// `SELECT docid AS rowid FROM <index> WHERE <index> MATCH expression` (FTS5: `rowid`): the hits, in
+    /// rowid order.
     func docids(_ expression: String) -> SQLFragment { docids(matching: SQLFragment(value: .text(expression))) }
 
     /// The same, with the MATCH operand given as a fragment (a bound value or a parameter).
     func docids(matching operand: SQLFragment) -> SQLFragment {
         guard let docidsHead else {
             let name = SQLFragment([.identifier(name)])
-            return SQLFragment(raw: "SELECT docid AS rowid FROM ") + name + SQLFragment(raw: " WHERE ") + name
+            return SQLFragment(raw: "SELECT \(engine.rowidColumn) AS rowid FROM ") + name + SQLFragment(raw: " WHERE ") + name
                 + SQLFragment(raw: " MATCH ") + operand
         }
         return SQLFragment(raw: docidsHead) + operand

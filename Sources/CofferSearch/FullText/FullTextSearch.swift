@@ -16,7 +16,9 @@ import CofferRecords
 /// ```
 ///
 /// The rank is `coffer_bm25(matchinfo(<index>, 'pcnalx'), weights…)`, a function Coffer registers on
-/// every connection (k1 = 1.2, b = 0.75); hand-written SQL can use it the same way.
+/// every connection (k1 = 1.2, b = 0.75); hand-written SQL can use it the same way. On an FTS5 index it is
+/// `-bm25(<index>, weights…)`, FTS5's own BM25 with the same constants, and the highlights come from
+/// `coffer_offsets(<index>)`, which Coffer registers with FTS5 to give what FTS4's `offsets()` gives.
 public struct FullTextSearch<Root: FullTextSearchable>: Sendable {
     let pattern: FullTextPattern
     var query: Query<Root>
@@ -66,22 +68,26 @@ public struct FullTextSearch<Root: FullTextSearchable>: Sendable {
         // The indexed texts are read where the record's own columns are; one not among them is selected again.
         let extraTexts = Self.extraTextColumns.map { SQLFragment([.column(table: content, name: $0)]) }
         let fts = SQLFragment([.identifier(index.name)])
-        var rank = SQLFragment(raw: "coffer_bm25(matchinfo(") + fts + SQLFragment(raw: ", 'pcnalx')")
+        let fts5 = index.engine == .fts5
+        // FTS5's own bm25() is lower for better matches: its negation ranks as coffer_bm25 does.
+        var rank = SQLFragment(raw: fts5 ? "-bm25(" : "coffer_bm25(matchinfo(") + fts
+        rank += SQLFragment(raw: fts5 ? "" : ", 'pcnalx')")
         for weight in weights { rank += SQLFragment(raw: ", ") + SQLFragment(value: .real(weight)) }
         rank += SQLFragment(raw: ")")
         var sql = SQLFragment(raw: "SELECT ") + SQLFragment.join(columns, separator: ", ") + SQLFragment(raw: ", ")
-        sql += rank + SQLFragment(raw: " AS coffer_rank, offsets(") + fts + SQLFragment(raw: ")")
+        sql += rank + SQLFragment(raw: fts5 ? " AS coffer_rank, coffer_offsets(" : " AS coffer_rank, offsets(") + fts
+        sql += SQLFragment(raw: ")")
         for text in extraTexts { sql += SQLFragment(raw: ", ") + text }
         sql += SQLFragment(raw: " FROM ") + fts + SQLFragment(raw: " JOIN ") + SQLFragment([.identifier(content)])
         sql += SQLFragment(raw: " ON ") + SQLFragment([.column(table: content, name: "rowid")]) + SQLFragment(raw: " = ")
-        sql += fts + SQLFragment(raw: ".docid WHERE ") + fts + SQLFragment(raw: " MATCH ")
+        sql += fts + SQLFragment(raw: "." + index.engine.rowidColumn + " WHERE ") + fts + SQLFragment(raw: " MATCH ")
         do {
-            sql += SQLFragment(value: .text(try pattern.matchExpression()))
+            sql += SQLFragment(value: .text(try pattern.matchExpression(for: index.engine)))
         } catch {
             return SQLFragment([.invalid(error as? CofferError ?? CofferError(code: .apiMisuse, message: "\(error)"))])
         }
         var filters = query.wholeRowFilters
-        if let excluded = pattern.excludedMatchExpression() {
+        if let excluded = pattern.excludedMatchExpression(for: index.engine) {
             filters.append(Query<Root>.rowid(in: index.docids(excluded), negated: true))
         }
         for filter in filters { sql += SQLFragment(raw: " AND ") + filter.parenthesized }

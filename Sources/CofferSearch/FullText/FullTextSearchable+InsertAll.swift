@@ -75,7 +75,8 @@ private struct FullTextBatch {
         self.positions = positions
         let columns = try index.columnNames.map { try SQLIdentifier.validated($0) }
         insertSQL =
-            "INSERT INTO \(try SQLIdentifier.validated(index.name))(docid, \(columns.joined(separator: ", "))) VALUES (?"
+            "INSERT INTO \(try SQLIdentifier.validated(index.name))(\(index.engine.rowidColumn), "
+            + columns.joined(separator: ", ") + ") VALUES (?"
             + String(repeating: ", ?", count: columns.count) + ")"
         guard coffer_fts_set_triggers(db.handle, -1) == 1 else { return nil }
         triggersOff = true
