@@ -31,6 +31,16 @@ extension Chat: FullTextSearchable {
     static let fullTextIndex = FullTextIndex<Chat>(columns.body)  // tokenize=coffer, content="chat"
 }
 
+// FullTextSearch.md, "FTS5 on SQLCipher 4": the record, and its index as written there.
+@Table("memo") struct Memo: Codable {
+    @Column(primaryKey: true) var id: Int64?
+    var body: String
+}
+
+extension Memo: FullTextSearchable {
+    static let fullTextIndex = FullTextIndex<Memo>(columns.body, engine: .fts5)
+}
+
 /// The ```swift blocks of FullTextSearch.md, compiled and run as written.
 final class FullTextSearchArticleTests: XCTestCase {
     func testInBrief() throws {
@@ -166,6 +176,23 @@ final class FullTextSearchArticleTests: XCTestCase {
 
         XCTAssertEqual(tagged.map(\.key), ["n1"])
         XCTAssertEqual(try notes.search(matching: .searchBox("budget")).map(\.key), ["n1"])
+    }
+
+    func testFTS5OnSQLCipher4() throws {
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        guard LinkedSQLite.supports(.fts5) else {
+            XCTAssertThrowsError(try database.write { try $0.upgradeSchema(for: [Memo.self]) }) { error in
+                XCTAssertEqual((error as? CofferError)?.code, .unsupportedByLibrary)
+            }
+            return
+        }
+        _ = try database.write { try $0.upgradeSchema(for: [Memo.self]) }
+        _ = try database.write { db in try Memo.insertAll([Memo(id: nil, body: "新年晚会 on Friday")], db) }
+        let hits = try database.read { db in try Memo.search(.searchBox("晚会 fri*")).fetchAll(db) }
+        XCTAssertEqual(hits.first?.snippet()?.marked(), "新年[晚会] on [Friday]")
+        let expression = try FullTextPattern.prefix("fri").matchExpression(for: Memo.fullTextIndex.engine)
+        XCTAssertEqual(expression, "\"fri\" *")
     }
 }
 
