@@ -117,11 +117,6 @@ final class PublicAPIDatabaseTests: XCTestCase {
     }
 
     func testOnCorruptionFiresOnceForADamagedPage() throws {
-        try XCTSkipIf(
-            TestedSQLCipher.isVersion4,
-            TestedSQLCipher.only3(
-                "SQLCipher 4 reports a page that fails its HMAC as SQLITE_NOMEM (\"out of memory\"), which Coffer does not map to corruption"
-            ))
         let dir = try TemporaryDirectory()
         let path = dir.path("damaged.db")
         let database = try Database(path: path, configuration: Configuration(encryption: .passphrase("pw")))
