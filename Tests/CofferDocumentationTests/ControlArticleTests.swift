@@ -140,6 +140,10 @@ final class ControlArticleTests: XCTestCase {
             if case .finished(let applied) = event { print("applied \(applied)") }
         }
 
+        for try await event in database.changePassphraseWithProgress(to: .passphrase("new secret")) {
+            if case .progress(let pages, let total) = event { print("rekey: \(pages)/\(total) pages") }
+        }
+
         let restored = try Database(path: restoredPath, configuration: configuration)
         let restoredNotes = try await restored.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM note") }
         XCTAssertEqual(restoredNotes, 0)

@@ -18,6 +18,34 @@ extension Database {
     /// try database.changePassphrase(to: .passphrase("new secret"), keyDerivation: .pbkdf2SHA512(rounds: 500_000))
     /// ```
     public func changePassphrase(to newEncryption: Encryption, keyDerivation: KeyDerivation? = nil) throws {
+        _ = try changePassphrase(to: newEncryption, keyDerivation: keyDerivation, control: nil)
+    }
+
+    /// ``changePassphrase(to:keyDerivation:)`` as a sequence of progress events, in pages re-encrypted,
+    /// ending with `.finished(pages)`. It starts at once, on a background thread.
+    ///
+    /// SQLCipher rewrites the pages in one call (`sqlite3_rekey`) with no point to report from or stop at,
+    /// so progress is read from outside it: every 20 ms, the pages its rollback journal holds (each page
+    /// is journaled, under the old key, before it is rewritten under the new one). Stopping (cancel the task
+    /// or `break`) before the rewrite starts changes nothing: the key stays and the call throws
+    /// `CancellationError`. Once the rewrite has started it completes — the file is never left half
+    /// re-encrypted — and the sequence finishes.
+    ///
+    /// ```swift
+    /// for try await event in database.changePassphraseWithProgress(to: .passphrase("new secret")) {
+    ///     if case .progress(let pages, let total) = event { print("re-encrypted \(pages)/\(total) pages") }
+    /// }
+    /// ```
+    public func changePassphraseWithProgress(
+        to newEncryption: Encryption, keyDerivation: KeyDerivation? = nil
+    ) -> AsyncThrowingStream<ProgressEvent<Int>, any Error> {
+        progressStream { control in try self.changePassphrase(to: newEncryption, keyDerivation: keyDerivation, control: control) }
+    }
+
+    /// The rekey, reporting to `control` when given; returns the pages re-encrypted.
+    private func changePassphrase(to newEncryption: Encryption, keyDerivation: KeyDerivation?, control: WorkControl?) throws
+        -> Int
+    {
         guard factory.key != nil, newEncryption.isEncrypted else {
             throw CofferError(
                 code: .invalidConfiguration,
@@ -37,14 +65,26 @@ extension Database {
         }
         let path = self.path
         let factory = self.factory
+        try control?.checkCancellation()
         // Every page is re-encrypted: no earlier backup generation can take increments any more (the
         // listener goes), and the gate keeps a running incremental backup's page reads and the rekey apart.
-        try withWriterAlone(checkpointSQL: "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;") {
+        return try withWriterAlone(checkpointSQL: "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;") {
             connection, swap in
+            let pages = try connection.fetchValue(Int.self, sql: "PRAGMA page_count") ?? 0
+            if let control, control.latch.isCancelled {
+                // Nothing rewritten yet: back to a WAL writer under the same key.
+                swap.detach(connection)
+                try swap.reopen()
+                throw CancellationError()
+            }
             // Records decrypted under the old key go with it.
             factory.clock.clearAttachment()
             let spec = newKey.existingFileSpec()
+            let watcher = control.map {
+                RekeyProgress(journal: path + "-journal", pageSize: current.pageSize, total: pages, control: $0)
+            }
             let code = spec.withUnsafeBytes { sqlite3_rekey(connection.handle, $0.baseAddress, Int32($0.count)) }
+            watcher?.stop()
             // SQLCipher 3.4.1's rekey ignores the result of its own commit and switches the connection to the
             // new key anyway, so neither its return code nor this connection can be trusted: close it without
             // another statement and prove the outcome on a fresh writer. A failed commit leaves a hot journal
@@ -55,7 +95,8 @@ extension Database {
                 factory.replaceKey(newKey)
                 do {
                     try swap.reopen()
-                    return
+                    control?.progress(completed: pages, total: pages)
+                    return pages
                 } catch CofferError.wrongPassphrase {
                     // The new key does not open the file: the rekey did not take. Any other failure (I/O)
                     // propagates with the new key kept, since the file is under it.
@@ -136,5 +177,37 @@ extension Database {
         let userVersion = try connection.fetchValue(Int.self, sql: "PRAGMA main.user_version") ?? 0
         _ = try connection.fetchOne(sql: "SELECT sqlcipher_export('coffer_export')")
         try connection.executeScript("PRAGMA coffer_export.user_version = \(userVersion)")
+    }
+}
+
+/// Reports a running rekey's progress from outside it: every 20 ms, the pages its rollback journal holds
+/// (a journal record is a page number, the page and a checksum; the journal's header sector adds less than
+/// one page, and the count is capped at the total).
+private final class RekeyProgress: @unchecked Sendable {
+    private let timer: any DispatchSourceTimer
+
+    init(journal: String, pageSize: Int, total: Int, control: WorkControl) {
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+        let record = max(pageSize, 512) + 8
+        var reported = -1
+        control.progress(completed: 0, total: total)
+        timer.setEventHandler {
+            let size = (try? FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int) ?? 0
+            let pages = min(total, size / record)
+            if pages > reported {
+                reported = pages
+                control.progress(completed: pages, total: total)
+            }
+        }
+        timer.schedule(deadline: .now() + .milliseconds(20), repeating: .milliseconds(20))
+        timer.resume()
+    }
+
+    /// Stops polling; no report follows its return.
+    func stop() {
+        let done = DispatchSemaphore(value: 0)
+        timer.setCancelHandler { done.signal() }
+        timer.cancel()
+        done.wait()
     }
 }
