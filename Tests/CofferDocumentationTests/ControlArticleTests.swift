@@ -61,6 +61,23 @@ final class ControlArticleTests: XCTestCase {
         XCTAssertEqual(before, after)
         let now = try await database.read { db in try db.fetchValue(Int.self, sql: "SELECT count(*) FROM note") }
         XCTAssertEqual(now, 1)
+
+        let counts = ObservedValues<Int>()
+        let live = database.observe(
+            from: snapshot, on: .main,
+            { db in
+                try db.fetchValue(Int.self, sql: "SELECT count(*) FROM note") ?? 0
+            }
+        ) { count in print("notes: \(count)") }  // the snapshot's count, then the current one, then each change
+        let recorded = database.observe(
+            from: snapshot, on: DispatchQueue(label: "counts"),
+            { db in
+                try db.fetchValue(Int.self, sql: "SELECT count(*) FROM note") ?? 0
+            }
+        ) { counts.append($0) }
+        XCTAssertTrue(counts.wait { values, _ in values == [0, 1] }, "\(counts.values)")
+        live.cancel()
+        recorded.cancel()
         guard LinkedSQLite.supports(.snapshots) else { return }
 
         async let notes = snapshot.concurrentRead { db in try db.fetchValue(Int.self, sql: "SELECT count(*) FROM note") }

@@ -59,6 +59,9 @@ public final class DatabaseSnapshot: @unchecked Sendable {
         }
     }
 
+    /// True when the snapshot holds a reader of `pool` (a snapshot of the database owning it).
+    package func isOf(_ pool: ReaderPool?) -> Bool { pool === self.pool }
+
     /// The pool drains: give the reader back now, and refuse it if `init` has not taken it yet.
     private func revoke() {
         let body = {

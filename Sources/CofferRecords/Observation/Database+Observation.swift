@@ -38,13 +38,15 @@ extension Database {
         observe(options: options, isDuplicate: { $0 == $1 }, on: queue, fetch, onError: onError, onChange: onChange)
     }
 
-    private func observe<Value: Sendable>(
+    func observe<Value: Sendable>(
         options: ObservationOptions, isDuplicate: (@Sendable (Value, Value) -> Bool)?, on queue: DispatchQueue,
-        _ fetch: @escaping @Sendable (Connection) throws -> Value, onError: @escaping @Sendable (any Error) -> Void,
-        onChange: @escaping @Sendable (Value) -> Void
+        snapshot: DatabaseSnapshot? = nil, _ fetch: @escaping @Sendable (Connection) throws -> Value,
+        onError: @escaping @Sendable (any Error) -> Void, onChange: @escaping @Sendable (Value) -> Void
     ) -> ObservationHandle {
         let stopped = CancellationFlag()
-        let observer = ValueObserver(database: self, options: options, isDuplicate: isDuplicate, fetch: fetch) {
+        let observer = ValueObserver(
+            database: self, options: options, isDuplicate: isDuplicate, snapshot: snapshot, fetch: fetch
+        ) {
             result, inline in
             let call: @Sendable () -> Void = {
                 guard !stopped.isSet else { return }
@@ -129,13 +131,26 @@ public struct DatabaseObservation<Value: Sendable>: AsyncSequence, Sendable {
     let database: Database
     let options: ObservationOptions
     let isDuplicate: (@Sendable (Value, Value) -> Bool)?
+    let snapshot: DatabaseSnapshot?
     let fetch: @Sendable (Connection) throws -> Value
+
+    init(
+        database: Database, options: ObservationOptions, isDuplicate: (@Sendable (Value, Value) -> Bool)?,
+        snapshot: DatabaseSnapshot? = nil, fetch: @escaping @Sendable (Connection) throws -> Value
+    ) {
+        self.database = database
+        self.options = options
+        self.isDuplicate = isDuplicate
+        self.snapshot = snapshot
+        self.fetch = fetch
+    }
 
     /// Starts the observation; it stops when the iteration ends.
     public func makeAsyncIterator() -> Iterator {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(1))
         let observer = ValueObserver(
-            database: database, options: options, isDuplicate: isDuplicate, fetch: fetch, onClose: { continuation.finish() }
+            database: database, options: options, isDuplicate: isDuplicate, snapshot: snapshot, fetch: fetch,
+            onClose: { continuation.finish() }
         ) { result, _ in
             switch result {
             case .success(let value): continuation.yield(value)

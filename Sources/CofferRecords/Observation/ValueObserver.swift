@@ -16,6 +16,8 @@ import Foundation
 ///   fetch is followed by another if the commit touched that region. One announced while a fetch waits
 ///   to start is covered by it (bursts coalesce), and fetches start at most once per `minimumInterval`.
 /// - So after the last commit, the last fetch starts after it: the last value is the final state.
+/// - Started from a snapshot, the first fetch reads the snapshot's state and is always followed by one of
+///   the current state: commits made between the snapshot and the subscription were announced to nobody.
 ///
 /// The ``ObservationCenter`` tells it only of commits to the tables its last fetch read (a commit to
 /// another table cannot touch the region, and costs this observation nothing), and of every commit while
@@ -51,12 +53,17 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
     /// The tables the center tells this observation of (nil: every commit).
     private var followedTables: Set<String>?
     private var lastValue: Value?
+    /// The snapshot the first fetch reads, if the observation starts from one (guarded by `lock`; taken by
+    /// the first fetch).
+    private var startSnapshot: DatabaseSnapshot?
 
     init(
         database: Database, options: ObservationOptions, isDuplicate: (@Sendable (Value, Value) -> Bool)?,
-        fetch: @escaping @Sendable (Connection) throws -> Value, onClose: @escaping @Sendable () -> Void = {},
+        snapshot: DatabaseSnapshot? = nil, fetch: @escaping @Sendable (Connection) throws -> Value,
+        onClose: @escaping @Sendable () -> Void = {},
         deliver: @escaping @Sendable (Result<Value, any Error>, _ inline: Bool) -> Void
     ) {
+        self.startSnapshot = snapshot
         self.onClose = onClose
         self.database = database
         self.fetch = fetch
@@ -141,15 +148,18 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
     }
 
     private func runFetch(inline: Bool) {
-        let forget = lock.withLock { () -> Bool? in
+        let started = lock.withLock { () -> (forget: Bool, snapshot: DatabaseSnapshot?)? in
             guard !cancelled else { return nil }
             scheduled = false
             running = true
             lastStart = .now()
-            defer { schemaMayHaveChanged = false }
-            return schemaMayHaveChanged
+            defer {
+                schemaMayHaveChanged = false
+                startSnapshot = nil
+            }
+            return (schemaMayHaveChanged, startSnapshot)
         }
-        guard let forget else { return }
+        guard let (forget, snapshot) = started else { return }
         if forget { recorder.forgetCachedRegions() }
         follow(nil)
         let recorder = self.recorder
@@ -158,12 +168,19 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
         // change collector's: no region is recorded there, and every commit re-fetches.
         let recordsRegion = database.readers != nil
         let latch = self.latch
-        let result = Result {
-            try database.read { db in
-                try latch.run(on: db) {
-                    recordsRegion ? try recorder.record(on: db) { try fetch(db) } : (try fetch(db), ReadRegion.everything)
-                }
+        let body = { (db: Connection) throws -> (Value, ReadRegion) in
+            try latch.run(on: db) {
+                recordsRegion ? try recorder.record(on: db) { try fetch(db) } : (try fetch(db), ReadRegion.everything)
             }
+        }
+        let result = Result {
+            if let snapshot {
+                guard snapshot.isOf(database.readers) else {
+                    throw CofferError(code: .apiMisuse, message: "the snapshot is not one of this database's")
+                }
+                return try snapshot.read(body)
+            }
+            return try database.read(body)
         }
         var delivery: Result<Value, any Error>?
         switch result {
@@ -185,6 +202,9 @@ final class ValueObserver<Value: Sendable>: @unchecked Sendable {
         let delay = lock.withLock { () -> TimeInterval? in
             running = false
             if pending.contains(where: region.isTouched(by:)) { again = true }
+            // Commits between the snapshot and the subscription were never announced: one fetch of the
+            // current state follows (a duplicate of the snapshot's value is not delivered).
+            if snapshot != nil, case .success = result { again = true }
             pending.removeAll()
             guard again, !cancelled else { return nil }
             again = false
