@@ -71,4 +71,25 @@ final class CompressionArticleTests: XCTestCase {
         XCTAssertEqual(types, ["blob"])
         XCTAssertEqual(count, 1200)
     }
+
+    private struct InboxMessage: Codable, Sendable, Equatable {
+        var sender: String
+        var text: String
+    }
+
+    func testKeyValueValues() throws {
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        let recentMessages = (0..<500).map { InboxMessage(sender: "user\($0 % 20)", text: "see you at \($0 % 12), 明天见") }
+
+        let samples = try recentMessages.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        try database.write { db in _ = try db.trainCompressionDictionary(id: 3, from: samples) }
+        let inbox = try KeyValueStore(
+            database: database, name: "inbox", configuration: .init(valueCompression: .dictionary(3)))
+        try inbox.put(recentMessages[0], for: "m0")  // stored compressed, read back as it was put
+
+        XCTAssertEqual(try inbox.value(InboxMessage.self, for: "m0"), recentMessages[0])
+        let stored = try database.read { db in try db.fetchValue(String.self, sql: "SELECT typeof(value) FROM \"kv:inbox\"") }
+        XCTAssertEqual(stored, "blob")
+    }
 }

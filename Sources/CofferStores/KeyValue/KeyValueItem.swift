@@ -53,9 +53,10 @@ struct StoredItem: Sendable {
     let size: Int
 
     /// The columns, in the order ``init(statement:)`` reads them, for `SELECT` lists.
-    static func columns(prefix: String = "") -> String {
+    static func columns(prefix: String = "", decompressing: Bool = false) -> String {
         ["id", "bucket", "key", "value", "metadata", "created_at", "updated_at", "expires_at", "size"]
-            .map { prefix + $0 }.joined(separator: ", ")
+            .map { decompressing && $0 == "value" ? "coffer_decompress(\(prefix)value)" : prefix + $0 }
+            .joined(separator: ", ")
     }
 
     init(statement: Statement) {

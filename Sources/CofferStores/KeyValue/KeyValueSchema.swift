@@ -8,7 +8,8 @@ import CofferRecords
 /// - `"kv:N"` — one row per item. `id` is a stable rowid the index table points at (a re-`put` updates the
 ///   row in place, so `created_at` survives); `(bucket, key)` is unique. `value` and `metadata` hold
 ///   TEXT/INTEGER/REAL for plain values and a BLOB from the store's coder otherwise. Times are REAL
-///   seconds since 1970, like every `Date` in Coffer. `accessed_at` feeds LRU eviction; `size` is the
+///   seconds since 1970, like every `Date` in Coffer. With a value compression declared, `value` holds
+///   what `coffer_compress` stores (``CompressedValue``'s format) and is read through `coffer_decompress`. `accessed_at` feeds LRU eviction; `size` is the
 ///   byte count of value plus metadata, for byte caps.
 /// - `"kv-index:N"` — one row per (item, indexed field) whose extractor returned a value, with the
 ///   bucket copied in so that "field F in bucket B ordered by value" is a single index range scan.
@@ -30,8 +31,10 @@ struct KeyValueSchema: Sendable {
     let deleteIndexRows: String
     let insertIndexRow: String
     let touch: String
+    /// Whether values are read through `coffer_decompress` (the store declares a value compression).
+    let readsCompressed: Bool
 
-    init(storeName: String) {
+    init(storeName: String, compression: ColumnCompression? = nil) {
         let items = SQLIdentifier.quote("kv:" + storeName)
         let index = SQLIdentifier.quote("kv-index:" + storeName)
         self.items = items
@@ -67,17 +70,25 @@ struct KeyValueSchema: Sendable {
                 DELETE FROM \(index) WHERE item_id = old.id;
             END;
             """
+        readsCompressed = compression != nil
+        // `coffer_compress` stores a value that does not shrink as it is; `.off` writes plain.
+        let written: String
+        switch compression {
+        case .zstd: written = "coffer_compress(?, 0)"
+        case .dictionary(let id): written = "coffer_compress(?, \(id))"
+        case .dictionaries, .off, nil: written = "?"
+        }
         selectByKey = """
-            SELECT \(StoredItem.columns()) FROM \(items)
+            SELECT \(StoredItem.columns(decompressing: readsCompressed)) FROM \(items)
             WHERE bucket = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)
             """
         selectID = "SELECT id FROM \(items) WHERE bucket = ? AND key = ?"
         insert = """
             INSERT INTO \(items)(bucket, key, value, metadata, created_at, updated_at, accessed_at, expires_at, size)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, \(written), ?, ?, ?, ?, ?, ?)
             """
         update = """
-            UPDATE \(items) SET value = ?, metadata = ?, updated_at = ?, accessed_at = ?, expires_at = ?, size = ?
+            UPDATE \(items) SET value = \(written), metadata = ?, updated_at = ?, accessed_at = ?, expires_at = ?, size = ?
             WHERE id = ?
             """
         deleteByKey = "DELETE FROM \(items) WHERE bucket = ? AND key = ?"
@@ -125,5 +136,25 @@ enum KeyPrefixRange {
             return ("(\(column) >= ? AND \(column) < ?)", [prefix, upper])
         }
         return ("\(column) >= ?", [prefix])
+    }
+}
+
+/// The stores whose values may be compressed, by name: a row is written (with existing BLOB values whose
+/// first byte is one of ``CompressedValue``'s markers escaped, as `coffer_compress` would store them) the
+/// first time a store opens with a value compression, so that no value written before reads as compressed.
+enum KeyValueCompressionMark {
+    static let table = "coffer_kv_value_compression"
+
+    /// Marks `schema`'s store in `db`, escaping its plain BLOBs that start with 0xC0…0xC2, once.
+    static func mark(_ storeName: String, schema: KeyValueSchema, in db: Connection) throws {
+        try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(table)(store TEXT PRIMARY KEY) WITHOUT ROWID")
+        let marked = try db.fetchValue(Int.self, sql: "SELECT count(*) FROM \(table) WHERE store = ?", arguments: [storeName])
+        guard marked == 0 else { return }
+        try db.execute(
+            sql: """
+                UPDATE \(schema.items) SET value = CAST(X'C2' || value AS BLOB)
+                WHERE typeof(value) = 'blob' AND substr(value, 1, 1) BETWEEN X'C0' AND X'C2'
+                """)
+        try db.execute(sql: "INSERT INTO \(table)(store) VALUES (?)", arguments: [storeName])
     }
 }

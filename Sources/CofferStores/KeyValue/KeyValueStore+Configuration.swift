@@ -68,6 +68,11 @@ extension KeyValueStore {
         public var indexes: [any KeyValueIndexDefinition]
         /// The clock used for timestamps and expiry; inject one in tests.
         public var now: @Sendable () -> Date
+        /// How values are compressed (nil: never, the default). `.zstd` or `.dictionary(id)` store each
+        /// value as `coffer_compress` does for a compressed column (a value that does not shrink is stored
+        /// as it is; strings come back as strings); `.off` writes plain values and still reads the ones
+        /// compressed before. Metadata, keys and index fields stay plain. See the Compression article.
+        public var valueCompression: ColumnCompression?
 
         /// Creates a configuration; every parameter has a default.
         public init(
@@ -79,8 +84,10 @@ extension KeyValueStore {
             cacheCostLimit: Int = 8 * 1024 * 1024,
             purgeInterval: TimeInterval? = 60,
             indexes: [any KeyValueIndexDefinition] = [],
-            now: @escaping @Sendable () -> Date = { Date() }
+            now: @escaping @Sendable () -> Date = { Date() },
+            valueCompression: ColumnCompression? = nil
         ) {
+            self.valueCompression = valueCompression
             self.coder = coder
             self.defaultTimeToLive = defaultTimeToLive
             self.maxItemCount = maxItemCount

@@ -34,7 +34,8 @@ extension KeyValueStore {
     {
         let condition = KeyValueSchema.bucketCondition(bucket)
         var items: [(id: Int64, bucket: String, value: Value)] = []
-        let sql = "SELECT id, bucket, key, value FROM \(schema.items) WHERE \(condition.sql)"
+        let value = schema.readsCompressed ? "coffer_decompress(value)" : "value"
+        let sql = "SELECT id, bucket, key, \(value) FROM \(schema.items) WHERE \(condition.sql)"
         try db.forEachRow(sql: sql, arguments: condition.arguments) { row in
             let location = location(row.string(at: 1), row.string(at: 2))
             // Values of other types are not this call's business: skip what does not decode.

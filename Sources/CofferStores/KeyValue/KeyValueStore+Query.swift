@@ -175,7 +175,7 @@ extension KeyValueStore {
     func itemsStatement(_ query: KeyValueQuery, now: Date) -> (sql: String, arguments: StatementArguments) {
         var compiled = CompiledQuery(query, schema: schema, now: now)
         let tail = compiled.orderAndPage(query)
-        let select = compiled.select(StoredItem.columns(prefix: "i."))
+        let select = compiled.select(StoredItem.columns(prefix: "i.", decompressing: schema.readsCompressed))
         return (select.sql + tail.sql, select.arguments + tail.arguments)
     }
 

@@ -50,7 +50,12 @@ public final class KeyValueStore: Sendable {
         self.name = name
         self.database = database
         self.configuration = configuration
-        self.schema = KeyValueSchema(storeName: name)
+        self.schema = KeyValueSchema(storeName: name, compression: configuration.valueCompression)
+        if case .dictionaries = configuration.valueCompression {
+            throw CofferError(
+                code: .invalidConfiguration,
+                message: "store \(name.debugDescription): a value compression is .zstd, .dictionary(id) or .off")
+        }
         (self.cache, self.state) = KeyValueStoreRegistry.shared.resources(
             database: database, name: name, costLimit: configuration.cacheCostLimit)
         state.followChanges(of: database, invalidating: cache, table: "kv:" + name)
@@ -62,8 +67,12 @@ public final class KeyValueStore: Sendable {
         }
         // A read-only database cannot create tables; its stores must exist already.
         if !database.configuration.readOnly {
-            let script = schema.createScript
-            try database.write { db in try db.executeScript(script) }
+            let (script, schema) = (schema.createScript, schema)
+            let marks = configuration.valueCompression != nil
+            try database.write { db in
+                try db.executeScript(script)
+                if marks { try KeyValueCompressionMark.mark(name, schema: schema, in: db) }
+            }
         }
     }
 
