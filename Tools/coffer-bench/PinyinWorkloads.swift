@@ -11,7 +11,10 @@ import Foundation
 }
 
 extension BenchContact: FullTextSearchable {
-    static let fullTextIndex = FullTextIndex<BenchContact>(columns.name, columns.nickname, tokenizer: .pinyin)
+    /// FTS4, or FTS5 when `COFFER_BENCH_FULLTEXT_ENGINE=fts5` (on a library with FTS5: SQLCipher 4).
+    static let fullTextIndex = FullTextIndex<BenchContact>(
+        columns.name, columns.nickname, tokenizer: .pinyin,
+        engine: ProcessInfo.processInfo.environment["COFFER_BENCH_FULLTEXT_ENGINE"] == "fts5" ? .fts5 : .fts4)
 }
 
 /// W8's pinyin lines: `count` generated contacts (a 2–3 character Chinese name, surnames by real frequency,
@@ -25,6 +28,9 @@ extension BenchContact: FullTextSearchable {
 /// Coffer's time includes `FullTextPattern.pinyin(_:)` reading the typed text; raw C runs the match text it
 /// renders (computed before timing) through `coffer_fts_register`'s same tokenizer, in one prepared
 /// statement. The index's size against the names' bytes goes to standard error.
+///
+/// `COFFER_BENCH_FULLTEXT_ENGINE=fts5` makes Coffer's index an FTS5 table (raw C stays on FTS4): on a build
+/// against SQLCipher 4, FTS4 and FTS5 through the same tokenizer and patterns.
 struct PinyinWorkloads {
     let harness: Harness
     let count: Int
@@ -118,10 +124,13 @@ struct PinyinWorkloads {
             Thread.sleep(forTimeInterval: 2 * harness.configuration(impl).idleCheckpointDelay + 0.5)
             results.append(QueryTiming.measurement("W8-pinyin-index", impl, [index], operations: count))
             let page = try BenchContact.matching(.parameter).limit(50).prepared()
+            let engine = BenchContact.fullTextIndex.engine
             for (name, typed) in kinds {
                 let times = try typed.map { text in
                     try QueryTiming.seconds {
-                        _ = try database.read { try page.fetchAll($0, try FullTextPattern.pinyin(text).matchExpression()) }
+                        _ = try database.read {
+                            try page.fetchAll($0, try FullTextPattern.pinyin(text).matchExpression(for: engine))
+                        }
                     }
                 }
                 results.append(QueryTiming.measurement(name, impl, times, operations: 1))
@@ -175,7 +184,9 @@ struct PinyinWorkloads {
         func value(_ sql: String) -> Double { QueryTiming.value(handle, sql) }
         let names = value("SELECT total(length(CAST(name AS BLOB))) FROM contact")
         let nicknames = value("SELECT total(length(CAST(nickname AS BLOB))) FROM contact")
-        let index = QueryTiming.indexBytes(handle, table: "contact_fts")
+        let index =
+            BenchContact.fullTextIndex.engine == .fts5 && impl != .rawC
+            ? QueryTiming.fts5IndexBytes(handle, table: "contact_fts") : QueryTiming.indexBytes(handle, table: "contact_fts")
         FileHandle.standardError.write(
             Data(
                 String(

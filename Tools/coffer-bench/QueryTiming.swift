@@ -67,4 +67,10 @@ enum QueryTiming {
         value(handle, "SELECT total(length(block)) FROM \(table)_segments")
             + value(handle, "SELECT total(length(root)) FROM \(table)_segdir")
     }
+
+    /// The bytes of the FTS5 table `table`'s index: its data blocks and the terms of its segment index.
+    static func fts5IndexBytes(_ handle: OpaquePointer, table: String) -> Double {
+        value(handle, "SELECT total(length(block)) FROM \(table)_data")
+            + value(handle, "SELECT total(length(term)) FROM \(table)_idx")
+    }
 }
