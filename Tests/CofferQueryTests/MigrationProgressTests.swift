@@ -15,6 +15,9 @@ final class MigrationProgressTests: XCTestCase {
             try db.execute(sql: "INSERT INTO note(text) VALUES ('from v2')")
             if slow.entries.last == "slow" {
                 started.signal()
+                // The stop lands between two statements, when no statement runs for sqlite3_interrupt to
+                // reach (SQLite clears it as the next one starts): the latch's progress handler must stop it.
+                Thread.sleep(forTimeInterval: 0.3)
                 _ = try db.fetchValue(
                     Int.self,
                     sql:

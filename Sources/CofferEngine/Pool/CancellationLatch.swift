@@ -71,3 +71,22 @@ extension CancellationLatch {
         }
     }
 }
+
+extension CancellationLatch {
+    /// ``run(on:_:)`` for work of many statements (a migration): also stops a statement that starts after
+    /// ``cancel()``. `sqlite3_interrupt` only reaches statements running when it is called — SQLite clears it
+    /// when the next statement starts on an idle connection — so a cancel between two statements of `body`
+    /// would be lost; a progress handler checking the latch every 1,000 instructions stops the next one.
+    package func runStatements<T>(on connection: Connection, _ body: () throws -> T) throws -> T {
+        let handle = connection.handle
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        sqlite3_progress_handler(
+            handle, 1_000,
+            { context in
+                guard let context else { return 0 }
+                return Unmanaged<CancellationLatch>.fromOpaque(context).takeUnretainedValue().isCancelled ? 1 : 0
+            }, context)
+        defer { sqlite3_progress_handler(handle, 0, nil, nil) }
+        return try withExtendedLifetime(self) { try run(on: connection, body) }
+    }
+}

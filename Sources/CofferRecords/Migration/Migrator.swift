@@ -88,7 +88,7 @@ public struct Migrator: Sendable {
             return try db.inTransaction(.immediate) {
                 guard try !Self.isApplied(migration.name, db) else { return false }
                 if let control {
-                    try control.latch.run(on: db) { try migration.body(db) }
+                    try control.latch.runStatements(on: db) { try migration.body(db) }
                 } else {
                     try migration.body(db)
                 }
