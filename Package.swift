@@ -120,6 +120,7 @@ let package = Package(
                 "CofferTestSupport",
                 "CSQLCipher",
                 "CofferTokenizer",
+                "COpenSSL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -56,7 +56,8 @@ MAY_IMPORT = {
     "CofferCorruption": {"CofferFormat", "CofferRepair", "CofferTestSupport"},
     "coffer": {"Coffer", "CofferRepair", "ArgumentParser"},
     "coffer-bench": {
-        "Coffer", "CofferTestSupport", "CSQLCipher", "CofferTokenizer", "ArgumentParser", "Crypto", "_CryptoExtras", "Prometheus",
+        "Coffer", "CofferTestSupport", "CSQLCipher", "CofferTokenizer", "COpenSSL", "ArgumentParser", "Crypto", "_CryptoExtras",
+        "Prometheus",
     },
     "coffer-corrupt": {"CofferCorruption", "CofferRepair", "Coffer", "ArgumentParser"},
     "CofferTestVFS": {"CSQLCipher"},

@@ -114,7 +114,10 @@ struct CofferBench: ParsableCommand {
             }
         }
         for impl in Implementation.allCases where self.impl.isEmpty || self.impl.contains(impl.rawValue) {
-            if wants("W0") { try record(writes.openCosts(impl)) }
+            if wants("W0") {
+                try record(writes.openCosts(impl))
+                if impl == .coffer { OpenReference.report(repetitions: harness.repetitions) }
+            }
             if wants("W1") { try record([writes.bulkInsert(impl)]) }
             if wants("W1-sql") { try record([writes.bulkInsertSQL(impl)]) }
             if wants("W2") { try record([writes.singleRowTransactions(impl)]) }
