@@ -88,4 +88,56 @@ final class ObservationSubscriberIndexTests: XCTestCase {
         XCTAssertEqual(observed.fetchCount, 5, "a is no longer read: its commit must not re-fetch")
         withExtendedLifetime(handle) {}
     }
+
+    /// Rows of a table nobody follows are not collected: such a commit is told to nobody and keeps its
+    /// place in the sequence.
+    func testACommitToTablesNobodyFollowsIsSkippedAndCounted() throws {
+        let database = try makeDatabase()
+        let center = database.observation
+        let told = ObservedValues<DatabaseChangeSet>()
+        let id = try XCTUnwrap(center.subscribe(.rows, tables: ["b"]) { told.append($0) })
+        defer { center.unsubscribe(id) }
+        try database.write { try $0.execute(sql: "INSERT INTO b(v) VALUES (1)") }
+        try database.write { try $0.execute(sql: "INSERT INTO a(v) VALUES (1)") }
+        try database.write { try $0.executeScript("INSERT INTO b(v) VALUES (2); INSERT INTO a(v) VALUES (2)") }
+        XCTAssertEqual(told.values.map(\.sequence), [1, 3])
+        XCTAssertEqual(told.values.map { $0.rows.map(\.table) }, [["b"], ["b"]], "rows of a are not collected")
+        XCTAssertFalse(told.values.contains { $0.isWholeDatabase })
+    }
+
+    /// The race a skipped table opens: a transaction writes table a while nobody follows it, and a subscriber
+    /// starts following a (and reads it) before the transaction commits — `setTables`, as an observation's
+    /// fetch widens, does not wait for the writer (`subscribe` does). The commit must reach it; it is
+    /// published as a change to the whole database, since a's rows were not collected.
+    func testATableFollowedWhileATransactionSkippedItsRowsIsTold() throws {
+        let database = try makeDatabase()
+        let center = database.observation
+        let told = ObservedValues<DatabaseChangeSet>()
+        let id = try XCTUnwrap(center.subscribe(.rows, tables: ["b"]) { told.append($0) })
+        defer { center.unsubscribe(id) }
+        let wrote = DispatchSemaphore(value: 0)
+        let commit = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            try? database.write { db in
+                try db.execute(sql: "INSERT INTO a(v) VALUES (1)")
+                wrote.signal()
+                commit.wait()
+            }
+            done.signal()
+        }
+        XCTAssertEqual(wrote.wait(timeout: .now() + 10), .success)
+        center.setTables(["a", "b"], for: id)
+        // What the new subscriber reads first: the state before the open transaction commits.
+        XCTAssertEqual(try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM a") }, 0)
+        commit.signal()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(told.values.count, 1, "the commit after the subscriber's read reaches it")
+        XCTAssertTrue(told.values.first?.touches(lowercased: ["a"]) ?? false)
+        XCTAssertEqual(told.values.first?.isWholeDatabase, true)
+        // The next commit to a, a followed table from its start, is collected row by row.
+        try database.write { try $0.execute(sql: "INSERT INTO a(v) VALUES (2)") }
+        XCTAssertEqual(told.values.last?.rows.map(\.rowID), [2])
+        XCTAssertEqual(told.values.last?.isWholeDatabase, false)
+    }
 }

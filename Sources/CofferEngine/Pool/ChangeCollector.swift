@@ -16,6 +16,14 @@ import Foundation
 ///   when a writing statement changed rows SQLite did not report (schema changes, `DELETE` without
 ///   `WHERE`, `WITHOUT ROWID` tables, pragmas).
 ///
+/// A row of a table no subscriber follows (every subscriber named its tables, none this one) is counted but
+/// not collected: a commit to such tables alone publishes nothing. Subscribers follow more tables while
+/// transactions run (an observation widens before its first fetch, without waiting for the writer), so a
+/// transaction that skipped a row and is published after the followed tables changed counts as changing the
+/// whole database: the widening came before the subscriber's fetch and the commit, if that fetch did not
+/// see it, after it; the center's count of such changes tells the collector, which compares it when it
+/// publishes with the count at the first row skipped.
+///
 /// In ``ObservationDemand/tables`` mode there is no trace: the update hook notes table names (a string
 /// comparison per row), and rows changed without the hook are noticed by comparing
 /// `sqlite3_total_changes` with the rows reported; savepoint rollbacks are not followed (a cache then
@@ -23,6 +31,17 @@ import Foundation
 final class ChangeCollector {
     /// Called on the writer's queue with each committed transaction's changes, in commit order.
     private let publish: (DatabaseChangeSet) -> Void
+    /// The center's count of changes to the followed tables, and the tables with the count they go with.
+    private let followedVersion: () -> Int
+    private let followedTables: () -> (version: Int, tables: Set<String>?)
+    /// Rows mode: the lower-cased tables some subscriber follows (nil: every one), as of `knownVersion`.
+    private var followed: Set<String>?
+    private var knownVersion: Int?
+    /// Rows mode: the center's count when this transaction first skipped a row (nil: it skipped none).
+    private var skippedAtVersion: Int?
+    /// Rows mode: the table of the last row seen, and whether its rows are collected.
+    private var lastRowTable: [CChar] = [0]
+    private var lastRowTableCollected = true
     /// The writer connection (by ``SerializedConnection/generation``) the hooks are on.
     private(set) var installedGeneration: Int?
     /// The trace listener installed with the hooks in rows mode (see `Connection.addTraceListener`).
@@ -39,7 +58,8 @@ final class ChangeCollector {
     /// Open savepoints: name, how many rows and updates (and whether the whole database) were collected before.
     private var savepoints: [(name: String, rowCount: Int, updateCount: Int, wholeDatabase: Bool)] = []
     /// Rows reported since each running statement started (statements nest: triggers, virtual tables).
-    private var rowsAtStatementStart: [OpaquePointer: Int] = [:]
+    /// A short stack (innermost last): a dictionary's hashing cost more than the search, per statement.
+    private var rowsAtStatementStart: [(statement: OpaquePointer, rows: Int)] = []
     private var rowsReported = 0
     /// `sqlite3_total_changes` when the transaction started to be collected (tables mode).
     private var totalChangesAtStart: Int32 = 0
@@ -55,7 +75,14 @@ final class ChangeCollector {
     /// Told in the commit hook, before the commit is visible (the record cache's clock).
     private var clock: CommitClock?
 
-    init(publish: @escaping (DatabaseChangeSet) -> Void) { self.publish = publish }
+    init(
+        publish: @escaping (DatabaseChangeSet) -> Void, followedVersion: @escaping () -> Int,
+        followedTables: @escaping () -> (version: Int, tables: Set<String>?)
+    ) {
+        self.publish = publish
+        self.followedVersion = followedVersion
+        self.followedTables = followedTables
+    }
 
     // MARK: Installing
 
@@ -147,6 +174,7 @@ final class ChangeCollector {
             if strcmp(database, "temp") != 0 { wholeDatabase = true }
             return
         }
+        guard isCollected(table) else { return }
         let kind: RowChange.Kind =
             switch operation {
             case SQLITE_INSERT: .insert
@@ -155,6 +183,26 @@ final class ChangeCollector {
             }
         if kind == .update { noteUpdate(row: rows.count) }
         rows.append(RowChange(table: String(cString: table), rowID: rowID, kind: kind))
+    }
+
+    /// Whether rows of `table` (of `main`) are collected: some subscriber follows it. The first row skipped
+    /// notes the center's count in `skippedAtVersion`.
+    private func isCollected(_ table: UnsafePointer<CChar>) -> Bool {
+        refreshFollowedTables()
+        guard let followed else { return true }
+        if strcmp(table, lastRowTable) != 0 {
+            lastRowTableCollected = followed.contains(String(cString: table).lowercased())
+            lastRowTable = Array(UnsafeBufferPointer(start: table, count: strlen(table) + 1))
+        }
+        if !lastRowTableCollected && skippedAtVersion == nil { skippedAtVersion = knownVersion }
+        return lastRowTableCollected
+    }
+
+    /// Reads the followed tables again when the center's count moved.
+    private func refreshFollowedTables() {
+        guard followedVersion() != knownVersion else { return }
+        (knownVersion, followed) = followedTables()
+        lastRowTable = [0]
     }
 
     /// Remembers which statement made the update at `row` (its SQL, built once per statement).
@@ -181,11 +229,13 @@ final class ChangeCollector {
 
     private func statementWillRun(_ statement: OpaquePointer) {
         if committing { confirmCommit(preparingOn: nil) }
-        rowsAtStatementStart[statement] = rowsReported
+        rowsAtStatementStart.append((statement, rowsReported))
         lastStartedStatement = statement
         lastStartedSQLIndex = nil
         // Only SAVEPOINT, RELEASE and ROLLBACK matter here: look at the first letter before building a String.
-        guard let sql = sqlite3_sql(statement), Self.firstLetter(sql).map({ $0 == "s" || $0 == "r" }) ?? true else { return }
+        guard let sql = sqlite3_sql(statement),
+            Self.firstLetter(sql).map({ $0 == UInt8(ascii: "s") || $0 == UInt8(ascii: "r") }) ?? true
+        else { return }
         let words = SavepointStatement.words(String(cString: sql))
         switch SavepointStatement(words: words) {
         case .begin(let name):
@@ -204,10 +254,11 @@ final class ChangeCollector {
     }
 
     private func statementDidRun(_ statement: OpaquePointer) {
-        guard let start = rowsAtStatementStart.removeValue(forKey: statement) else { return }
+        guard let index = rowsAtStatementStart.lastIndex(where: { $0.statement == statement }) else { return }
+        let start = rowsAtStatementStart.remove(at: index).rows
         guard sqlite3_stmt_readonly(statement) == 0, rowsReported == start, let sql = sqlite3_sql(statement) else { return }
         // BEGIN (the only statement starting with B) writes nothing itself: no String for it at each commit.
-        if Self.firstLetter(sql) == "b" { return }
+        if Self.firstLetter(sql) == UInt8(ascii: "b") { return }
         // A writing statement that reported no row: no change at all, or one SQLite does not report
         // row by row.
         let words = SavepointStatement.words(String(cString: sql))
@@ -222,16 +273,17 @@ final class ChangeCollector {
         wholeDatabase = true
     }
 
-    /// The statement's first non-blank character, lower-cased when it is an ASCII letter; nil when it is
-    /// something else (a comment, a parenthesis), which callers treat as "could be anything".
-    private static func firstLetter(_ sql: UnsafePointer<CChar>) -> Character? {
+    /// The statement's first non-blank byte, lower-cased when it is an ASCII letter; nil when it is something
+    /// else (a comment, a parenthesis), which callers treat as "could be anything". A byte, not a `Character`:
+    /// this runs for every statement the writer runs while something observes.
+    private static func firstLetter(_ sql: UnsafePointer<CChar>) -> UInt8? {
         var pointer = sql
         while pointer.pointee == 0x20 || pointer.pointee == 0x0A || pointer.pointee == 0x09 || pointer.pointee == 0x0D {
             pointer += 1
         }
         let lowered = UInt8(bitPattern: pointer.pointee) | 0x20
         guard (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(lowered) else { return nil }
-        return Character(Unicode.Scalar(lowered))
+        return lowered
     }
 
     private static let dataStatements: Set<String> = ["INSERT", "UPDATE", "DELETE", "REPLACE", "WITH"]
@@ -252,6 +304,11 @@ final class ChangeCollector {
             // Rows changed that the update hook did not report (DELETE without WHERE, WITHOUT ROWID).
             whole = true
         }
+        let skipped = skippedAtVersion != nil
+        if let skippedAtVersion, followedVersion() != skippedAtVersion {
+            // Subscribers changed what they follow since a row was skipped: it may be followed now.
+            whole = true
+        }
         var moved: Set<String> = []
         if mode == .rows {
             if whole { resolver.forget() }
@@ -260,7 +317,11 @@ final class ChangeCollector {
         }
         let tags = self.tags
         reset()
-        guard whole || !changedTables.isEmpty else { return }
+        guard whole || !changedTables.isEmpty else {
+            // A commit of skipped rows only keeps its place in the count, told to nobody.
+            if skipped { sequence += 1 }
+            return
+        }
         sequence += 1
         publish(
             DatabaseChangeSet(
@@ -308,6 +369,7 @@ final class ChangeCollector {
         lastStartedSQLIndex = nil
         rowsReported = 0
         rowsAtStatementStart.removeAll(keepingCapacity: true)
+        skippedAtVersion = nil
         if let handle { totalChangesAtStart = sqlite3_total_changes(handle) }
     }
 }

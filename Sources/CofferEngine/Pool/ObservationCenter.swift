@@ -1,3 +1,4 @@
+internal import Atomics
 import CSQLCipher
 import Foundation
 
@@ -38,6 +39,9 @@ package final class ObservationCenter: @unchecked Sendable {
     private var checkWaiters: [@Sendable () -> Void] = []
     /// How often other processes' commits are looked for while something observes.
     package let externalLatency: TimeInterval
+    /// Moves (under `lock`) whenever the tables subscribers follow change: the collector reads it at every
+    /// row and re-reads ``followedTables()`` when it moved.
+    private let followedVersion = ManagedAtomic<Int>(0)
     // Touched only on the writer's queue.
     private var collector: ChangeCollector?
     private let poller: ExternalCommitPoller
@@ -60,6 +64,7 @@ package final class ObservationCenter: @unchecked Sendable {
             guard !closed else { return (nil, false, false) }
             nextID += 1
             subscribers.insert(nextID, .init(demand: demand, subscriber: subscriber, onClose: onClose, tables: tables))
+            followedVersion.wrappingIncrement(ordering: .sequentiallyConsistent)
             if demand == .rows { rowSubscribers += 1 } else { tableSubscribers += 1 }
             return (nextID, subscribers.count == 1, demand == .rows && pollingTimer == nil && externalLatency > 0)
         }
@@ -82,7 +87,10 @@ package final class ObservationCenter: @unchecked Sendable {
     /// processes) reach every subscriber. A commit being published while this runs may be told with the
     /// old tables or the new ones: widen before reading, narrow once what was read is known.
     package func setTables(_ tables: Set<String>?, for id: Int) {
-        lock.withLock { subscribers.setTables(tables, for: id) }
+        lock.withLock {
+            subscribers.setTables(tables, for: id)
+            followedVersion.wrappingIncrement(ordering: .sequentiallyConsistent)
+        }
     }
 
     /// Stops telling subscriber `id`; the poller stops once no ``ObservationDemand/rows`` subscriber is
@@ -91,6 +99,7 @@ package final class ObservationCenter: @unchecked Sendable {
         let stopped = lock.withLock { () -> DispatchSourceTimer? in
             if let removed = subscribers.remove(id) {
                 if removed.demand == .rows { rowSubscribers -= 1 } else { tableSubscribers -= 1 }
+                followedVersion.wrappingIncrement(ordering: .sequentiallyConsistent)
             }
             guard rowSubscribers == 0 else { return nil }
             defer { pollingTimer = nil }
@@ -168,6 +177,12 @@ package final class ObservationCenter: @unchecked Sendable {
         publish(DatabaseChangeSet(sequence: 0, rows: [], isWholeDatabase: true, isExternal: true))
     }
 
+    /// The lower-cased tables some subscriber follows (nil: every table), with ``followedVersion`` as it
+    /// was when they were read.
+    private func followedTables() -> (version: Int, tables: Set<String>?) {
+        lock.withLock { (followedVersion.load(ordering: .sequentiallyConsistent), subscribers.followedTables) }
+    }
+
     /// The collection current subscribers need, nil when there are none.
     private var demand: ObservationDemand? {
         lock.withLock { rowSubscribers > 0 ? .rows : tableSubscribers > 0 ? .tables : nil }
@@ -187,7 +202,12 @@ extension ObservationCenter: WriterUseObserver {
         let demand = self.demand
         let generation = writer.generation
         if let demand {
-            let collector = self.collector ?? ChangeCollector { [weak self] in self?.publish($0) }
+            let collector =
+                self.collector
+                ?? ChangeCollector(
+                    publish: { [weak self] in self?.publish($0) },
+                    followedVersion: { [followedVersion] in followedVersion.load(ordering: .sequentiallyConsistent) },
+                    followedTables: { [weak self] in self?.followedTables() ?? (0, nil) })
             if collector.installedGeneration != generation || collector.mode != demand {
                 collector.install(demand, on: connection, generation: generation)
             }

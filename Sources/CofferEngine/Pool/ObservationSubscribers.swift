@@ -43,6 +43,9 @@ struct ObservationSubscribers {
         index(id, tables)
     }
 
+    /// The lower-cased names of the tables some subscriber is told of; nil when one is told of every commit.
+    var followedTables: Set<String>? { everyCommit.isEmpty ? Set(byTable.keys) : nil }
+
     /// Every subscriber, in subscription order.
     var all: [Entry] { entries.keys.sorted().compactMap { entries[$0] } }
 
