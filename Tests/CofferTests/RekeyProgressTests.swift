@@ -1,4 +1,5 @@
 import Coffer
+import CofferEngine
 import CofferTestSupport
 import Foundation
 import XCTest
@@ -93,8 +94,10 @@ final class RekeyProgressTests: XCTestCase {
             for try await _ in database.changePassphraseWithProgress(to: .passphrase("new")) { events += 1 }
             return events
         }
-        // By now the rekey has suspended the readers and waits for the writer.
-        try await Task.sleep(nanoseconds: 300_000_000)
+        // Stop once the rekey has suspended the readers and waits for the writer (its call is queued).
+        let deadline = Date().addingTimeInterval(10)
+        while !database.writer.hasQueuedCallers && Date() < deadline { try await Task.sleep(nanoseconds: 1_000_000) }
+        XCTAssertTrue(database.writer.hasQueuedCallers, "the rekey waits for the writer")
         consumer.cancel()
         _ = try? await consumer.value
         release.signal()
