@@ -58,6 +58,8 @@ public final class Connection {
     /// The lock-wait trace's busy handler (a `BusyWaiter`, see `Connection+BusyWait.swift`) while
     /// ``Monitoring/lockWaits`` is on, kept here because SQLite holds it unretained; nil otherwise.
     var busyWaiter: AnyObject?
+    /// `SELECT 1`, stepped once and left unreset while a cancellable call runs (see ``holdInterrupts()``).
+    @exclusivity(unchecked) private var interruptHold: OpaquePointer?
     /// Called once by ``close()`` before the handle closes (the database's interrupt registry lets go of it).
     var willClose: (() -> Void)?
     /// Whoever listens to SQLite's statement trace on this connection (see `addTraceListener`).
@@ -104,9 +106,39 @@ public final class Connection {
         recordStatements.removeAll()
         lastRecordStatement = nil
         preparedQueryStatements.removeAll()
+        sqlite3_finalize(interruptHold)
+        interruptHold = nil
         willClose?()
         willClose = nil
         sqlite3_close_v2(handle)
+    }
+
+    /// Keeps an `sqlite3_interrupt` in force until ``releaseInterrupts()``: SQLite forgets an interrupt when
+    /// a statement starts while none is running, so a cancel between two statements of a closure would be
+    /// lost and the rest of the closure would run. A statement left running (`SELECT 1`, stepped to its
+    /// row, reading nothing and taking no lock) makes every statement after the interrupt fail at once
+    /// with `SQLITE_INTERRUPT`. Costs one step per call; nothing per statement. Returns false when the
+    /// statement could not be prepared or stepped (the call then runs as before).
+    package func holdInterrupts() -> Bool {
+        if interruptHold == nil {
+            var statement: OpaquePointer?
+            guard sqlite3_prepare_v2(handle, "SELECT 1", -1, &statement, nil) == SQLITE_OK else {
+                sqlite3_finalize(statement)
+                return false
+            }
+            interruptHold = statement
+        }
+        guard sqlite3_step(interruptHold) == SQLITE_ROW else {
+            sqlite3_reset(interruptHold)
+            return false
+        }
+        return true
+    }
+
+    /// Ends ``holdInterrupts()``: once no statement runs, SQLite clears an interrupt at the next one
+    /// (the transaction's `COMMIT` or `ROLLBACK`).
+    package func releaseInterrupts() {
+        sqlite3_reset(interruptHold)
     }
 
     /// Builds the error for a failed call and tells the observer.

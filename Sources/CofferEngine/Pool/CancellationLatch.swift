@@ -42,7 +42,10 @@ package final class CancellationLatch: @unchecked Sendable {
             return false
         }
         if refused { throw CancellationError() }
+        // An interrupt between two of `body`'s statements stops the next one too.
+        let holding = connection.holdInterrupts()
         let result: Result<T, any Error> = Result { try body() }
+        if holding { connection.releaseInterrupts() }
         let wasCancelled = lock.withLock { () -> Bool in
             attached = nil
             return cancelled
@@ -73,10 +76,10 @@ extension CancellationLatch {
 }
 
 extension CancellationLatch {
-    /// ``run(on:_:)`` for work of many statements (a migration): also stops a statement that starts after
-    /// ``cancel()``. `sqlite3_interrupt` only reaches statements running when it is called — SQLite clears it
-    /// when the next statement starts on an idle connection — so a cancel between two statements of `body`
-    /// would be lost; a progress handler checking the latch every 1,000 instructions stops the next one.
+    /// ``run(on:_:)`` for work of many statements (a migration), which also checks the latch from a progress
+    /// handler every 1,000 SQLite instructions: a stop reaches the statement running even when its interrupt
+    /// came before it started (``run(on:_:)`` keeps an interrupt in force between statements with
+    /// ``Connection/holdInterrupts()``; this is the second line for long migrations).
     package func runStatements<T>(on connection: Connection, _ body: () throws -> T) throws -> T {
         let handle = connection.handle
         let context = Unmanaged.passUnretained(self).toOpaque()

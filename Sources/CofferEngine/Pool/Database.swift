@@ -221,8 +221,9 @@ public final class Database: Sendable {
     /// Async ``read(_:)``: runs on a background thread, never blocking the caller's.
     ///
     /// Cancelling the task interrupts the statement running for it (`sqlite3_interrupt` on its
-    /// connection, and on no other use of it) and the call throws `CancellationError`; a task cancelled
-    /// before the read starts throws without running `body`. The reader goes back to the pool ready for
+    /// connection, and on no other use of it), and every statement `body` starts after that fails at once;
+    /// the call throws `CancellationError`. A task cancelled before the read starts throws without running
+    /// `body`. The reader goes back to the pool ready for
     /// the next read.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await CancellationLatch.call { latch, complete in
@@ -234,8 +235,8 @@ public final class Database: Sendable {
 
     /// Async ``write(_:)``: queued on the writer without blocking the caller's thread.
     ///
-    /// Cancelling the task interrupts the statement running for it and the call throws
-    /// `CancellationError`: the transaction rolls back. A task cancelled while queued throws without
+    /// Cancelling the task interrupts the statement running for it, every statement `body` starts after
+    /// that fails at once, and the call throws `CancellationError`: the transaction rolls back. A task cancelled while queued throws without
     /// running `body`; one cancelled after `body` returned and `COMMIT` started is committed.
     public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await CancellationLatch.call { latch, complete in
