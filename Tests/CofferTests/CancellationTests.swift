@@ -152,34 +152,42 @@ final class CancellationTests: XCTestCase {
         XCTAssertEqual(try Self.value(database, "SELECT count(*) FROM item"), 3)
     }
 
-    /// The statements a closure runs after a cancel that landed between two of them do not run: each fails
-    /// at once (SQLite's interrupt is kept in force for the call), so a long closure stops early.
-    func testStatementsAfterACancelBetweenStatementsDoNotRun() async throws {
-        let (directory, database) = try makeDatabase()
-        defer { withExtendedLifetime(directory) {} }
+    /// Starts the task `start` makes (its closure sets `inside`, then waits for `cancelled`), cancels it once
+    /// inside, lets the closure go on, and expects the call to throw `CancellationError`.
+    private func cancelMidway(_ start: (Flag, DispatchSemaphore) -> Task<Void, any Error>) async throws {
         let inside = Flag()
         let cancelled = DispatchSemaphore(value: 0)
-        let ran = ObservedValues<Int>()
-        let task = Task {
-            try await database.write { db in
-                try db.execute(sql: "INSERT INTO item(value) VALUES (4)")
-                inside.set()
-                cancelled.wait()
-                for value in 5..<105 {
-                    do {
-                        try db.execute(sql: "INSERT INTO item(value) VALUES (?)", arguments: [value])
-                        ran.append(value)
-                    } catch {}
-                }
-            }
-        }
+        let task = start(inside, cancelled)
         while !inside.isSet { try await Task.sleep(nanoseconds: 1_000_000) }
         task.cancel()
         cancelled.signal()
         do {
             try await task.value
-            XCTFail("a cancelled write committed")
+            XCTFail("a cancelled call completed")
         } catch is CancellationError {}
+    }
+
+    /// The statements a closure runs after a cancel that landed between two of them do not run: each fails
+    /// at once (SQLite's interrupt is kept in force for the call), so a long closure stops early.
+    func testStatementsAfterACancelBetweenStatementsDoNotRun() async throws {
+        let (directory, database) = try makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        let ran = ObservedValues<Int>()
+        try await cancelMidway { inside, cancelled in
+            Task {
+                try await database.write { db in
+                    try db.execute(sql: "INSERT INTO item(value) VALUES (4)")
+                    inside.set()
+                    cancelled.wait()
+                    for value in 5..<105 {
+                        do {
+                            try db.execute(sql: "INSERT INTO item(value) VALUES (?)", arguments: [value])
+                            ran.append(value)
+                        } catch {}
+                    }
+                }
+            }
+        }
         XCTAssertEqual(ran.values, [], "statements ran after the cancel")
         XCTAssertEqual(try Self.value(database, "SELECT count(*) FROM item"), 3)
         // The writer works again, its interrupt forgotten.
@@ -191,26 +199,19 @@ final class CancellationTests: XCTestCase {
     func testReadStatementsAfterACancelDoNotRun() async throws {
         let (directory, database) = try makeDatabase()
         defer { withExtendedLifetime(directory) {} }
-        let inside = Flag()
-        let cancelled = DispatchSemaphore(value: 0)
         let ran = ObservedValues<Int>()
-        let task = Task {
-            try await database.read { db in
-                _ = try db.fetchValue(Int.self, sql: "SELECT count(*) FROM item")
-                inside.set()
-                cancelled.wait()
-                for value in 0..<100 {
-                    if (try? db.fetchValue(Int.self, sql: "SELECT count(*) FROM item")) != nil { ran.append(value) }
+        try await cancelMidway { inside, cancelled in
+            Task {
+                try await database.read { db in
+                    _ = try db.fetchValue(Int.self, sql: "SELECT count(*) FROM item")
+                    inside.set()
+                    cancelled.wait()
+                    for value in 0..<100 where (try? db.fetchValue(Int.self, sql: "SELECT count(*) FROM item")) != nil {
+                        ran.append(value)
+                    }
                 }
             }
         }
-        while !inside.isSet { try await Task.sleep(nanoseconds: 1_000_000) }
-        task.cancel()
-        cancelled.signal()
-        do {
-            try await task.value
-            XCTFail("a cancelled read returned")
-        } catch is CancellationError {}
         XCTAssertEqual(ran.values, [], "statements ran after the cancel")
         XCTAssertEqual(try Self.value(database, "SELECT count(*) FROM item"), 3)
     }

@@ -89,14 +89,19 @@ final class ObservationSubscriberIndexTests: XCTestCase {
         withExtendedLifetime(handle) {}
     }
 
+    /// A database with one subscriber, following table b only; what it is told; its id.
+    private func followingB() throws -> (Database, ObservedValues<DatabaseChangeSet>, Int) {
+        let database = try makeDatabase()
+        let told = ObservedValues<DatabaseChangeSet>()
+        let id = try XCTUnwrap(database.observation.subscribe(.rows, tables: ["b"]) { told.append($0) })
+        return (database, told, id)
+    }
+
     /// Rows of a table nobody follows are not collected: such a commit is told to nobody and keeps its
     /// place in the sequence.
     func testACommitToTablesNobodyFollowsIsSkippedAndCounted() throws {
-        let database = try makeDatabase()
-        let center = database.observation
-        let told = ObservedValues<DatabaseChangeSet>()
-        let id = try XCTUnwrap(center.subscribe(.rows, tables: ["b"]) { told.append($0) })
-        defer { center.unsubscribe(id) }
+        let (database, told, id) = try followingB()
+        defer { database.observation.unsubscribe(id) }
         try database.write { try $0.execute(sql: "INSERT INTO b(v) VALUES (1)") }
         try database.write { try $0.execute(sql: "INSERT INTO a(v) VALUES (1)") }
         try database.write { try $0.executeScript("INSERT INTO b(v) VALUES (2); INSERT INTO a(v) VALUES (2)") }
@@ -110,11 +115,8 @@ final class ObservationSubscriberIndexTests: XCTestCase {
     /// fetch widens, does not wait for the writer (`subscribe` does). The commit must reach it; it is
     /// published as a change to the whole database, since a's rows were not collected.
     func testATableFollowedWhileATransactionSkippedItsRowsIsTold() throws {
-        let database = try makeDatabase()
-        let center = database.observation
-        let told = ObservedValues<DatabaseChangeSet>()
-        let id = try XCTUnwrap(center.subscribe(.rows, tables: ["b"]) { told.append($0) })
-        defer { center.unsubscribe(id) }
+        let (database, told, id) = try followingB()
+        defer { database.observation.unsubscribe(id) }
         let wrote = DispatchSemaphore(value: 0)
         let commit = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
@@ -127,7 +129,7 @@ final class ObservationSubscriberIndexTests: XCTestCase {
             done.signal()
         }
         XCTAssertEqual(wrote.wait(timeout: .now() + 10), .success)
-        center.setTables(["a", "b"], for: id)
+        database.observation.setTables(["a", "b"], for: id)
         // What the new subscriber reads first: the state before the open transaction commits.
         XCTAssertEqual(try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM a") }, 0)
         commit.signal()
