@@ -92,4 +92,15 @@ final class CompressionArticleTests: XCTestCase {
         let stored = try database.read { db in try db.fetchValue(String.self, sql: "SELECT typeof(value) FROM \"kv:inbox\"") }
         XCTAssertEqual(stored, "blob")
     }
+
+    func testDocumentBodies() throws {
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+
+        let notes = try DocumentStore(database: database, name: "notes", bodyCompression: .zstd)
+        try notes.put(["title": "Q3 review", "text": "budget, deadline, 明天下午开会 …"], for: "n1")
+        let note = try notes.value(for: "n1")  // read back as it was put
+
+        XCTAssertEqual(note, .object(["title": "Q3 review", "text": "budget, deadline, 明天下午开会 …"]))
+    }
 }

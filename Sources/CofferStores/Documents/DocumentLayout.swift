@@ -14,7 +14,7 @@ import Foundation
 /// transaction (all or nothing) and keeps every document, id and bag membership: layout 1's attribute
 /// rows are rebuilt from the stored bodies, layout 2's are copied with their path replaced by its id.
 /// A read-only open leaves the file alone and reads the old layout through its `path` column
-/// (``readingSchema(storeName:in:)``).
+/// (``readingSchema(storeName:compression:in:)``).
 enum DocumentLayout {
     static func prepare(_ store: DocumentStore, in db: Connection) throws {
         let schema = store.schema
@@ -43,8 +43,11 @@ enum DocumentLayout {
 
     /// The schema a read-only open reads `storeName` with: layout 3's, or the `path` column of an
     /// earlier layout's attribute table.
-    static func readingSchema(storeName: String, in db: Connection) throws -> DocumentSchema {
-        DocumentSchema(storeName: storeName, pathIDs: !(try keepsPathText(storeName: storeName, in: db)))
+    static func readingSchema(storeName: String, compression: ColumnCompression?, in db: Connection) throws
+        -> DocumentSchema
+    {
+        DocumentSchema(
+            storeName: storeName, pathIDs: !(try keepsPathText(storeName: storeName, in: db)), compression: compression)
     }
 
     /// True when the store has an attribute table but no paths table: its rows hold the path's text
@@ -75,7 +78,7 @@ enum DocumentLayout {
     /// Writes every document's attribute rows from its body, a thousand documents at a time (memory stays
     /// flat); a damaged body gets none (reading that document reports it).
     static func reindex(_ store: DocumentStore, in db: Connection) throws {
-        let sql = "SELECT id, body FROM \(store.schema.documents) WHERE id > ? ORDER BY id LIMIT 1000"
+        let sql = "SELECT id, \(store.schema.body("body")) FROM \(store.schema.documents) WHERE id > ? ORDER BY id LIMIT 1000"
         var last = Int64.min
         let paths = AttributePaths(schema: store.schema)
         while true {

@@ -7,7 +7,9 @@ import CofferRecords
 ///
 /// - `"doc:N"` — one row per document: a stable `id` (`AUTOINCREMENT`: never reused, so attribute rows
 ///   left behind by a raw SQL delete can never describe a later document), the unique `key`, the
-///   ``DocumentBinary`` `body` and REAL timestamps. A re-`put` updates the row in place, so bag
+///   ``DocumentBinary`` `body` (or, with a body compression, what `coffer_compress` stores of it; such a
+///   store reads every body through `coffer_decompress`, which returns a plain body, whose first byte is the
+///   format's version 1, as it is) and REAL timestamps. A re-`put` updates the row in place, so bag
 ///   memberships and `created_at` stay.
 /// - `"doc-path:N"` — one row per attribute path ever written: a small integer `id` and the rendered
 ///   `path` (unique). Attribute rows carry the id, a byte or two, instead of the path's text.
@@ -48,8 +50,16 @@ struct DocumentSchema: Sendable {
     let insertAttribute: String
     let selectBody: String
 
+    /// Whether bodies are read through `coffer_decompress` (the store declares a body compression, `.off`
+    /// included: bodies compressed before still read).
+    let readsCompressed: Bool
+
+    /// `column` (a document's `body`) as reads take it.
+    func body(_ column: String) -> String { readsCompressed ? "coffer_decompress(\(column))" : column }
+
     /// The SQL of layout 3, or with `pathIDs: false` the reads of a layout 1 or 2 store opened read-only.
-    init(storeName: String, pathIDs: Bool = true) {
+    /// `compression` is how new bodies are written (nil or `.off`: plain).
+    init(storeName: String, pathIDs: Bool = true, compression: ColumnCompression? = nil) {
         let q = { (prefix: String) in SQLIdentifier.quote(prefix + storeName) }
         let documents = q("doc:")
         let paths = q("doc-path:")
@@ -97,14 +107,22 @@ struct DocumentSchema: Sendable {
         selectPathID = "SELECT id FROM \(paths) WHERE path = ?"
         insertPath = "INSERT INTO \(paths)(path) VALUES (?)"
         selectID = "SELECT id FROM \(documents) WHERE key = ?"
-        selectIDAndBody = "SELECT id, body FROM \(documents) WHERE key = ?"
-        insert = "INSERT INTO \(documents)(key, body, created_at, updated_at) VALUES (?, ?, ?, ?)"
-        update = "UPDATE \(documents) SET body = ?, updated_at = ? WHERE id = ?"
+        readsCompressed = compression != nil
+        let written: String
+        switch compression {
+        case .zstd: written = "coffer_compress(?, 0)"
+        case .dictionary(let id): written = "coffer_compress(?, \(id))"
+        case .dictionaries, .off, nil: written = "?"
+        }
+        let readBody = compression == nil ? "body" : "coffer_decompress(body)"
+        selectIDAndBody = "SELECT id, \(readBody) FROM \(documents) WHERE key = ?"
+        insert = "INSERT INTO \(documents)(key, body, created_at, updated_at) VALUES (?, \(written), ?, ?)"
+        update = "UPDATE \(documents) SET body = \(written), updated_at = ? WHERE id = ?"
         deleteDocument = "DELETE FROM \(documents) WHERE id = ?"
         deleteAttribute =
             "DELETE FROM \(attributes) WHERE path_id = ? AND kind = ? AND value = ? AND doc_id = ? AND ordinal = ?"
         deleteAttributesScanning = "DELETE FROM \(attributes) WHERE doc_id = ?"
         insertAttribute = "INSERT INTO \(attributes)(path_id, kind, value, doc_id, ordinal, folded) VALUES (?, ?, ?, ?, ?, ?)"
-        selectBody = "SELECT body FROM \(documents) WHERE key = ?"
+        selectBody = "SELECT \(readBody) FROM \(documents) WHERE key = ?"
     }
 }

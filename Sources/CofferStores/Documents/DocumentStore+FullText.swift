@@ -78,7 +78,7 @@ extension DocumentStore {
     public func search(matching pattern: FullTextPattern, limit: Int = 100) throws -> [DocumentMatch] {
         if pattern.matchesNothing { return [] }
         let found = try pattern.membership(of: "id", in: fullTextTable, docid: "docid >> \(Self.fullTextOrdinalBits)")
-        let query = "SELECT key, body FROM \(schema.documents) WHERE \(found.sql) ORDER BY id LIMIT ?"
+        let query = "SELECT key, \(schema.body("body")) FROM \(schema.documents) WHERE \(found.sql) ORDER BY id LIMIT ?"
         let arguments = found.arguments + [.integer(Int64(max(limit, 0)))]
         let rows = try database.read { db in
             var rows: [(String, Data)] = []

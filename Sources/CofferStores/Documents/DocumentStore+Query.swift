@@ -9,7 +9,7 @@ extension DocumentStore {
     /// let bostonians = try people.documents(matching: DocumentQuery(DocumentField("address.city") == "Boston"))
     /// ```
     public func documents(matching query: DocumentQuery) throws -> [DocumentMatch] {
-        let rows = try fetch(query, columns: "d.key, d.body") { ($0.string(at: 0), $0.data(at: 1)) }
+        let rows = try fetch(query, columns: "d.key, \(schema.body("d.body"))") { ($0.string(at: 0), $0.data(at: 1)) }
         return try rows.map { DocumentMatch(key: $0.0, value: try decode($0.1, key: $0.0)) }
     }
 
@@ -84,7 +84,7 @@ extension DocumentStore {
     /// With an order and a limit, the first page of that order goes.
     @discardableResult
     public func delete(matching query: DocumentQuery) throws -> Int {
-        let select = try compile(query, columns: "d.id, d.body", ordered: false)
+        let select = try compile(query, columns: "d.id, \(schema.body("d.body"))", ordered: false)
         return try database.write { db in
             var doomed: [(Int64, Data)] = []
             if query.ordering.isEmpty || (query.limit == nil && query.offset == 0) {
@@ -92,7 +92,7 @@ extension DocumentStore {
                     doomed.append(($0.int64(at: 0), $0.data(at: 1)))
                 }
             } else {
-                doomed = try rows(try orderedPage(query, in: db), columns: "d.id, d.body", in: db) {
+                doomed = try rows(try orderedPage(query, in: db), columns: "d.id, \(schema.body("d.body"))", in: db) {
                     ($0.int64(at: 0), $0.data(at: 1))
                 }
             }

@@ -40,19 +40,38 @@ public final class DocumentStore: Sendable {
     public let limits: Limits
     let schema: DocumentSchema
 
-    /// Opens the store called `name` in `database`, creating its tables if needed.
+    /// How new and rewritten documents' bodies are stored: `.zstd`, `.dictionary(id)` (a dictionary stored
+    /// with `Connection.trainCompressionDictionary(id:from:maximumSize:)`, trained on encoded bodies), `.off`
+    /// (plain, still reading bodies compressed before) or nil (plain, read as stored: open a store whose
+    /// bodies were compressed with a compression, `.off` at least). Attributes, bags and full-text indexes
+    /// stay plain. See the Compression article.
+    public let bodyCompression: ColumnCompression?
+
+    /// Opens the store called `name` in `database`, creating its tables if needed; `bodyCompression`
+    /// compresses the documents written from now on (see ``bodyCompression``).
     ///
     /// - Throws: ``DocumentError`` (``DocumentError/Reason/invalidName``) when `name` contains NUL, or the
-    ///   ``CofferError`` that prevented creating the tables.
-    public init(database: Database, name: String, limits: Limits = Limits()) throws {
+    ///   ``CofferError`` that prevented creating the tables (``ResultCode/invalidConfiguration`` for
+    ///   `.dictionaries`, which names a column documents do not have).
+    public init(
+        database: Database, name: String, limits: Limits = Limits(), bodyCompression: ColumnCompression? = nil
+    ) throws {
         try StoreCatalog.validate(name: name, store: name)
+        if case .dictionaries = bodyCompression {
+            throw CofferError(
+                code: .invalidConfiguration,
+                message: "document store \(name.debugDescription): a body compression is .zstd, .dictionary(id) or .off")
+        }
         self.name = name
         self.database = database
         self.limits = limits
+        self.bodyCompression = bodyCompression
         if database.configuration.readOnly {
-            self.schema = try database.read { db in try DocumentLayout.readingSchema(storeName: name, in: db) }
+            self.schema = try database.read { db in
+                try DocumentLayout.readingSchema(storeName: name, compression: bodyCompression, in: db)
+            }
         } else {
-            self.schema = DocumentSchema(storeName: name)
+            self.schema = DocumentSchema(storeName: name, compression: bodyCompression)
             try database.write { db in try DocumentLayout.prepare(self, in: db) }
         }
     }
