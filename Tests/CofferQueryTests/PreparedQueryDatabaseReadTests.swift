@@ -33,6 +33,28 @@ final class PreparedQueryDatabaseReadTests: XCTestCase {
         XCTAssertEqual(try byConversation.fetchAll(database, work, 0.0).count, 20)
     }
 
+    /// The one-argument forms (no parameter pack) agree with the array form, on a connection and on the
+    /// database, and refuse a query that takes another number of arguments.
+    func testOneArgumentFormsAgreeAndCheckTheCount() throws {
+        let inConversation = try Message.filter { $0.conversationID == .parameter }.order { $0.id.asc }.prepared()
+        let all = try Message.all().order { $0.id.asc }.limit(3).prepared()
+        let byScore = try Message.filter { $0.score.between(.parameter, and: .parameter) }.prepared()
+        for conversation in [work, -1] {
+            let expected = try inConversation.fetchAll(database, arguments: [conversation])
+            XCTAssertEqual(expected.count, conversation == work ? 20 : 0)
+            XCTAssertEqual(try inConversation.fetchAll(database, conversation), expected)
+            XCTAssertEqual(try inConversation.fetchOne(database, conversation), expected.first)
+            try database.read { db in
+                XCTAssertEqual(try inConversation.fetchAll(db, conversation), expected)
+                XCTAssertEqual(try inConversation.fetchOne(db, conversation), expected.first)
+            }
+        }
+        for attempt in [{ _ = try all.fetchOne(self.database, Int64(1)) }, { _ = try byScore.fetchAll(self.database, 1.0) }] {
+            XCTAssertThrowsError(try attempt()) { error in XCTAssertEqual((error as? CofferError)?.code, .range) }
+        }
+        XCTAssertEqual(try all.fetchAll(database).count, 3)  // the statement is usable after a refused call
+    }
+
     /// The writer adds messages two at a time in one transaction; a reader's single statement, stepping
     /// through every row while commits land, must see an even count every time: one snapshot, start to end.
     func testOneStatementSeesOneSnapshotWhileTheWriterCommits() throws {

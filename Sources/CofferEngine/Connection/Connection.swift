@@ -48,10 +48,13 @@ public final class Connection {
     /// Set for an encrypted connection on SQLCipher 4, whose codec keeps a page's failed authentication as a
     /// deferred error: every later page read on the connection fails with `SQLITE_NOMEM` ("out of memory").
     /// Such a failure after corruption is reported as the corruption it is (see ``failure(code:sql:)``).
-    package var codecErrorsAreSticky = false
+    /// Set once when the connection opens; read by the pool at every check-in (unchecked: the dynamic
+    /// exclusivity check would cost more than the read).
+    @exclusivity(unchecked) package var codecErrorsAreSticky = false
     /// True once a statement on this connection reported corruption (`SQLITE_CORRUPT`, `SQLITE_NOTADB`); the
     /// reader pool replaces such a connection when its codec errors are sticky.
-    package private(set) var sawCorruption = false
+    /// Written and read only by the thread that holds the connection.
+    @exclusivity(unchecked) package private(set) var sawCorruption = false
     /// The database's transaction observers, on its writer connections only (nil elsewhere): told by
     /// ``inTransaction(_:_:)``.
     package var transactionObservers: TransactionObservers?

@@ -48,6 +48,27 @@ extension PreparedQuery {
         return try fetchAll(db, first, repeat each rest)
     }
 
+    /// The first matching record, or nil, with `value` bound to the query's one parameter, read by one
+    /// statement on a reader connection outside any transaction: the one-argument form of
+    /// `fetchOne(_:_:_:)`, without a parameter pack.
+    public func fetchOne<Value: DatabaseValueConvertible>(_ database: Database, _ value: Value) throws -> Root? {
+        guard let db = try database.checkOutStatementReader() else {
+            return try database.read { db in try fetchOne(db, value) }
+        }
+        defer { database.checkInStatementReader(db) }
+        return try fetchOne(db, value)
+    }
+
+    /// Every matching record, with `value` bound to the query's one parameter, read by one statement on a
+    /// reader connection outside any transaction: the one-argument form of `fetchAll(_:_:_:)`.
+    public func fetchAll<Value: DatabaseValueConvertible>(_ database: Database, _ value: Value) throws -> [Root] {
+        guard let db = try database.checkOutStatementReader() else {
+            return try database.read { db in try fetchAll(db, value) }
+        }
+        defer { database.checkInStatementReader(db) }
+        return try fetchAll(db, value)
+    }
+
     /// The first matching record, or nil, with `arguments` bound to the parameters in order, read by one
     /// statement on a reader connection outside any transaction.
     public func fetchOne(_ database: Database, arguments: StatementArguments = []) throws -> Root? {

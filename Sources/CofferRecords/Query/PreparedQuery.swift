@@ -102,6 +102,25 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
         return try StatementDecoder.fetchOne(Root.self, from: statement)
     }
 
+    /// The first matching record, or nil, with `value` bound to the query's one parameter:
+    /// `try byID.fetchOne(db, 42)`. The one-argument form of `fetchOne(_:_:_:)`, without a parameter pack
+    /// (whose type metadata an unspecialized call builds at every execution).
+    public func fetchOne<Value: DatabaseValueConvertible>(_ db: Connection, _ value: Value) throws -> Root? {
+        let statement = try begin(db)
+        defer { end(statement) }
+        try bind(statement, value)
+        return try StatementDecoder.fetchOne(Root.self, from: statement)
+    }
+
+    /// Every matching record, with `value` bound to the query's one parameter: the one-argument form of
+    /// `fetchAll(_:_:_:)`, without a parameter pack.
+    public func fetchAll<Value: DatabaseValueConvertible>(_ db: Connection, _ value: Value) throws -> [Root] {
+        let statement = try begin(db)
+        defer { end(statement) }
+        try bind(statement, value)
+        return try StatementDecoder.fetchAll(Root.self, from: statement)
+    }
+
     /// Appends each matching record to `records` and calls `body` with its index there and the statement
     /// on its row, with `arguments` bound to the parameters in order (eager loads read each row's key from
     /// the statement). The records are collected here, not in `body`: in a client module this code is
@@ -138,6 +157,13 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
         }
     }
 
+    /// Binds the one argument, after checking that the query takes one.
+    @inline(__always)
+    private func bind<Value: DatabaseValueConvertible>(_ statement: Statement, _ value: Value) throws {
+        try checkArgumentCount(1)
+        try statement.bind(value.databaseValue, toParameter: parameterPositions[0] + 1)
+    }
+
     /// Binds `arguments`, after checking their number.
     private func bind(_ statement: Statement, _ arguments: StatementArguments) throws {
         try checkArgumentCount(arguments.values.count)
@@ -146,6 +172,7 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
         }
     }
 
+    @inline(__always)
     private func checkArgumentCount(_ count: Int) throws {
         guard count == parameterPositions.count else {
             throw CofferError(
@@ -177,6 +204,7 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
     }
 
     /// Resets the statement and releases it for the next execution.
+    @inline(__always)
     private func end(_ statement: Statement) {
         statement.isInUse = false
         statement.reset()
