@@ -81,7 +81,9 @@ struct Harness {
     }
 
     /// The timed part of a run, kept out of line so that callgrind can count it alone:
-    /// `valgrind --tool=callgrind --toggle-collect='*Harness*timed*' coffer-bench …`.
+    /// `valgrind --tool=callgrind --toggle-collect='*Harness*timed*Tm' coffer-bench …` on a `strip -g` copy of
+    /// the release build (LLVM merges the specializations into one `…Tm` function their thunks call; a
+    /// pattern matching the thunks too toggles collection off again on entering it).
     @inline(never)
     static func timed<State>(_ body: (State) throws -> Void, _ state: State) rethrows {
         try body(state)

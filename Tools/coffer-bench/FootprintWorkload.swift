@@ -144,8 +144,10 @@ struct FootprintWorkload {
                     id: Int64.random(in: 1...Int64(rowCount), using: &generator), statement: statement, connection: raw)
             }
         } else if let database {
+            let byID = try CofferLookup.byID.get()
             for _ in 0..<count {
-                _ = try CofferLookup.person(id: Int64.random(in: 1...Int64(rowCount), using: &generator), in: database)
+                _ = try CofferLookup.person(
+                    id: Int64.random(in: 1...Int64(rowCount), using: &generator), byID: byID, in: database)
             }
         }
     }
