@@ -29,6 +29,17 @@ public enum ColumnCompression: Sendable, Hashable {
     /// plain; then the declaration can go.
     case off
 
+    /// How a store writes its one value column through an anonymous `?`: `coffer_compress(?, dictionary)`,
+    /// or `?` when values are written plain (`.off`, and `.dictionaries`, which needs a record's other
+    /// column and which the stores refuse).
+    package var storedParameterSQL: String {
+        switch self {
+        case .zstd: return "coffer_compress(?, 0)"
+        case .dictionary(let id): return "coffer_compress(?, \(id))"
+        case .dictionaries, .off: return "?"
+        }
+    }
+
     /// The SQL expression of the dictionary id a value is compressed with; `reference` renders the
     /// value of another column of the row (a statement parameter, or the column itself).
     package func dictionarySQL(reference: (String) throws -> String) throws -> String {

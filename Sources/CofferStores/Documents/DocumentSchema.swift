@@ -55,7 +55,12 @@ struct DocumentSchema: Sendable {
     let readsCompressed: Bool
 
     /// `column` (a document's `body`) as reads take it.
-    func body(_ column: String) -> String { readsCompressed ? "coffer_decompress(\(column))" : column }
+    func body(_ column: String) -> String { Self.body(column, readsCompressed: readsCompressed) }
+
+    /// `column` as a read of the body: plain, or through `coffer_decompress`.
+    static func body(_ column: String, readsCompressed: Bool) -> String {
+        readsCompressed ? "coffer_decompress(\(column))" : column
+    }
 
     /// The SQL of layout 3, or with `pathIDs: false` the reads of a layout 1 or 2 store opened read-only.
     /// `compression` is how new bodies are written (nil or `.off`: plain).
@@ -108,13 +113,8 @@ struct DocumentSchema: Sendable {
         insertPath = "INSERT INTO \(paths)(path) VALUES (?)"
         selectID = "SELECT id FROM \(documents) WHERE key = ?"
         readsCompressed = compression != nil
-        let written: String
-        switch compression {
-        case .zstd: written = "coffer_compress(?, 0)"
-        case .dictionary(let id): written = "coffer_compress(?, \(id))"
-        case .dictionaries, .off, nil: written = "?"
-        }
-        let readBody = compression == nil ? "body" : "coffer_decompress(body)"
+        let written = compression?.storedParameterSQL ?? "?"
+        let readBody = Self.body("body", readsCompressed: readsCompressed)
         selectIDAndBody = "SELECT id, \(readBody) FROM \(documents) WHERE key = ?"
         insert = "INSERT INTO \(documents)(key, body, created_at, updated_at) VALUES (?, \(written), ?, ?)"
         update = "UPDATE \(documents) SET body = \(written), updated_at = ? WHERE id = ?"

@@ -72,12 +72,7 @@ struct KeyValueSchema: Sendable {
             """
         readsCompressed = compression != nil
         // `coffer_compress` stores a value that does not shrink as it is; `.off` writes plain.
-        let written: String
-        switch compression {
-        case .zstd: written = "coffer_compress(?, 0)"
-        case .dictionary(let id): written = "coffer_compress(?, \(id))"
-        case .dictionaries, .off, nil: written = "?"
-        }
+        let written = compression?.storedParameterSQL ?? "?"
         selectByKey = """
             SELECT \(StoredItem.columns(decompressing: readsCompressed)) FROM \(items)
             WHERE bucket = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)
