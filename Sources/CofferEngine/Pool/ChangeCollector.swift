@@ -40,7 +40,7 @@ final class ChangeCollector {
     /// Rows mode: the center's count when this transaction first skipped a row (nil: it skipped none).
     private var skippedAtVersion: Int?
     /// Rows mode: the table of the last row seen, and whether its rows are collected.
-    private var lastRowTable: [CChar] = [0]
+    private var lastRowTable = LastTableName()
     private var lastRowTableCollected = true
     /// The writer connection (by ``SerializedConnection/generation``) the hooks are on.
     private(set) var installedGeneration: Int?
@@ -51,7 +51,7 @@ final class ChangeCollector {
     private var rows: [RowChange] = []
     /// Tables mode: the tables changed, and the last one seen (most rows follow one of the same table).
     private var tables: Set<String> = []
-    private var lastTable: [CChar] = [0]
+    private var lastTable = LastTableName()
     private var wholeDatabase = false
     private var committing = false
     private var sequence: UInt64 = 0
@@ -190,9 +190,9 @@ final class ChangeCollector {
     private func isCollected(_ table: UnsafePointer<CChar>) -> Bool {
         refreshFollowedTables()
         guard let followed else { return true }
-        if strcmp(table, lastRowTable) != 0 {
+        if !lastRowTable.isSame(table) {
             lastRowTableCollected = followed.contains(String(cString: table).lowercased())
-            lastRowTable = Array(UnsafeBufferPointer(start: table, count: strlen(table) + 1))
+            lastRowTable.remember(table)
         }
         if !lastRowTableCollected && skippedAtVersion == nil { skippedAtVersion = knownVersion }
         return lastRowTableCollected
@@ -202,7 +202,7 @@ final class ChangeCollector {
     private func refreshFollowedTables() {
         guard followedVersion() != knownVersion else { return }
         (knownVersion, followed) = followedTables()
-        lastRowTable = [0]
+        lastRowTable.forget()
     }
 
     /// Remembers which statement made the update at `row` (its SQL, built once per statement).
@@ -218,12 +218,12 @@ final class ChangeCollector {
     private func didChangeTable(database: UnsafePointer<CChar>, table: UnsafePointer<CChar>) {
         if committing { confirmCommit(preparingOn: nil) }
         rowsReported &+= 1
-        if strcmp(table, lastTable) == 0 { return }
+        if lastTable.isSame(table) { return }
         guard strcmp(database, "main") == 0 else {
             if strcmp(database, "temp") != 0 { wholeDatabase = true }
             return
         }
-        lastTable = Array(UnsafeBufferPointer(start: table, count: strlen(table) + 1))
+        lastTable.remember(table)
         tables.insert(String(cString: table).lowercased())
     }
 
@@ -358,7 +358,7 @@ final class ChangeCollector {
         rows.removeAll(keepingCapacity: true)
         if !tables.isEmpty {
             tables.removeAll()
-            lastTable = [0]
+            lastTable.forget()
         }
         wholeDatabase = false
         committing = false
@@ -429,4 +429,18 @@ enum SavepointStatement: Equatable {
         }
         return words + (current.isEmpty ? [] : [current.uppercased()])
     }
+}
+
+/// The name of the last table a hook saw, kept as C bytes so that the next row of the same table costs one
+/// `strcmp` and no `String`.
+private struct LastTableName {
+    private var bytes: [CChar] = [0]
+
+    func isSame(_ table: UnsafePointer<CChar>) -> Bool { strcmp(table, bytes) == 0 }
+
+    mutating func remember(_ table: UnsafePointer<CChar>) {
+        bytes = Array(UnsafeBufferPointer(start: table, count: strlen(table) + 1))
+    }
+
+    mutating func forget() { bytes = [0] }
 }
