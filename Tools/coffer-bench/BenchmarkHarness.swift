@@ -37,6 +37,9 @@ enum Implementation: String, CaseIterable {
     var rawKey: String? { self == .rawC ? WriteWorkloads.passphrase : nil }
 }
 
+/// The median of `samples` (the upper one of an even count); `samples` must not be empty.
+func median(_ samples: [Double]) -> Double { samples.sorted()[samples.count / 2] }
+
 /// Runs a body several times on fresh state and keeps the median wall time.
 struct Harness {
     let repetitions: Int

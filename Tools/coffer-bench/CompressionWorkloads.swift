@@ -64,7 +64,6 @@ struct CompressionWorkloads {
             times["W12-insert coffer-uncompressed", default: []].append(plain.insert)
             times["W12-fetch coffer-uncompressed", default: []].append(plain.fetch)
         }
-        func median(_ samples: [Double]) -> Double { samples.sorted()[samples.count / 2] }
         var results = ["W12-size-plain", "W12-size-zstd", "W12-size-dict"].compactMap { name -> Measurement? in
             guard let samples = sizes[name], !samples.isEmpty else { return nil }
             let mebibytes = median(samples)

@@ -71,8 +71,8 @@ struct ConcurrentWorkloads {
                     ).utf8))
         }
         func measurement(_ name: String, _ values: [Double]) -> Measurement {
-            let median = values.sorted()[values.count / 2]
-            return Measurement(workload: name, impl: impl.rawValue, opsPerSecond: median, seconds: 1 / median)
+            let rate = median(values)
+            return Measurement(workload: name, impl: impl.rawValue, opsPerSecond: rate, seconds: 1 / rate)
         }
         return [measurement("W6-writer", writer), measurement("W6-readers", together), measurement("W6-readers-alone", alone)]
     }

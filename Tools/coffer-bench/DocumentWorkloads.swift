@@ -120,7 +120,7 @@ struct DocumentWorkloads {
         ]
         return operations.keys.sorted().compactMap { name in
             guard let samples = times[name], !samples.isEmpty, let operationCount = operations[name] else { return nil }
-            let seconds = samples.sorted()[samples.count / 2]
+            let seconds = median(samples)
             return Measurement(
                 workload: name, impl: impl.rawValue, opsPerSecond: Double(operationCount) / seconds, seconds: seconds)
         }

@@ -61,10 +61,10 @@ struct FootprintWorkload {
             seconds.append(elapsed)
             if let peak = Int(fields[1]) { peaks.append(peak) }
         }
-        let median = seconds.sorted()[seconds.count / 2]
+        let medianSeconds = median(seconds)
         let operations = Double(Self.readerCount * lookupsPerReader)
         return Measurement(
-            workload: name, impl: impl.rawValue, opsPerSecond: operations / median, seconds: median,
+            workload: name, impl: impl.rawValue, opsPerSecond: operations / medianSeconds, seconds: medianSeconds,
             peakRSSKiB: peaks.isEmpty ? nil : peaks.sorted()[peaks.count / 2])
     }
 

@@ -59,7 +59,7 @@ struct KeyValueWorkloads {
         }
         func measurement(_ name: String, _ times: [Double]) -> Measurement? {
             guard !times.isEmpty else { return nil }
-            let seconds = times.sorted()[times.count / 2]
+            let seconds = median(times)
             return Measurement(workload: name, impl: impl.rawValue, opsPerSecond: Double(count) / seconds, seconds: seconds)
         }
         return [measurement("W7-put", put), measurement("W7-get", get), measurement("W7-get-cached", cached)].compactMap { $0 }

@@ -70,7 +70,7 @@ struct LiveMigrationWorkloads {
             idle.add(quiet.runAlone(operations: during.commits.count))
             try database.close()
         }
-        let migrate = migrateTimes.sorted()[migrateTimes.count / 2]
+        let migrate = median(migrateTimes)
         return [
             Measurement(
                 workload: "W13-offline", impl: impl.rawValue, opsPerSecond: Double(rows) / offlineSeconds, seconds: offlineSeconds

@@ -31,8 +31,6 @@ enum OpenReference {
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
-    private static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-
     /// Milliseconds, or nil when `python3 -c 'import sqlcipher3'` fails.
     private static func sqlcipher412FirstOpen(repetitions: Int) -> Double? {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-bench-w0-\(getpid())")
