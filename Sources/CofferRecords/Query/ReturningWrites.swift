@@ -137,7 +137,6 @@ extension TableColumn {
     /// for this column (SQLite's `excluded."column"`), where `$0.column` alone is the existing row's.
     public var excluded: SQLExpression<Root, Value> {
         let column = SQLFragment(raw: "excluded.") + SQLFragment([.identifier(name)])
-        guard isCompressed else { return SQLExpression(column) }
-        return SQLExpression(SQLFragment(raw: "coffer_decompress(") + column + SQLFragment(raw: ")"))
+        return SQLExpression(isCompressed ? .decompressed(column) : column)
     }
 }

@@ -40,6 +40,12 @@ public enum ColumnCompression: Sendable, Hashable {
         }
     }
 
+    /// `column` as a store reads it: through `coffer_decompress` when the store declares a compression
+    /// (`.off` included: values compressed before still read), as it is otherwise.
+    package static func readSQL(_ column: String, decompressing: Bool) -> String {
+        decompressing ? "coffer_decompress(\(column))" : column
+    }
+
     /// The SQL expression of the dictionary id a value is compressed with; `reference` renders the
     /// value of another column of the row (a statement parameter, or the column itself).
     package func dictionarySQL(reference: (String) throws -> String) throws -> String {
@@ -56,13 +62,19 @@ public enum ColumnCompression: Sendable, Hashable {
     }
 }
 
+extension SQLFragment {
+    /// `column` read through `coffer_decompress`: the plain value of a compressed column.
+    package static func decompressed(_ column: SQLFragment) -> SQLFragment {
+        SQLFragment(raw: "coffer_decompress(") + column + SQLFragment(raw: ")")
+    }
+}
+
 extension ColumnDefinition {
     /// The column as a record fetch selects it: plain, or through `coffer_decompress` when compressed.
     package func selection(table: String? = nil) -> SQLFragment {
         let part: SQLFragment.Part = table.map { .column(table: $0, name: name) } ?? .identifier(name)
         let column = SQLFragment([part])
-        guard compression != nil else { return column }
-        return SQLFragment(raw: "coffer_decompress(") + column + SQLFragment(raw: ")")
+        return compression == nil ? column : .decompressed(column)
     }
 }
 

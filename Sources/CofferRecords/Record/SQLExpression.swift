@@ -59,8 +59,7 @@ public struct TableColumn<Root: TableRecord, Value>: TypedExpression {
     /// `coffer_decompress`, so that filters and orderings compare plain values.
     public var sqlFragment: SQLFragment {
         let column = SQLFragment([.column(table: Root.tableName, name: name)])
-        guard isCompressed else { return column }
-        return SQLFragment(raw: "coffer_decompress(") + column + SQLFragment(raw: ")")
+        return isCompressed ? .decompressed(column) : column
     }
 }
 

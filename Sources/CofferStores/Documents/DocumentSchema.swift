@@ -55,12 +55,7 @@ struct DocumentSchema: Sendable {
     let readsCompressed: Bool
 
     /// `column` (a document's `body`) as reads take it.
-    func body(_ column: String) -> String { Self.body(column, readsCompressed: readsCompressed) }
-
-    /// `column` as a read of the body: plain, or through `coffer_decompress`.
-    static func body(_ column: String, readsCompressed: Bool) -> String {
-        readsCompressed ? "coffer_decompress(\(column))" : column
-    }
+    func body(_ column: String) -> String { ColumnCompression.readSQL(column, decompressing: readsCompressed) }
 
     /// The SQL of layout 3, or with `pathIDs: false` the reads of a layout 1 or 2 store opened read-only.
     /// `compression` is how new bodies are written (nil or `.off`: plain).
@@ -114,7 +109,7 @@ struct DocumentSchema: Sendable {
         selectID = "SELECT id FROM \(documents) WHERE key = ?"
         readsCompressed = compression != nil
         let written = compression?.storedParameterSQL ?? "?"
-        let readBody = Self.body("body", readsCompressed: readsCompressed)
+        let readBody = ColumnCompression.readSQL("body", decompressing: readsCompressed)
         selectIDAndBody = "SELECT id, \(readBody) FROM \(documents) WHERE key = ?"
         insert = "INSERT INTO \(documents)(key, body, created_at, updated_at) VALUES (?, \(written), ?, ?)"
         update = "UPDATE \(documents) SET body = \(written), updated_at = ? WHERE id = ?"

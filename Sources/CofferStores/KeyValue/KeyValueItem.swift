@@ -55,7 +55,7 @@ struct StoredItem: Sendable {
     /// The columns, in the order ``init(statement:)`` reads them, for `SELECT` lists.
     static func columns(prefix: String = "", decompressing: Bool = false) -> String {
         ["id", "bucket", "key", "value", "metadata", "created_at", "updated_at", "expires_at", "size"]
-            .map { decompressing && $0 == "value" ? "coffer_decompress(\(prefix)value)" : prefix + $0 }
+            .map { $0 == "value" ? ColumnCompression.readSQL(prefix + $0, decompressing: decompressing) : prefix + $0 }
             .joined(separator: ", ")
     }
 

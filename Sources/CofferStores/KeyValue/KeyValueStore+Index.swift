@@ -34,7 +34,7 @@ extension KeyValueStore {
     {
         let condition = KeyValueSchema.bucketCondition(bucket)
         var items: [(id: Int64, bucket: String, value: Value)] = []
-        let value = schema.readsCompressed ? "coffer_decompress(value)" : "value"
+        let value = ColumnCompression.readSQL("value", decompressing: schema.readsCompressed)
         let sql = "SELECT id, bucket, key, \(value) FROM \(schema.items) WHERE \(condition.sql)"
         try db.forEachRow(sql: sql, arguments: condition.arguments) { row in
             let location = location(row.string(at: 1), row.string(at: 2))
