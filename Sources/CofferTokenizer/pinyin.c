@@ -7,13 +7,17 @@
 //   character itself, folded to its simplified form (資 → 资, Unihan's kSimplifiedVariant; `"fold=0"`
 //   turns this off); every toneless reading of the character (单 → dan, shan, chan; ü as v: 吕 → lv);
 //   the first letter of each reading (d, s, c), once each; and, marked with COFFER_PINYIN_PREFIX_MARK
-//   (byte 0x02), each reading's first two letters when a longer syllable starts with them (\x02da,
-//   \x02sh, \x02ch: what a query's `da*`, `sh*` and the initials `sh`, `ch` search for, as one term that
-//   FTS4 reads incrementally rather than a merge of every term with that prefix). FTS4 keeps a term's
-//   positions per term, so several terms at one position are allowed; a phrase's i-th token matches any
-//   of them.
+//   (byte 0x02), the retroflex initial of each reading starting with zh, ch or sh (\x02zh, \x02ch,
+//   \x02sh: what a query's initials `zh`, `ch`, `sh` and prefixes `zh*`, `ch*`, `sh*` search for, as one
+//   term that FTS4 reads incrementally rather than a merge of the 20 or so syllables with that prefix).
+//   FTS4 keeps a term's positions per term, so several terms at one position are allowed; a phrase's
+//   i-th token matches any of them.
 // - Text between CJK runs goes to a `unicode61` cursor, as in the `coffer` tokenizer, one position per
-//   token; a word of two or more letters also gives its first two letters, marked, at its position.
+//   token; a word starting with zh, ch or sh also gives those two letters, marked, at its position.
+//
+// Other two-letter prefixes (`li*`, `yu*`) are not marked terms: each would cost a doclist entry per
+// character (about 3 bytes, the index 5.1x the names instead of 3.9x on the contacts benchmark), while
+// FTS4's merge of their few syllables' terms costs less than the queries of initials do anyway.
 //
 // Query text: FTS tokenizes each phrase of a MATCH expression with the table's tokenizer and ignores the
 // positions it reports, so a query must give exactly one token per position. A phrase that starts with
@@ -221,6 +225,11 @@ static void read_marked_prefix(PinyinCursor *cursor) {
     cursor->character_position = segments->position++;
 }
 
+/// Whether `first` and `second` are a retroflex initial: zh, ch or sh.
+static int is_retroflex(char first, char second) {
+    return second == 'h' && (first == 'z' || first == 'c' || first == 's');
+}
+
 /// Fills the pending tokens of the character at cursor->run_next and moves past it.
 static void read_character(PinyinCursor *cursor) {
     CofferSegments *segments = &cursor->segments;
@@ -258,13 +267,12 @@ static void read_character(PinyinCursor *cursor) {
             cursor->pending[count] = letters + letter;
             cursor->pending_bytes[count++] = 1;
         }
-        // Each reading's first two letters, marked, when a longer syllable starts with them (`li`: li,
-        // lian, liang…; `zh`: every zh- syllable), once each: what `li*` or the initial `zh` searches
-        // for, read as one term.
+        // Each reading's retroflex initial (zh, ch, sh), marked, once each: what the initial `zh` or the
+        // prefix `zh*` searches for, read as one term.
         int prefix_count = 0;
         for (int i = 1; i <= set[0] && count < MAX_CHARACTER_TOKENS && prefix_count < MAX_READINGS; i++) {
             const char *syllable = coffer_pinyin_syllable_text + coffer_pinyin_syllable_offsets[set[i]];
-            if (syllable[1] == '\0' || !(coffer_pinyin_syllable_kind(syllable, 2) & 2)) continue;
+            if (!is_retroflex(syllable[0], syllable[1])) continue;
             int seen = 0;
             for (int k = 0; k < prefix_count && !seen; k++) {
                 seen = cursor->prefixes[k][1] == syllable[0] && cursor->prefixes[k][2] == syllable[1];
@@ -282,11 +290,11 @@ static void read_character(PinyinCursor *cursor) {
     cursor->pending_next = 0;
 }
 
-/// In a document, a word of two or more letters (a nickname: `lily`) also gives its first two letters,
-/// marked, at its position: a marked prefix in a query (`\x02li`, what `li` typed last searches for)
-/// finds it as `li*` would.
+/// In a document, a word starting with zh, ch or sh (a nickname: `zhuzhu`) also gives those two letters,
+/// marked, at its position: a marked prefix in a query (`\x02zh`, what `zh` typed last searches for)
+/// finds it as `zh*` would.
 static void mark_word_prefix(PinyinCursor *cursor, const char *token, int bytes, int start, int end, int position) {
-    if (bytes < 2 || token[0] < 'a' || token[0] > 'z' || token[1] < 'a' || token[1] > 'z') return;
+    if (bytes < 2 || !is_retroflex(token[0], token[1])) return;
     char *term = cursor->prefixes[0];
     term[0] = COFFER_PINYIN_PREFIX_MARK;
     term[1] = token[0];

@@ -6,8 +6,8 @@ import XCTest
 @testable import CofferRecords
 @testable import CofferSearch
 
-/// `zh`, `ch` and `sh` typed as initials anywhere in a query (`zhs` → 张三), and a last syllable cut to
-/// two letters (`zhangsa`, `li`) searched through the tokenizer's marked two-letter prefix terms.
+/// `zh`, `ch` and `sh` typed as initials anywhere in a query (`zhs` → 张三), searched through the
+/// tokenizer's marked retroflex terms, and a last syllable cut to two letters (`zhangsa`, `li`).
 final class PinyinInitialsTests: XCTestCase {
     private static let names = [
         "张三", "曾三", "周山", "陈力", "岑力", "史林", "孙林", "程诗亮", "成思亮", "李丽", "李玲", "刘梁", "吕布",
@@ -58,8 +58,8 @@ final class PinyinInitialsTests: XCTestCase {
         XCTAssertEqual(initials.first?.map(\.text), ["zh", "s"])
     }
 
-    func testTwoLetterPrefixesAreOneMarkedTerm() throws {
-        let database = try database(nicknames: ["李丽": "Lily", "吕布": "Li"])
+    func testTwoLetterPrefixesFindEverySyllableTheyStart() throws {
+        let database = try database(nicknames: ["李丽": "Lily", "吕布": "Li", "孙林": "Shawn"])
         // `li` last: every syllable starting with li (li, lin, ling, liang, liu), and Latin words (吕布's
         // nickname), anywhere in the name.
         let withLi: Set = ["陈力", "岑力", "史林", "孙林", "程诗亮", "成思亮", "李丽", "李玲", "刘梁", "吕布"]
@@ -73,9 +73,15 @@ final class PinyinInitialsTests: XCTestCase {
         XCTAssertEqual(try found("lv", in: database), ["吕布"])
         XCTAssertEqual(try found("chengshiliang", in: database), ["程诗亮"])
         XCTAssertEqual(try found("chengshilia", in: database), ["程诗亮"])
-        let expression = try FullTextPattern.pinyin("zhangsa").matchExpression()
-        XCTAssertTrue(expression.contains("\u{1}zhang \u{2}sa\""), expression.debugDescription)
-        XCTAssertFalse(expression.contains(" sa*"), expression.debugDescription)
+        // `sh` last: every sh- syllable, as the one marked term, and a word starting with it (Shawn).
+        XCTAssertEqual(try found("sh", in: database), ["周山", "史林", "程诗亮", "孙林"])
+        XCTAssertEqual(try found("zh", in: database), ["张三", "周山"])
+        // Only zh, ch and sh are marked terms; another two-letter prefix is FTS4's `sa*`.
+        let cut = try FullTextPattern.pinyin("zhangsa").matchExpression()
+        XCTAssertTrue(cut.contains("\u{1}zhang sa*\""), cut.debugDescription)
+        XCTAssertFalse(cut.contains("\u{2}"), cut.debugDescription)
+        let retroflex = try FullTextPattern.pinyin("zhangsh").matchExpression()
+        XCTAssertTrue(retroflex.contains("\u{1}zhang \u{2}sh\""), retroflex.debugDescription)
     }
 
     func testMarksInUserTextAreSeparators() throws {

@@ -4,13 +4,16 @@
 // p50/p99 and the index's size against the names. Queries are each name's best reading only (not every
 // reading FullTextPattern.pinyin ORs), written as before the 0x02 prefix terms (`"\x01zhang li*"`) or,
 // with MARK2=1, with a two-letter last prefix as the marked term (`"\x01zhang \x02li"`); MARK2=2 marks
-// every prefix (needs a tokenizer indexing them all). The first argument is extra FTS4 options.
+// every prefix (needs a tokenizer indexing them all); MARK2=3 marks only zh, ch and sh (what the
+// tokenizer indexes since #42's size work). The first argument is extra FTS4 options.
 //
 //   gcc -O2 -o /tmp/prefix-prototype Tools/pinyin/prefix-prototype.c Sources/CofferTokenizer/*.c
 //       -ISources/CofferTokenizer/include -ISources/CofferTokenizer -I/usr/include/sqlcipher -lsqlcipher -lm
 //   (one command line)
 //   /tmp/prefix-prototype ""                     # queries as before the 0x02 terms (`li*`)
-//   MARK2=1 /tmp/prefix-prototype ""             # marked two-letter prefixes
+//   MARK2=3 /tmp/prefix-prototype ""             # marked zh, ch, sh: today's tokenizer
+//   MARK2=1 /tmp/prefix-prototype ""             # marked two-letter prefixes (a tokenizer before #42's
+//                                                # size work indexed them all)
 //   /tmp/prefix-prototype ', prefix="2,3"'       # FTS4 prefix indexes
 //   /tmp/prefix-prototype "" "" v                # also print the queries over 1.5 ms
 // It writes /tmp/pyproto/t.db (created as needed).
@@ -25,7 +28,7 @@
 #include "CofferPinyin.h"
 #include "pinyin_table.h"
 static int expand; static int mark2;
-static void fix2(char *q){ if(!mark2) return; char out[512]; char *o=out; for(char *p=q;*p;p++){ if(p[0]=='*'){ /* find start of word */ char *w=o; while(w>out && w[-1]>='a'&&w[-1]<='z') w--; if(o-w>=2 && (mark2>1 || o-w==2)){ if(mark2>1 && !(coffer_pinyin_syllable_kind(w,(int)(o-w))&2)){ continue; } memmove(w+1,w,o-w); *w='\x02'; o++; continue; } if(0){ memmove(w+1,w,2); *w='\x02'; o++; continue; } } *o++=*p; } *o=0; strcpy(q,out); }
+static void fix2(char *q){ if(!mark2) return; char out[512]; char *o=out; for(char *p=q;*p;p++){ if(p[0]=='*'){ /* find start of word */ char *w=o; while(w>out && w[-1]>='a'&&w[-1]<='z') w--; if(o-w>=2 && (mark2>1 || o-w==2) && (mark2!=3 || w[1]=='h')){ if(mark2>1 && !(coffer_pinyin_syllable_kind(w,(int)(o-w))&2)){ continue; } memmove(w+1,w,o-w); *w='\x02'; o++; continue; } if(0){ memmove(w+1,w,2); *w='\x02'; o++; continue; } } *o++=*p; } *o=0; strcpy(q,out); }
 /* writes OR of phrases: head + each syllable starting with pre */
 static char *orx(char *p, const char *head, const char *pre){ int n=0; int L=strlen(pre); for(int i=0;i<COFFER_PINYIN_SYLLABLE_COUNT;i++){ const char *s=coffer_pinyin_syllable_text+coffer_pinyin_syllable_offsets[i]; if(strncmp(s,pre,L)==0){ p+=sprintf(p,"%s\"\x01%s%s\"", n?" OR ":"", head, s); n++; } } return p; }
 static const char *sur = "李王张刘陈杨赵黄周吴徐孙胡朱高林何郭马罗梁宋郑谢韩唐冯于董萧程曹袁邓许傅沈曾彭吕苏卢蒋蔡贾丁魏薛叶阎余潘杜戴夏钟汪田任姜";

@@ -62,12 +62,11 @@ struct PinyinUnit: Equatable {
     var text: String
     var isPrefix: Bool
 
-    /// A prefix of two ASCII letters (`li`, `zh`, `sa`), searched as the one term the pinyin tokenizer
-    /// indexes for it (COFFER_PINYIN_PREFIX_MARK, byte 0x02, then the letters) rather than as `li*`,
-    /// which FTS4 answers by merging every term starting with `li`.
-    var isMarked: Bool {
-        isPrefix && text.utf8.count == 2 && text.utf8.allSatisfy { (0x61...0x7A).contains($0) }
-    }
+    /// A retroflex initial (`zh`, `ch`, `sh`) as a prefix, searched as the one term the pinyin tokenizer
+    /// indexes for it (COFFER_PINYIN_PREFIX_MARK, byte 0x02, then the letters) rather than as `zh*`,
+    /// which FTS4 answers by merging every term starting with `zh`. Other prefixes (`li*`) are merged:
+    /// a marked term for each would make the index a third larger.
+    var isMarked: Bool { isPrefix && PinyinPiece.retroflexInitials.contains(text) }
 
     /// The unit in a query phrase (without the `*` of a prefix, which ends the phrase).
     var term: String { isMarked ? "\u{2}" + text : text }

@@ -15,11 +15,11 @@
 /// write it; a user's text cannot carry it (patterns turn control characters into spaces).
 #define COFFER_PINYIN_QUERY_MARK '\x01'
 
-/// The byte that marks a two-letter syllable prefix term. The index holds, at each Han character, its
-/// readings' first two letters after this byte when more than one syllable starts with them (`li` for
-/// li, lian, liang…; `zh` for every zh- syllable); in a query phrase (after COFFER_PINYIN_QUERY_MARK),
-/// this byte and the letters after it are that one term: `\x02li` finds what `li*` finds, but as a
-/// single term FTS reads incrementally instead of a merge of every term starting with `li`.
+/// The byte that marks a retroflex initial term. The index holds, at each Han character, after this
+/// byte, the `zh`, `ch` or `sh` its readings start with (and at each word starting with them); in a query
+/// phrase (after COFFER_PINYIN_QUERY_MARK), this byte and the letters after it are that one term: `\x02zh`
+/// finds what `zh*` finds, but as a single term FTS reads incrementally instead of a merge of every term
+/// starting with `zh`.
 #define COFFER_PINYIN_PREFIX_MARK '\x02'
 
 /// What the `length` lowercase ASCII letters at `text` are among the table's toneless syllables (ü as
