@@ -14,6 +14,12 @@ enum QueriesArticle {
         static var indexes: [TableIndex<Message>] { [TableIndex(columns.conversationID)] }
     }
 
+    /// "Your own value types": the table a prepared query binds `Cents` against.
+    @Table("payment") struct Payment: Codable {
+        @Column(primaryKey: true) var id: Int64?
+        var price: Int64?
+    }
+
     /// "What SQLCipher 4 adds": a page's visit counter.
     @Table("visit") struct Visit: Codable {
         @Column(primaryKey: true) var id: Int64?
@@ -28,8 +34,40 @@ extension Message {
     static let byID = Result { try Message.filter { $0.id == .parameter }.prepared() }  // rendered once
 }
 
+// QueriesAndRecords.md, "Your own value types".
+struct Cents: DatabaseValueConvertible, Equatable {
+    var amount: Int64
+    var databaseValue: DatabaseValue { .integer(amount) }
+    static func fromDatabaseValue(_ value: DatabaseValue) -> Cents? {
+        guard case .integer(let amount) = value else { return nil }
+        return Cents(amount: amount)
+    }
+}
+
 /// The ```swift blocks of QueriesAndRecords.md, compiled and run as written.
 final class QueriesAndRecordsArticleTests: XCTestCase {
+    func testYourOwnValueTypes() throws {
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+
+        try database.write { db in
+            try db.execute(sql: "CREATE TABLE payment(id INTEGER PRIMARY KEY, price INTEGER)")
+            try db.execute(sql: "INSERT INTO payment(price) VALUES (?)", arguments: [Cents(amount: 1_999)])
+        }
+        let price = try database.read { db in try db.fetchOne(sql: "SELECT price FROM payment")?.decode(Cents.self, at: 0) }
+
+        XCTAssertEqual(price, Cents(amount: 1_999))
+        try database.write { db in try db.execute(sql: "INSERT INTO payment(price) VALUES ('free')") }
+        XCTAssertThrowsError(
+            try database.read { db in try db.fetchOne(sql: "SELECT price FROM payment WHERE id = 2")?.decode(Cents.self, at: 0) }
+        ) { error in
+            guard case CofferError.conversionFailed = error else { return XCTFail("\(error)") }
+        }
+        // Bound through the protocol's default bind(to:at:), as a prepared query binds it.
+        let prepared = try QueriesArticle.Payment.filter { $0.price == .parameter }.prepared()
+        XCTAssertEqual(try prepared.fetchAll(database, Cents(amount: 1_999)).map(\.id), [1])
+        try database.close()
+    }
     func testOverview() throws {
         typealias Message = QueriesArticle.Message
         let (directory, database) = try articleDatabase()

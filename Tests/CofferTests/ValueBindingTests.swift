@@ -42,6 +42,29 @@ final class ValueBindingTests: XCTestCase {
         XCTAssertThrowsError(try row.decode(UUID.self, at: 4))
     }
 
+    /// Each type's own `bind(to:at:)` (integers, Double, String and Optional bind without a DatabaseValue)
+    /// stores exactly what binding its `databaseValue` stores: same type, same bytes.
+    func testTypesBindingThemselvesBindTheirDatabaseValue() throws {
+        let db = try Database.temporary()
+        let values: [any DatabaseValueConvertible] = [
+            Int.max, Int.min, Int64.min, Int64.max, Int32(-7), Int8.min, UInt8(255), UInt32.max, 0, 3.25, -0.0,
+            Double.infinity, -Double.greatestFiniteMagnitude, Float(1.5), true, false, "", "héllo\u{0}wörld 🎉",
+            String(repeating: "長", count: 10_000), Data([0, 1, 2, 255]), Data(), Date(timeIntervalSince1970: 1.5),
+            UUID(), URL(string: "https://example.com/a?b=c")!, Int?.none, Int?.some(42), String?.none,
+            String?.some("x"), Double?.some(2.5), DatabaseValue.null, DatabaseValue.integer(9),
+        ]
+        try db.read { db in
+            let statement = try db.makeStatement(sql: "SELECT typeof(?1) = typeof(?2) AND quote(?1) = quote(?2), typeof(?1)")
+            for value in values {
+                try value.bind(to: statement, at: 1)
+                try statement.bind(value.databaseValue, toParameter: 2)
+                XCTAssertTrue(try statement.step())
+                XCTAssertEqual(statement.int64(at: 0), 1, "\(value) (\(type(of: value)))")
+                statement.reset()
+            }
+        }
+    }
+
     func testRowsByNameAndCursor() throws {
         let db = try Database.temporary()
         try db.write { db in

@@ -211,19 +211,26 @@ public final class Connection {
 
     /// The statement of the prepared query shape `id` (SQL `sql`), prepared on first use on this
     /// connection and kept; a fresh, uncached one when the kept one is in use (a cursor over it is open).
+    /// Returned marked in use: the caller gives it back with ``Statement/checkIn()``.
     package func preparedQueryStatement(id: Int, sql: String) throws -> Statement {
         guard !isClosed else {
             throw CofferError(code: .apiMisuse, message: "the connection is closed", sql: sql)
         }
         if id < preparedQueryStatements.count, let statement = preparedQueryStatements[id] {
-            if !statement.isInUse { return statement }
-            return try makeStatement(sql: sql)
+            if !statement.isInUse {
+                statement.isInUse = true
+                return statement
+            }
+            let extra = try makeStatement(sql: sql)
+            extra.isInUse = true
+            return extra
         }
         let statement = try makeStatement(sql: sql)
         if id >= preparedQueryStatements.count {
             preparedQueryStatements.append(contentsOf: repeatElement(nil, count: id + 1 - preparedQueryStatements.count))
         }
         preparedQueryStatements[id] = statement
+        statement.isInUse = true
         return statement
     }
 

@@ -40,6 +40,19 @@ public protocol DatabaseValueConvertible: Sendable {
     var databaseValue: DatabaseValue { get }
     /// Converts a stored value back, or returns nil when it cannot be represented.
     static func fromDatabaseValue(_ value: DatabaseValue) -> Self?
+    /// Binds the value to `statement`'s parameter `index`, counted from 1, as ``databaseValue`` would bind.
+    ///
+    /// The default binds ``databaseValue``. Coffer's integers, `Double` and `String` bind themselves
+    /// without building a ``DatabaseValue`` first (prepared queries bind their arguments this way); a
+    /// type of yours needs to implement it only to save that step.
+    func bind(to statement: Statement, at index: Int) throws
+}
+
+extension DatabaseValueConvertible {
+    /// Binds ``databaseValue``.
+    public func bind(to statement: Statement, at index: Int) throws {
+        try statement.bind(databaseValue, toParameter: index)
+    }
 }
 
 extension DatabaseValue: DatabaseValueConvertible {
@@ -49,6 +62,8 @@ extension DatabaseValue: DatabaseValueConvertible {
 
 extension Int64: DatabaseValueConvertible {
     public var databaseValue: DatabaseValue { .integer(self) }
+    /// Binds the INTEGER.
+    public func bind(to statement: Statement, at index: Int) throws { try statement.bind(integer: self, toParameter: index) }
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Int64? {
         switch value {
         case .integer(let int): return int
@@ -63,6 +78,10 @@ public protocol DatabaseIntegerConvertible: FixedWidthInteger, DatabaseValueConv
 
 extension DatabaseIntegerConvertible {
     public var databaseValue: DatabaseValue { .integer(Int64(truncatingIfNeeded: self)) }
+    /// Binds the INTEGER.
+    public func bind(to statement: Statement, at index: Int) throws {
+        try statement.bind(integer: Int64(truncatingIfNeeded: self), toParameter: index)
+    }
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
         Int64.fromDatabaseValue(value).flatMap { Self(exactly: $0) }
     }
@@ -78,6 +97,8 @@ extension UInt8: DatabaseIntegerConvertible {}
 
 extension Double: DatabaseValueConvertible {
     public var databaseValue: DatabaseValue { .real(self) }
+    /// Binds the REAL.
+    public func bind(to statement: Statement, at index: Int) throws { try statement.bind(real: self, toParameter: index) }
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Double? {
         switch value {
         case .real(let double): return double
@@ -107,6 +128,8 @@ extension Bool: DatabaseValueConvertible {
 
 extension String: DatabaseValueConvertible {
     public var databaseValue: DatabaseValue { .text(self) }
+    /// Binds the TEXT.
+    public func bind(to statement: Statement, at index: Int) throws { try statement.bind(text: self, toParameter: index) }
     public static func fromDatabaseValue(_ value: DatabaseValue) -> String? {
         switch value {
         case .text(let text): return text
@@ -162,6 +185,14 @@ extension URL: DatabaseValueConvertible {
 
 extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvertible {
     public var databaseValue: DatabaseValue { self?.databaseValue ?? .null }
+    /// Binds the wrapped value as it binds itself, or NULL.
+    public func bind(to statement: Statement, at index: Int) throws {
+        if let self {
+            try self.bind(to: statement, at: index)
+        } else {
+            try statement.bind(.null, toParameter: index)
+        }
+    }
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Wrapped?? {
         if value.isNull { return .some(nil) }
         return Wrapped.fromDatabaseValue(value).map { .some($0) }

@@ -38,6 +38,12 @@ public final class Statement {
     }
     @exclusivity(unchecked) private var inUse = false
 
+    /// Resets the statement and marks it free for the next execution, in one call from the record layer.
+    package func checkIn() {
+        inUse = false
+        sqlite3_reset(handle)
+    }
+
     /// The number of result columns.
     public let columnCount: Int
 
@@ -213,6 +219,25 @@ public final class Statement {
         case .blob(let data):
             code = data.withUnsafeBytes { bindBlob($0, position) }
         }
+        guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
+    }
+
+    /// Binds an INTEGER to the parameter at `index`, counted from 1.
+    public func bind(integer: Int64, toParameter index: Int) throws {
+        let code = sqlite3_bind_int64(handle, Int32(index), integer)
+        guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
+    }
+
+    /// Binds a REAL to the parameter at `index`, counted from 1.
+    public func bind(real: Double, toParameter index: Int) throws {
+        let code = sqlite3_bind_double(handle, Int32(index), real)
+        guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
+    }
+
+    /// Binds TEXT to the parameter at `index`, counted from 1 (SQLite keeps its own copy).
+    public func bind(text: String, toParameter index: Int) throws {
+        var text = text
+        let code = text.withUTF8 { bindText($0, Int32(index)) }
         guard code == SQLITE_OK else { throw connection.failure(code: code, sql: sql) }
     }
 

@@ -149,10 +149,10 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
         var count = 1
         for _ in repeat each rest { count += 1 }
         try checkArgumentCount(count)
-        try statement.bind(first.databaseValue, toParameter: parameterPositions[0] + 1)
+        try first.bind(to: statement, at: parameterPositions[0] + 1)
         var index = 1
         for value in repeat each rest {
-            try statement.bind(value.databaseValue, toParameter: parameterPositions[index] + 1)
+            try value.bind(to: statement, at: parameterPositions[index] + 1)
             index += 1
         }
     }
@@ -161,7 +161,7 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
     @inline(__always)
     private func bind<Value: DatabaseValueConvertible>(_ statement: Statement, _ value: Value) throws {
         try checkArgumentCount(1)
-        try statement.bind(value.databaseValue, toParameter: parameterPositions[0] + 1)
+        try value.bind(to: statement, at: parameterPositions[0] + 1)
     }
 
     /// Binds `arguments`, after checking their number.
@@ -184,8 +184,7 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
     /// This connection's statement for the shape, with the constants bound; marked in use until ``end(_:)``,
     /// so that a nested execution compiles its own.
     private func begin(_ db: Connection) throws -> Statement {
-        let statement = try db.preparedQueryStatement(id: shapeID, sql: sql)
-        statement.isInUse = true
+        let statement = try db.preparedQueryStatement(id: shapeID, sql: sql)  // checked out (in use)
         guard template.count > parameterPositions.count else { return statement }
         do {
             var nextParameter = 0
@@ -206,8 +205,7 @@ public struct PreparedQuery<Root: TableRecord>: Sendable {
     /// Resets the statement and releases it for the next execution.
     @inline(__always)
     private func end(_ statement: Statement) {
-        statement.isInUse = false
-        statement.reset()
+        statement.checkIn()
     }
 }
 
