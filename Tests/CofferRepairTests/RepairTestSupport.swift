@@ -10,6 +10,16 @@ import XCTest
 
 /// Ground truth read through the real library from a pristine file.
 enum GroundTruth {
+    /// id → version from a shell's `id|v` lines (the WAL recall tests' rows carry their version).
+    static func versions(_ shellRows: String) -> [Int64: Int64] {
+        var result: [Int64: Int64] = [:]
+        for line in shellRows.split(separator: "\n") {
+            let parts = line.split(separator: "|").compactMap { Int64($0) }
+            if parts.count == 2 { result[parts[0]] = parts[1] }
+        }
+        return result
+    }
+
     /// All rows of `table` as `[rowid] + columns` (or just columns with `withRowid: false`).
     static func rows(
         _ path: String, key: String?, pageSize: Int = 4096, table: String,

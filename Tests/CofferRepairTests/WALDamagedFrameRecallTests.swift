@@ -43,16 +43,6 @@ final class WALDamagedFrameRecallTests: XCTestCase {
         var correct = 0, stale = 0, resurrected = 0, junk = 0
     }
 
-    /// id → version of the final state, read by the producer itself from an undamaged copy.
-    private func truth(_ rows: String) -> [Int64: Int64] {
-        var result: [Int64: Int64] = [:]
-        for line in rows.split(separator: "\n") {
-            let parts = line.split(separator: "|").compactMap { Int64($0) }
-            if parts.count == 2 { result[parts[0]] = parts[1] }
-        }
-        return result
-    }
-
     private func score(_ rows: [SalvagedRow], truth: [Int64: Int64]) -> Score {
         var score = Score()
         for row in rows {
@@ -104,7 +94,7 @@ final class WALDamagedFrameRecallTests: XCTestCase {
             truthRows = made.stdout
             key = .passphrase("pw")
         }
-        let truth = self.truth(truthRows)
+        let truth = GroundTruth.versions(truthRows)  // the final state, read by the producer itself
         XCTAssertGreaterThan(truth.count, 1900, producer)
 
         // Flip one byte in the body of a frame in the middle of the log (headers untouched), one holding the

@@ -39,16 +39,6 @@ final class WALTruncatedFrameRecallTests: XCTestCase {
         return sql + ".shell cp '\(live)' '\(copy)'; cp '\(live)-wal' '\(copy)-wal'\n"
     }
 
-    /// id → version, from the shell's `id|v` lines.
-    private func versions(_ rows: String) -> [Int64: Int64] {
-        var result: [Int64: Int64] = [:]
-        for line in rows.split(separator: "\n") {
-            let parts = line.split(separator: "|").compactMap { Int64($0) }
-            if parts.count == 2 { result[parts[0]] = parts[1] }
-        }
-        return result
-    }
-
     func testSQLCipher3WALCutMidFrameWith1024BytePages() throws { try run(checkpoint: true) }
 
     func testSQLCipher3WALCutMidFrameNeverCheckpointed() throws { try run(checkpoint: false) }
@@ -84,7 +74,7 @@ final class WALTruncatedFrameRecallTests: XCTestCase {
             }
             let shell = try Shell.sqlcipher(truthPath, passphrase: "pw", pageSize: 1024, "SELECT id, v FROM t;")
             XCTAssertEqual(shell.status, 0, shell.stderr)
-            let truth = versions(shell.stdout)
+            let truth = GroundTruth.versions(shell.stdout)
             let kept = commits.last { $0 < frame } ?? 0
             XCTAssertGreaterThan(truth.count, checkpoint ? 3000 : 0, name)
 
