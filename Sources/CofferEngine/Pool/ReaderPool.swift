@@ -1,3 +1,4 @@
+internal import Atomics
 import Foundation
 
 /// Up to `capacity` reader connections, opened lazily, handed out one caller at a time.
@@ -15,8 +16,15 @@ package final class ReaderPool: @unchecked Sendable {
     @exclusivity(unchecked) private var created = 0
     @exclusivity(unchecked) private var suspended = false
     @exclusivity(unchecked) private var closed = false
-    /// Callers waiting on `condition`: a check-in wakes nobody when it is 0.
-    @exclusivity(unchecked) private var waiting = 0
+    /// Callers waiting on `condition` (changed under it, read without it by a lock-free check-in): a
+    /// check-in wakes nobody when it is 0.
+    private let waiting = ManagedAtomic<Int>(0)
+    /// The last reader checked in while nobody waited, handed to the next checkout without the lock (the
+    /// bits of a retained `Unmanaged<Connection>`; 0 when empty). It counts as idle: a drain, a waiter and
+    /// ``forEachIdle(_:)`` take it under the lock like the others.
+    private let hot = ManagedAtomic<UInt>(0)
+    /// `suspended`, readable without the lock: a check-in while a drain runs takes the locked path.
+    private let draining = ManagedAtomic<Bool>(false)
     /// Holders of a reader for an unbounded time (snapshots), asked to give it back when the pool drains.
     @exclusivity(unchecked) private var revocations: [Int: () -> Void] = [:]
     @exclusivity(unchecked) private var nextRevocation = 0
@@ -24,6 +32,10 @@ package final class ReaderPool: @unchecked Sendable {
     init(capacity: Int, open: @escaping () throws -> Connection) {
         self.capacity = capacity
         self.open = open
+    }
+
+    deinit {
+        _ = takeHot()  // released like the idle ones
     }
 
     /// Runs `body` with a reader, waiting for one when all are busy.
@@ -49,6 +61,11 @@ package final class ReaderPool: @unchecked Sendable {
     }
 
     private func checkOut(registering revoke: (() -> Void)?) throws -> (connection: Connection, revocation: Int?) {
+        // The fast path: the reader the last check-in left, without the lock (a drain that begins at this
+        // moment waits for it like for any reader checked out just before).
+        if revoke == nil, !draining.load(ordering: .sequentiallyConsistent), let connection = takeHot() {
+            return (connection, nil)
+        }
         condition.lock()
         while true {
             if closed {
@@ -56,7 +73,7 @@ package final class ReaderPool: @unchecked Sendable {
                 throw SerializedConnection.closedError
             }
             if !suspended {
-                if let connection = idle.popLast() {
+                if let connection = takeHot() ?? idle.popLast() {
                     let id = revoke.map(registerLocked)
                     condition.unlock()
                     return (connection, id)
@@ -87,7 +104,7 @@ package final class ReaderPool: @unchecked Sendable {
                     continue
                 }
             }
-            wait()
+            if let connection = waitOrTakeHot() { idle.append(connection) }  // taken again at the loop's top
         }
     }
 
@@ -97,11 +114,23 @@ package final class ReaderPool: @unchecked Sendable {
         return nextRevocation
     }
 
-    /// Waits on `condition` (held), counted so that a check-in without waiters skips the broadcast.
-    private func wait() {
-        waiting += 1
+    /// Waits on `condition` (held), counted so that a check-in without waiters skips the broadcast, unless
+    /// the hot slot holds a reader, which it returns instead. The slot is looked at after the count
+    /// includes this caller: a lock-free check-in then either sees the count (and takes the locked path,
+    /// which wakes this caller) or left its reader where this finds it.
+    private func waitOrTakeHot() -> Connection? {
+        waiting.wrappingIncrement(ordering: .sequentiallyConsistent)
+        defer { waiting.wrappingDecrement(ordering: .sequentiallyConsistent) }
+        if let connection = takeHot() { return connection }
         condition.wait()
-        waiting -= 1
+        return nil
+    }
+
+    /// The hot slot's reader, emptying the slot; nil when it was empty.
+    private func takeHot() -> Connection? {
+        let bits = hot.exchange(0, ordering: .sequentiallyConsistent)
+        guard let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
+        return Unmanaged<Connection>.fromOpaque(pointer).takeRetainedValue()
     }
 
     /// Returns a reader taken by ``checkOut()``.
@@ -111,13 +140,34 @@ package final class ReaderPool: @unchecked Sendable {
             connection.close()
             condition.lock()
             created -= 1
-            if waiting > 0 { condition.broadcast() }
+            if waiting.load(ordering: .sequentiallyConsistent) > 0 { condition.broadcast() }
             condition.unlock()
             return
         }
+        // The fast path: into the empty hot slot, while nobody waits and no drain runs. Both are looked at
+        // again once the reader is in: a waiter or drain that began meanwhile may have looked at the slot
+        // before, so the reader comes back out (if still there) by the locked path, which wakes them.
+        if waiting.load(ordering: .sequentiallyConsistent) == 0, !draining.load(ordering: .sequentiallyConsistent) {
+            let retained = Unmanaged.passRetained(connection)
+            let bits = UInt(bitPattern: retained.toOpaque())
+            if hot.compareExchange(expected: 0, desired: bits, ordering: .sequentiallyConsistent).exchanged {
+                if waiting.load(ordering: .sequentiallyConsistent) > 0 || draining.load(ordering: .sequentiallyConsistent),
+                    let back = takeHot()
+                {
+                    checkInLocked(back)
+                }
+                return
+            }
+            retained.release()
+        }
+        checkInLocked(connection)
+    }
+
+    /// Puts `connection` with the idle readers and wakes the waiters.
+    private func checkInLocked(_ connection: Connection) {
         condition.lock()
         idle.append(connection)
-        if waiting > 0 { condition.broadcast() }
+        if waiting.load(ordering: .sequentiallyConsistent) > 0 { condition.broadcast() }
         condition.unlock()
     }
 
@@ -140,6 +190,7 @@ package final class ReaderPool: @unchecked Sendable {
     func forEachIdle(_ body: (Connection) -> Void) {
         condition.lock()
         defer { condition.unlock() }
+        if let connection = takeHot() { idle.append(connection) }
         idle.forEach(body)
     }
 
@@ -147,13 +198,17 @@ package final class ReaderPool: @unchecked Sendable {
     package func suspendAndDrain() {
         condition.lock()
         suspended = true
+        draining.store(true, ordering: .sequentiallyConsistent)
         // Long holders give their reader back first (outside the lock: they check it in).
         let revoking = Array(revocations.values)
         revocations.removeAll()
         condition.unlock()
         revoking.forEach { $0() }
         condition.lock()
-        while idle.count < created { wait() }
+        if let connection = takeHot() { idle.append(connection) }
+        while idle.count < created {
+            if let connection = waitOrTakeHot() { idle.append(connection) }
+        }
         let readers = idle
         idle.removeAll()
         created = 0
@@ -165,6 +220,7 @@ package final class ReaderPool: @unchecked Sendable {
     package func resume() {
         condition.lock()
         suspended = false
+        draining.store(false, ordering: .sequentiallyConsistent)
         condition.broadcast()
         condition.unlock()
     }
