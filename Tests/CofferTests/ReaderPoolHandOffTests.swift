@@ -20,7 +20,7 @@ final class ReaderPoolHandOffTests: XCTestCase {
         }
         let threads = 6
         let reads = 1_500
-        let failures = ManagedCounter()
+        let failures = ObservedValues<String>()
         let done = DispatchGroup()
         for thread in 0..<threads {
             done.enter()
@@ -32,9 +32,9 @@ final class ReaderPoolHandOffTests: XCTestCase {
                         let value = try database.read { db in
                             try db.fetchOne(sql: "SELECT v FROM t WHERE id = ?", arguments: [id])?.decode(Int.self, at: 0)
                         }
-                        if value != id * 3 { failures.add() }
+                        if value != id * 3 { failures.append("id \(id): \(value.map(String.init) ?? "nil")") }
                     } catch {
-                        failures.add()
+                        failures.append("id \(id): \(error)")
                     }
                 }
             }
@@ -46,15 +46,7 @@ final class ReaderPoolHandOffTests: XCTestCase {
             database.releaseMemory()
         }
         XCTAssertEqual(done.wait(timeout: .now() + 120), .success, "a reader was lost: some read never returned")
-        XCTAssertEqual(failures.value, 0)
+        XCTAssertEqual(failures.values, [])
         try database.close()
     }
-}
-
-/// A counter several threads add to.
-private final class ManagedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func add() { lock.withLock { count += 1 } }
-    var value: Int { lock.withLock { count } }
 }

@@ -216,20 +216,16 @@ public final class Connection {
         guard !isClosed else {
             throw CofferError(code: .apiMisuse, message: "the connection is closed", sql: sql)
         }
-        if id < preparedQueryStatements.count, let statement = preparedQueryStatements[id] {
-            if !statement.isInUse {
-                statement.isInUse = true
-                return statement
+        let statement: Statement
+        if id < preparedQueryStatements.count, let kept = preparedQueryStatements[id] {
+            statement = kept.isInUse ? try makeStatement(sql: sql) : kept
+        } else {
+            statement = try makeStatement(sql: sql)
+            if id >= preparedQueryStatements.count {
+                preparedQueryStatements.append(contentsOf: repeatElement(nil, count: id + 1 - preparedQueryStatements.count))
             }
-            let extra = try makeStatement(sql: sql)
-            extra.isInUse = true
-            return extra
+            preparedQueryStatements[id] = statement
         }
-        let statement = try makeStatement(sql: sql)
-        if id >= preparedQueryStatements.count {
-            preparedQueryStatements.append(contentsOf: repeatElement(nil, count: id + 1 - preparedQueryStatements.count))
-        }
-        preparedQueryStatements[id] = statement
         statement.isInUse = true
         return statement
     }

@@ -211,11 +211,11 @@ public final class Statement {
         case .null:
             code = sqlite3_bind_null(handle, position)
         case .integer(let int):
-            code = sqlite3_bind_int64(handle, position, int)
+            return try bind(integer: int, toParameter: index)
         case .real(let double):
-            code = sqlite3_bind_double(handle, position, double)
-        case .text(var text):
-            code = text.withUTF8 { bindText($0, position) }
+            return try bind(real: double, toParameter: index)
+        case .text(let text):
+            return try bind(text: text, toParameter: index)
         case .blob(let data):
             code = data.withUnsafeBytes { bindBlob($0, position) }
         }

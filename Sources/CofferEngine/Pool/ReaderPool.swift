@@ -205,8 +205,7 @@ package final class ReaderPool: @unchecked Sendable {
         condition.unlock()
         revoking.forEach { $0() }
         condition.lock()
-        if let connection = takeHot() { idle.append(connection) }
-        while idle.count < created {
+        while idle.count < created {  // a reader in the hot slot counts in `created`: taken here
             if let connection = waitOrTakeHot() { idle.append(connection) }
         }
         let readers = idle
