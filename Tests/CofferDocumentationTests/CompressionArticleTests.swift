@@ -102,5 +102,28 @@ final class CompressionArticleTests: XCTestCase {
         let note = try notes.value(for: "n1")  // read back as it was put
 
         XCTAssertEqual(note, .object(["title": "Q3 review", "text": "budget, deadline, 明天下午开会 …"]))
+        let rewritten = try notes.recompressBodies()  // every stored body now as `bodyCompression` writes one
+        XCTAssertEqual(rewritten, 1)
+    }
+
+    func testRecompressingStoredValues() async throws {
+        let (directory, database) = try articleDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        let before = try KeyValueStore(database: database, name: "inbox")
+        for index in 0..<1200 {
+            try await before.put(String(repeating: "see you at \(index % 12), 明天见 ", count: 8), for: "m\(index)")
+        }
+        let inbox = try KeyValueStore(database: database, name: "inbox", configuration: .init(valueCompression: .zstd))
+
+        for try await event in inbox.recompressValuesWithProgress(batchSize: 500) {
+            if case .progress(let done, let total) = event { print("\(done)/\(total) values") }
+        }
+
+        let types = try await database.read { db in
+            try db.fetchAll(sql: "SELECT DISTINCT typeof(value) FROM \"kv:inbox\"").map { try $0.decode(String.self, at: 0) }
+        }
+        XCTAssertEqual(types, ["blob"])
+        let value = try await inbox.value(String.self, for: "m13")
+        XCTAssertEqual(value, String(repeating: "see you at 1, 明天见 ", count: 8))
     }
 }

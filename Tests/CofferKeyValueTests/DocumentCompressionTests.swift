@@ -98,6 +98,55 @@ final class DocumentCompressionTests: XCTestCase {
         XCTAssertEqual(kinds, expected.map { DatabaseValue.text($0) })
     }
 
+    func testRecompressBodiesCompressesEarlierBodiesThenStoresThemPlainAgain() async throws {
+        let notes = Self.notes(230)
+        try DocumentStore(database: database, name: "n").batch { batch in
+            for (key, note) in notes { try batch.put(note, for: key) }
+        }
+        let plainBytes = try storedBytes("n")
+        let packed = try DocumentStore(database: database, name: "n", bodyCompression: .zstd)
+        try packed.enableFullTextSearch(on: "text")
+        let query = DocumentQuery(DocumentField("title") == "note 3")
+        let (keysBefore, foundBefore) = (
+            try packed.keys(matching: query), try packed.search(matching: .term("budget")).map(\.key)
+        )
+
+        // The pass as a progress sequence: whole batches, then the number rewritten.
+        var events: [ProgressEvent<Int>] = []
+        for try await event in packed.recompressBodiesWithProgress(batchSize: 50) { events.append(event) }
+        let done = events.compactMap { event -> Int? in if case .progress(let done, 230) = event { done } else { nil } }
+        XCTAssertEqual(done, Array(stride(from: 0, to: 230, by: 50)) + [230])
+        guard case .finished(let rewritten)? = events.last else { return XCTFail("no finished event") }
+        XCTAssertEqual(rewritten, 230)
+        XCTAssertLessThan(try storedBytes("n"), plainBytes / 2)
+        XCTAssertEqual(try bodyMarkers("n"), ["C1"])
+        for (key, note) in notes { XCTAssertEqual(try packed.value(for: key), .object(note)) }
+        XCTAssertEqual(try packed.keys(matching: query), keysBefore)
+        XCTAssertEqual(try packed.search(matching: .term("budget")).map(\.key), foundBefore)
+
+        // Turned off: the pass stores every body plain again, and a store without compression reads them.
+        XCTAssertEqual(try DocumentStore(database: database, name: "n", bodyCompression: .off).recompressBodies(), 230)
+        XCTAssertEqual(try storedBytes("n"), plainBytes)
+        XCTAssertEqual(try bodyMarkers("n"), ["01"])
+        let plain = try DocumentStore(database: database, name: "n")
+        for (key, note) in notes { XCTAssertEqual(try plain.value(for: key), .object(note)) }
+        XCTAssertEqual(try plain.recompressBodies(), 0, "nothing declared, nothing to do")
+        XCTAssertEqual(try pendingPasses(), 0)
+    }
+
+    /// The passes that have not finished (rows of `coffer_recompression`).
+    private func pendingPasses() throws -> Int {
+        try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM coffer_recompression") } ?? -1
+    }
+
+    /// The distinct first bytes of the stored bodies, in hex.
+    private func bodyMarkers(_ store: String) throws -> [String] {
+        try database.read { db in
+            try db.fetchAll(sql: "SELECT DISTINCT substr(hex(body), 1, 2) FROM \"doc:\(store)\" ORDER BY 1")
+                .map { try $0.decode(String.self, at: 0) }
+        }
+    }
+
     func testDictionariesByColumnIsRefused() {
         XCTAssertThrowsError(
             try DocumentStore(database: database, name: "x", bodyCompression: .dictionaries(by: "type", [1: 1]))

@@ -142,6 +142,76 @@ final class KeyValueCompressionTests: XCTestCase {
         XCTAssertEqual(types, ["long blob", "long-plain text"])
     }
 
+    func testOffWritesBlobsThatLookCompressedEscapedAndReadsThemBack() throws {
+        let off = try store(.off)
+        let values = [
+            Data([0xC0, 1, 2]), Data([0xC1]), Data([0xC2, 0xC2]), Data([0xC1, 0x00]) + Data(repeating: 9, count: 300),
+        ]
+        for (index, data) in values.enumerated() { try off.put(data, for: "d\(index)") }
+        for (index, data) in values.enumerated() { XCTAssertEqual(try off.value(Data.self, for: "d\(index)"), data) }
+        let stored = try database.read { db in
+            try db.fetchAll(sql: "SELECT DISTINCT hex(substr(value, 1, 1)) FROM \"kv:chat\"").map {
+                try $0.decode(String.self, at: 0)
+            }
+        }
+        XCTAssertEqual(stored, ["C2"], "escaped, not compressed")
+    }
+
+    func testRecompressValuesCompressesEarlierValuesThenStoresThemPlainAgain() async throws {
+        let messages = Self.messages(300)
+        let marker = Data([0xC1, 0x00]) + Data(repeating: 3, count: 40)
+        let plainBytes = try putUncompressed(messages, marker: marker)
+
+        // The pass as a progress sequence: whole batches, then the number rewritten.
+        let compressed = try store(.dictionary(2))
+        var events: [ProgressEvent<Int>] = []
+        for try await event in compressed.recompressValuesWithProgress(batchSize: 100) { events.append(event) }
+        let done = events.compactMap { event -> Int? in if case .progress(let done, 302) = event { done } else { nil } }
+        XCTAssertEqual(done, Array(stride(from: 0, to: 302, by: 100)) + [302])
+        guard case .finished(let rewritten)? = events.last else { return XCTFail("no finished event") }
+        XCTAssertEqual(rewritten, 302)
+        try checkCompressedThenTurnedOff(compressed, messages: messages, marker: marker, plainBytes: plainBytes)
+    }
+
+    /// Puts `messages`, `marker` and a number in a store without compression and trains dictionary 2 on the
+    /// messages; returns the values' stored bytes.
+    private func putUncompressed(_ messages: [Message], marker: Data) throws -> Int {
+        let before = try store(nil)
+        try before.batch { batch in for (index, message) in messages.enumerated() { try batch.put(message, for: "m\(index)") } }
+        try before.put(marker, for: "marker")
+        try before.put(42, for: "number")
+        let samples = try messages.prefix(200).map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        try database.write { db in _ = try db.trainCompressionDictionary(id: 2, from: samples, maximumSize: 8 * 1024) }
+        return try storedBytes("chat")
+    }
+
+    /// The rest of the test above: every message compressed and read back, and `.off` stores all plain.
+    private func checkCompressedThenTurnedOff(_ compressed: KeyValueStore, messages: [Message], marker: Data, plainBytes: Int)
+        throws
+    {
+        XCTAssertLessThan(try storedBytes("chat"), plainBytes / 2)
+        let withDictionary =
+            try database.read { db in
+                try db.fetchValue(Int.self, sql: "SELECT count(*) FROM \"kv:chat\" WHERE hex(substr(value, 1, 2)) = 'C102'")
+            } ?? 0
+        XCTAssertGreaterThanOrEqual(withDictionary, 300, "every message compressed with dictionary 2")
+        for (index, message) in messages.enumerated() {
+            XCTAssertEqual(try compressed.value(Message.self, for: "m\(index)"), message)
+        }
+        XCTAssertEqual(try compressed.value(Data.self, for: "marker"), marker)
+        XCTAssertEqual(try compressed.value(Int.self, for: "number"), 42)
+        let bobs = KeyValueQuery(bucket: KeyValueStore.defaultBucket).filter(Message.sender == "bob")
+        XCTAssertEqual(try compressed.items(Message.self, matching: bobs).count, 100)
+
+        // Turned off: the pass stores every value plain again (the marker escaped), and they still read.
+        let off = try store(.off)
+        XCTAssertEqual(try off.recompressValues(), 302)
+        XCTAssertEqual(try storedBytes("chat"), plainBytes + 1, "plain again; the marker carries its escape byte")
+        for (index, message) in messages.enumerated() { XCTAssertEqual(try off.value(Message.self, for: "m\(index)"), message) }
+        XCTAssertEqual(try off.value(Data.self, for: "marker"), marker)
+        XCTAssertEqual(try store(nil).recompressValues(), 0, "nothing declared, nothing to do")
+    }
+
     func testSeveralDictionariesByAnotherColumnIsRefused() {
         XCTAssertThrowsError(try store(.dictionaries(by: "type", [1: 1]))) { error in
             XCTAssertEqual((error as? CofferError)?.code, .invalidConfiguration)

@@ -10,6 +10,15 @@ struct ChatLine: Codable, Equatable {
     @Column(compressed: .zstd) var attachment: Data?
 }
 
+/// `chat_line` with compression turned off on both columns.
+@Table("chat_line")
+struct UncompressedChatLine: Codable, Equatable {
+    @Column(primaryKey: true) var id: Int64?
+    var kind: Int64
+    @Column(compressed: .off) var content: String
+    @Column(compressed: .off) var attachment: Data?
+}
+
 /// The same table as `chat_line` before compression was declared, to write rows the old way.
 @Table("note")
 struct PlainNote: Codable, Equatable {

@@ -101,6 +101,28 @@ final class CompressedColumnTests: XCTestCase {
         XCTAssertEqual(stored[4], ["text", "null", ""])
     }
 
+    func testOffStoresBlobsThatLookCompressedEscapedAndRecompressStoresEveryValuePlain() throws {
+        let marker = Data([0xC1, 0x00]) + Data(repeating: 5, count: 2000)
+        try insert([ChatLine(id: 1, kind: 0, content: String(repeating: "好", count: 400), attachment: marker)])
+        try database.write { db in
+            var line = UncompressedChatLine(id: 2, kind: 0, content: "written plain", attachment: Data([0xC0, 0x01, 0x02]))
+            try line.insert(db)
+            _ = try UncompressedChatLine.filter { $0.id == 2 }.updateAll(db) { [$0.attachment.set(to: Data([0xC2]))] }
+        }
+        let expected = [
+            UncompressedChatLine(id: 1, kind: 0, content: String(repeating: "好", count: 400), attachment: marker),
+            UncompressedChatLine(id: 2, kind: 0, content: "written plain", attachment: Data([0xC2])),
+        ]
+        XCTAssertEqual(try database.read { try UncompressedChatLine.order { $0.id.asc }.fetchAll($0) }, expected)
+        XCTAssertEqual(try database.recompress(UncompressedChatLine.self), 2)
+        XCTAssertEqual(try database.read { try UncompressedChatLine.order { $0.id.asc }.fetchAll($0) }, expected)
+        let stored = try database.read { db in
+            try db.fetchAll(sql: "SELECT typeof(content), hex(substr(attachment, 1, 3)) FROM chat_line ORDER BY id")
+                .map { [try $0.decode(String.self, at: 0), try $0.decode(String.self, at: 1)] }
+        }
+        XCTAssertEqual(stored, [["text", "C2C100"], ["text", "C2C2"]], "plain, the blobs that look compressed escaped")
+    }
+
     /// zstd's own command-line tool decodes a stored value: the header, then the frame with its magic
     /// number put back, with the dictionary read from the database.
     func testZstdsOwnToolDecodesAStoredValue() throws {

@@ -87,13 +87,24 @@ final class CompressionCodec {
             return sqlite3_result_blob(context, start, Int32(stored), transientDestructor)
         }
         // It does not shrink: stored as it is (an ambiguous BLOB escaped).
-        if !isText, CompressedValue.needsEscape(firstByte: source.load(as: UInt8.self)) {
-            let escaped = output.reserve(count + 1)
-            escaped.storeBytes(of: CompressedValue.escapedBlob, as: UInt8.self)
-            (escaped + 1).copyMemory(from: source, byteCount: count)
-            return sqlite3_result_blob(context, escaped, Int32(count + 1), transientDestructor)
+        storePlain(value, into: context)
+    }
+
+    /// What `coffer_compress(value, NULL)` returns: `value` uncompressed, a BLOB that begins with one of
+    /// ``CompressedValue``'s markers escaped, so that `coffer_decompress` reads it back as it was. This is
+    /// how a column or store declared `.off` writes.
+    func storePlain(_ value: OpaquePointer?, into context: OpaquePointer?) {
+        guard sqlite3_value_type(value) == SQLITE_BLOB, let source = sqlite3_value_blob(value) else {
+            return sqlite3_result_value(context, value)
         }
-        sqlite3_result_value(context, value)
+        let count = Int(sqlite3_value_bytes(value))
+        guard count > 0, CompressedValue.needsEscape(firstByte: source.load(as: UInt8.self)) else {
+            return sqlite3_result_value(context, value)
+        }
+        let escaped = output.reserve(count + 1)
+        escaped.storeBytes(of: CompressedValue.escapedBlob, as: UInt8.self)
+        (escaped + 1).copyMemory(from: source, byteCount: count)
+        sqlite3_result_blob(context, escaped, Int32(count + 1), transientDestructor)
     }
 
     // MARK: Decompressing

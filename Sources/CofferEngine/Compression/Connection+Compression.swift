@@ -16,7 +16,8 @@ extension Connection {
     /// `coffer_decompress(x)` returns the plain value of a stored one (anything not compressed comes back
     /// as it is), so raw SQL reads a compressed column as
     /// `SELECT coffer_decompress(body) FROM message`. `coffer_compress(x, dictionary)` is what record
-    /// writes bind through; dictionary 0 is plain zstd.
+    /// writes bind through; dictionary 0 is plain zstd, and NULL stores the value uncompressed (a BLOB
+    /// that begins with a compressed value's marker escaped), which is what a `.off` column writes.
     package func registerCompression() throws {
         let codec = CompressionCodec(handle: handle)
         compressionState = codec
@@ -32,6 +33,7 @@ extension Connection {
             handle, "coffer_compress", 2, SQLITE_UTF8, state,
             { context, _, arguments in
                 guard let codec = Connection.codec(of: context), let arguments else { return }
+                if sqlite3_value_type(arguments[1]) == SQLITE_NULL { return codec.storePlain(arguments[0], into: context) }
                 let requested = sqlite3_value_int64(arguments[1])
                 let id = requested > 0 && requested <= Int64(Int32.max) ? UInt32(requested) : 0
                 codec.compress(arguments[0], dictionary: id, into: context)

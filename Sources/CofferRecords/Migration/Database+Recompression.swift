@@ -40,14 +40,23 @@ extension Database {
         _ type: Table.Type, batchSize: Int = 500
     ) -> AsyncThrowingStream<ProgressEvent<Int>, any Error> {
         // The SQL is worked out here, so that the background work captures strings, not the record type.
-        let plan = Result { try RecompressionPlan(Table.self, batchSize: batchSize) }
-        return progressStream { control in
+        recompressionProgress(Result { try RecompressionPlan(Table.self, batchSize: batchSize) })
+    }
+
+    /// The progress stream of `plan`'s pass (none when `plan` is nil: `.finished(0)`); an error building
+    /// the plan is the stream's error.
+    package func recompressionProgress(
+        _ plan: Result<RecompressionPlan?, any Error>
+    ) -> AsyncThrowingStream<ProgressEvent<Int>, any Error> {
+        progressStream { control in
             guard let plan = try plan.get() else { return 0 }
             return try self.recompressBatches(plan, control: control)
         }
     }
 
-    private func recompressBatches(_ plan: RecompressionPlan, control: WorkControl?) throws -> Int {
+    /// Runs `plan`'s pass to the end (or until `control` is cancelled): what ``recompress(_:batchSize:)``
+    /// and the stores' passes over their values run.
+    package func recompressBatches(_ plan: RecompressionPlan, control: WorkControl?) throws -> Int {
         let state = Self.recompressionTable
         let table = plan.table
         let start = try write { db -> (last: Int64, done: Int, total: Int) in
@@ -87,8 +96,8 @@ extension Database {
     }
 }
 
-/// The statements of one table's pass, worked out from its declaration.
-private struct RecompressionPlan: Sendable {
+/// The statements of one table's pass, worked out from a record's declaration or given by a store.
+package struct RecompressionPlan: Sendable {
     let tableName: String
     /// The table name, quoted.
     let table: String
@@ -98,24 +107,32 @@ private struct RecompressionPlan: Sendable {
     /// The last rowid of the next batch after `last`, or NULL when none is left.
     let nextBatchEnd: String
 
+    /// The pass over table `tableName` (a rowid table) that sets each column of `assignments` to its
+    /// expression (which reads the row's current values).
+    package init(tableName: String, assignments: [(column: String, value: String)], batchSize: Int) throws {
+        guard batchSize > 0 else { throw CofferError(code: .apiMisuse, message: "a batch holds at least one row") }
+        let table = SQLIdentifier.quote(tableName)
+        let set = assignments.map { SQLIdentifier.quote($0.column) + " = " + $0.value }.joined(separator: ", ")
+        self.tableName = tableName
+        self.table = table
+        self.batchSize = batchSize
+        self.update = "UPDATE \(table) SET \(set) WHERE rowid > ? AND rowid <= ?"
+        self.nextBatchEnd = "SELECT max(rowid) FROM (SELECT rowid FROM \(table) WHERE rowid > ? ORDER BY rowid LIMIT ?)"
+    }
+
     /// The plan for `Table`, or nil when it has no compressed column.
     init?<Table: TableRecord>(_ type: Table.Type, batchSize: Int) throws {
-        guard batchSize > 0 else { throw CofferError(code: .apiMisuse, message: "a batch holds at least one row") }
         let columns = Table.columnDefinitions.filter { $0.compression != nil }
         guard !columns.isEmpty else { return nil }
         guard !Table.withoutRowID else {
             throw CofferError(code: .apiMisuse, message: "recompress walks rowids: \(Table.tableName) is WITHOUT ROWID")
         }
-        let table = try SQLIdentifier.validated(Table.tableName)
+        _ = try SQLIdentifier.validated(Table.tableName)
         let assignments = try columns.map { column in
             let name = try SQLIdentifier.validated(column.name)
             let plain = SQLFragment(raw: "coffer_decompress(" + name + ")")
-            return name + " = " + (try Table.compressing(plain, forColumn: column.name).render().sql)
+            return (column.name, try Table.compressing(plain, forColumn: column.name).render().sql)
         }
-        self.tableName = Table.tableName
-        self.table = table
-        self.batchSize = batchSize
-        self.update = "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE rowid > ? AND rowid <= ?"
-        self.nextBatchEnd = "SELECT max(rowid) FROM (SELECT rowid FROM \(table) WHERE rowid > ? ORDER BY rowid LIMIT ?)"
+        try self.init(tableName: Table.tableName, assignments: assignments, batchSize: batchSize)
     }
 }

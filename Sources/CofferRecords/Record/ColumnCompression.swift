@@ -29,14 +29,19 @@ public enum ColumnCompression: Sendable, Hashable {
     /// plain; then the declaration can go.
     case off
 
-    /// How a store writes its one value column through an anonymous `?`: `coffer_compress(?, dictionary)`,
-    /// or `?` when values are written plain (`.off`, and `.dictionaries`, which needs a record's other
-    /// column and which the stores refuse).
-    package var storedParameterSQL: String {
+    /// How a store writes its one value column through an anonymous `?` (see ``storedSQL(_:)``), or `?`
+    /// for `.dictionaries`, which the stores refuse.
+    package var storedParameterSQL: String { storedSQL("?") ?? "?" }
+
+    /// `value` (an SQL expression) as a store with this compression stores it: `coffer_compress(value,
+    /// dictionary)`, or `coffer_compress(value, NULL)` for `.off` (plain, a BLOB that looks compressed
+    /// escaped); nil for `.dictionaries`, which needs a record's other column.
+    package func storedSQL(_ value: String) -> String? {
         switch self {
-        case .zstd: return "coffer_compress(?, 0)"
-        case .dictionary(let id): return "coffer_compress(?, \(id))"
-        case .dictionaries, .off: return "?"
+        case .zstd: return "coffer_compress(\(value), 0)"
+        case .dictionary(let id): return "coffer_compress(\(value), \(id))"
+        case .off: return "coffer_compress(\(value), NULL)"
+        case .dictionaries: return nil
         }
     }
 
@@ -46,11 +51,14 @@ public enum ColumnCompression: Sendable, Hashable {
         decompressing ? "coffer_decompress(\(column))" : column
     }
 
-    /// The SQL expression of the dictionary id a value is compressed with; `reference` renders the
-    /// value of another column of the row (a statement parameter, or the column itself).
+    /// The SQL expression of the dictionary id a value is compressed with (`NULL` for `.off`: stored
+    /// plain); `reference` renders the value of another column of the row (a statement parameter, or the
+    /// column itself).
     package func dictionarySQL(reference: (String) throws -> String) throws -> String {
         switch self {
-        case .zstd, .off:
+        case .off:
+            return "NULL"
+        case .zstd:
             return "0"
         case .dictionary(let id):
             return String(id)
@@ -84,9 +92,9 @@ extension TableRecord {
 
     /// The value parameter `n` writes into column `column` (the record's `n`th column): `?n`, or
     /// `coffer_compress(?n, dictionary)` for a compressed column, whose dictionary may depend on another
-    /// column's parameter.
+    /// column's parameter (NULL for `.off`, which escapes a BLOB that looks compressed).
     static func writtenValueSQL(_ column: ColumnDefinition, parameter: Int) throws -> String {
-        guard let compression = column.compression, compression != .off else { return "?\(parameter)" }
+        guard let compression = column.compression else { return "?\(parameter)" }
         let dictionary = try compression.dictionarySQL { name in
             guard let index = columnDefinitions.firstIndex(where: { $0.name == name }) else {
                 throw CofferError(
@@ -101,8 +109,7 @@ extension TableRecord {
     /// `value` compressed for `columnName` when that column is compressed (an UPDATE's assignment); the
     /// dictionary a column picks by another column reads that column's current value.
     static func compressing(_ value: SQLFragment, forColumn columnName: String) -> SQLFragment {
-        guard let column = columnDefinitions.first(where: { $0.name == columnName }), let compression = column.compression,
-            compression != .off
+        guard let column = columnDefinitions.first(where: { $0.name == columnName }), let compression = column.compression
         else { return value }
         do {
             let dictionary = try compression.dictionarySQL { name in
