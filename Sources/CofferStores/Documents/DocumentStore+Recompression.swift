@@ -39,7 +39,7 @@ extension DocumentStore {
 
     /// The pass that rewrites every `body` as the store writes one now; nil without a compression.
     private func recompressionPlan(batchSize: Int) throws -> RecompressionPlan? {
-        guard let stored = bodyCompression?.storedSQL("coffer_decompress(body)") else { return nil }
+        guard let stored = bodyCompression?.storedSQL(ColumnCompression.readSQL("body", decompressing: true)) else { return nil }
         return try RecompressionPlan(tableName: "doc:" + name, assignments: [("body", stored)], batchSize: batchSize)
     }
 }

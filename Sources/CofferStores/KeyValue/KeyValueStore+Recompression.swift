@@ -38,7 +38,8 @@ extension KeyValueStore {
 
     /// The pass that rewrites every `value` as the store writes one now; nil without a compression.
     private func recompressionPlan(batchSize: Int) throws -> RecompressionPlan? {
-        guard let stored = configuration.valueCompression?.storedSQL("coffer_decompress(value)") else { return nil }
+        guard let stored = configuration.valueCompression?.storedSQL(ColumnCompression.readSQL("value", decompressing: true))
+        else { return nil }
         return try RecompressionPlan(tableName: "kv:" + name, assignments: [("value", stored)], batchSize: batchSize)
     }
 }
