@@ -8,11 +8,29 @@ struct Measurement: Encodable {
     let impl: String
     let opsPerSecond: Double
     let seconds: Double
+    /// Median and 99th-percentile latency of one operation, for workloads that time each (W8).
+    var p50Seconds: Double?
+    var p99Seconds: Double?
 
     enum CodingKeys: String, CodingKey {
         case workload, impl
         case opsPerSecond = "ops_per_s"
         case seconds
+        case p50Seconds = "p50_s"
+        case p99Seconds = "p99_s"
+    }
+
+    /// ops/s from the total time of single timings; their p50 and p99 (per-operation latency).
+    static func perOperation(_ workload: String, _ impl: Implementation, _ times: [Double], operations: Int = 1) -> Measurement {
+        let total = times.reduce(0, +)
+        let sorted = times.sorted()
+        var measurement = Measurement(
+            workload: workload, impl: impl.rawValue, opsPerSecond: Double(operations * times.count) / total, seconds: total)
+        if times.count > 1 {
+            measurement.p50Seconds = sorted[sorted.count / 2]
+            measurement.p99Seconds = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
+        }
+        return measurement
     }
 }
 

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-// grdb-bench [--json] [--quick] [--only W1 W3 …] [--repetitions N] [--cache-kib N]
+// grdb-bench [--json] [--quick] [--only W1 W3 … W8 W9 W10] [--repetitions N] [--cache-kib N]
 var json = false
 var quick = false
 var only: [String] = []
@@ -54,6 +54,27 @@ var checksums: [String: Int64] = [:]
         throw BenchError("\(workload): implementations read different rows")
     }
     checksums[workload] = sum
+}
+
+@MainActor func record(_ output: FeatureRuns.Output) throws {
+    for measurement in output.measurements {
+        results.append(measurement)
+        if json { Report.printJSON(measurement) }
+    }
+    for (workload, sum) in output.sums.sorted(by: { $0.key < $1.key }) { try check(workload, sum) }
+}
+
+// W8–W10's inputs, shared by both implementations: the messages and queries, the W10 file.
+let sizes = FeatureSizes(quick: quick)
+let features = FeatureRuns(harness: harness, sizes: sizes, grdb: GRDBFeatureWorkloads(base: grdb, sizes: sizes))
+var chatGenerator = ChatGenerator(seed: 0x5EED_0008)
+let messages = wants("W8") ? (0..<sizes.messages).map { _ in chatGenerator.message() } : []
+let queryKinds = QueryKinds(messages: messages, count: wants("W8") ? sizes.queries : 0, generator: &chatGenerator)
+let shelf = harness.freshPath("w10")
+if wants("W10") {
+    let pool = try grdb.openPool(shelf)
+    try features.grdb.fillShelf(pool)
+    try pool.close()
 }
 
 // One filled file, shared by the read workloads of both implementations.
@@ -163,5 +184,10 @@ for impl in Implementation.allCases {
             record(name, impl, operations: 1, seconds: 1 / median)
         }
     }
+}
+for impl in Implementation.allCases {
+    if wants("W8") { try record(features.fullText(impl, messages, queryKinds)) }
+    if wants("W9") { try record(features.observation(impl, rows[0..<transactionCount])) }
+    if wants("W10") { try record(features.associations(impl, shelf)) }
 }
 if !json { print(Report.table(results)) }

@@ -1,0 +1,89 @@
+// W8's messages and query sets, copied from coffer-bench's ChatGenerator.swift (same seeds, same
+// sequence of draws) so both benches index and search the same text.
+
+/// W8's deterministic chat messages: 5–200 characters mixing Chinese runs, English words and emoji.
+struct ChatGenerator {
+    struct Message {
+        let conversation: Int64
+        let sender: String
+        let body: String
+    }
+
+    static let chinese = Array(
+        "的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年得就那要下以生会自着去之过家学对可她里后小么心多天而能好都然没日于起还发成事只作当想看文无开手十用主行方又如前所本见经头面公同三已老从动两长知民样现分将外但身些与高意进把法此实回二理美点月明其种声全工己话儿者向情部正名定女问力机给等几很业最间新什打便位因重被走电四第门相次东政海口使教西再平真听世气信北少关并内加化由却代军产入先山五太水万市眼体别处总才场师书比住员九笑性通目华报立马命张活难神数件安表原车白应路期叫死常提感金何更反合放做系计或司利受光王果亲界及今京务制解各任至清物台象记边共风战干接它许八特觉望直服毛林题建南度统色字请交爱让认算论百吃义科怎元社术结六功指思非流每青管夫连远资队跟带花快条院变联言权往展该领传近留红治决周保达办运武半候七必城父强步完革深区即求品士转量空甚众技轻程告江语英基派满式李息写呢识极令黄德收脸钱党倒未持取设始版双历越史商千片容研像找友孩站广改议形委早房音火际则首单据导影失拿网香似斯专石若兵弟谁校读志飞观争究包组造落视济喜离虽坐集编宝谈府拉黑且随格尽剑讲布杀微怕母调局根曾准团段终乐切级克精哪官示冷域读"
+    )
+    static let words = [
+        "hello", "meeting", "tomorrow", "lunch", "dinner", "project", "deadline", "coffee", "weekend", "photo",
+        "video", "call", "later", "thanks", "sorry", "great", "idea", "review", "release", "budget", "travel",
+        "flight", "hotel", "birthday", "party", "music", "movie", "game", "football", "weather", "rain", "sunny",
+        "office", "report", "design", "server", "database", "search", "index", "mobile", "ticket", "order",
+        "payment", "address", "family", "friend", "school", "homework", "doctor", "market", "price", "discount",
+    ]
+    static let emoji = ["😀", "😂", "👍", "🎉", "❤️", "🙏", "🔥", "👨‍👩‍👧", "🇨🇳", "🤔"]
+
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next(_ bound: Int) -> Int {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Int((state >> 33) % UInt64(bound))
+    }
+
+    mutating func message() -> Message {
+        let target = 5 + next(196)
+        var body = ""
+        var length = 0
+        while length < target {
+            switch next(10) {
+            case 0..<5:
+                let run = 2 + next(10)
+                for _ in 0..<run { body.append(Self.chinese[next(Self.chinese.count)]) }
+                length += run
+            case 5..<9:
+                let word = Self.words[next(Self.words.count)]
+                body += " " + word + " "
+                length += word.count + 2
+            default:
+                body += Self.emoji[next(Self.emoji.count)]
+                length += 1
+            }
+        }
+        return Message(conversation: Int64(next(500)), sender: "user\(next(1_000))", body: body)
+    }
+}
+
+/// The query sets of W8, as coffer-bench draws them, rendered to FTS4 match texts (`FTS3Pattern`'s
+/// raw patterns, which raw C binds as they are). The CJK and ranked sets are drawn too, so the
+/// generator's sequence stays coffer-bench's, but not run: SQLite's built-in tokenizers do not segment
+/// Chinese and FTS4 has no built-in rank (coffer-bench uses Coffer's tokenizer and BM25 function).
+struct QueryKinds {
+    var all: [(String, [String])] = []
+
+    init(messages: [ChatGenerator.Message], count: Int, generator: inout ChatGenerator) {
+        var terms: [String] = []
+        var cjk: [String] = []
+        var phrases: [String] = []
+        var prefixes: [String] = []
+        var ranked: [String] = []
+        while phrases.count < count {
+            let body = Array(messages[generator.next(messages.count)].body)
+            if body.count >= 2 {
+                let start = generator.next(body.count - 1)
+                let pair = body[start...start + 1]
+                if pair.allSatisfy({ ChatGenerator.chinese.contains($0) }) { cjk.append(String(pair)) }
+            }
+            let words = String(body).split(whereSeparator: { !$0.isASCII || $0 == " " }).filter { !$0.isEmpty }
+            if words.count >= 2, String(body).contains(" \(words[0])  \(words[1]) ") {
+                phrases.append("\"\(words[0]) \(words[1])\"")
+            }
+            terms.append(ChatGenerator.words[generator.next(ChatGenerator.words.count)])
+            prefixes.append(String(ChatGenerator.words[generator.next(ChatGenerator.words.count)].prefix(3)) + "*")
+            ranked.append(ChatGenerator.words[generator.next(ChatGenerator.words.count)])
+        }
+        all = [
+            ("W8-term", Array(terms.prefix(count))), ("W8-phrase", Array(phrases.prefix(count))),
+            ("W8-prefix", Array(prefixes.prefix(count))),
+        ]
+    }
+}
