@@ -123,42 +123,6 @@ final class CompressedColumnTests: XCTestCase {
         XCTAssertEqual(stored, [["text", "C2C100"], ["text", "C2C2"]], "plain, the blobs that look compressed escaped")
     }
 
-    func testInsertAllCompressingAheadStoresWhatOneByOneInsertsStore() throws {
-        try trainDictionaries()
-        let texts = chatSamples(count: 700, seed: 21)
-        let lines = texts.enumerated().map { index, text in
-            ChatLine(
-                id: Int64(index + 1), kind: Int64(index % 4), content: index % 50 == 0 ? "" : text,
-                attachment: [nil, Data(text.utf8), Data([0xC1, 0x00]), Data(repeating: 0xC0, count: 300)][index % 4])
-        }
-        let (ahead, used) = try database.write { db in
-            let before = db.compressedAheadCount
-            let rowIDs = try ChatLine.insertAll(lines, db)
-            return (rowIDs, db.compressedAheadCount - before)
-        }
-        XCTAssertEqual(ahead, lines.map { $0.id! })
-        XCTAssertGreaterThan(used, 700, "compressed ahead: contents and attachments")
-        // The same rows inserted one at a time, in a second table of the same shape.
-        try database.write { db in
-            try db.execute(sql: "CREATE TABLE one_by_one AS SELECT * FROM chat_line WHERE 0")
-            for line in lines {
-                try db.execute(
-                    sql: "INSERT INTO one_by_one VALUES (?, ?, coffer_compress(?, CASE ?2 WHEN 1 THEN 1 WHEN 2 THEN 2 ELSE 0 END), coffer_compress(?, 0))",
-                    arguments: [line.id, line.kind, line.content, line.attachment])
-            }
-        }
-        let differing = try database.read { db in
-            try db.fetchValue(
-                Int.self,
-                sql: """
-                    SELECT count(*) FROM chat_line a JOIN one_by_one b USING (id)
-                    WHERE a.content IS NOT b.content OR a.attachment IS NOT b.attachment OR typeof(a.content) != typeof(b.content)
-                    """)
-        }
-        XCTAssertEqual(differing, 0, "the stored bytes are the same either way")
-        XCTAssertEqual(try database.read { try ChatLine.order { $0.id.asc }.fetchAll($0) }, lines)
-    }
-
     /// zstd's own command-line tool decodes a stored value: the header, then the frame with its magic
     /// number put back, with the dictionary read from the database.
     func testZstdsOwnToolDecodesAStoredValue() throws {

@@ -27,21 +27,12 @@ final class CompressionCodec {
     private let handle: OpaquePointer
     private var compressor: OpaquePointer?
     private var decompressor: OpaquePointer?
-    private(set) var digested: [UInt32: Digested] = [:]
+    private var digested: [UInt32: Digested] = [:]
     private var loadOrder: [UInt32] = []
     /// The value's frame with its magic number put back, for decoding.
     private var frame = ScratchBuffer()
     /// Compressed frames and decompressed values.
     private var output = ScratchBuffer()
-    /// Values compressed ahead on another thread, in the order `coffer_compress` is expected to ask for
-    /// them (see `CompressionAhead.swift`), and the next one to hand out.
-    var ahead: [AheadResult] = []
-    var aheadNext = 0
-    /// How many values were taken from `ahead` (tests check that the path is used).
-    var aheadUsed = 0
-    /// The job compressing the next values ahead, if one runs, and the context such jobs use (one at a time).
-    var aheadJob: CompressionAhead?
-    var aheadCompressor: AheadCompressor?
 
     init(handle: OpaquePointer) { self.handle = handle }
 
@@ -71,20 +62,29 @@ final class CompressionCodec {
         let source = isText ? UnsafeRawPointer(sqlite3_value_text(value)) : sqlite3_value_blob(value)
         let count = Int(sqlite3_value_bytes(value))
         guard let source, count > 0 else { return sqlite3_result_value(context, value) }
-        let bytes = UnsafeRawBufferPointer(start: source, count: count)
-        if let ahead = takeAhead(bytes, isText: isText, dictionary: requested) {
-            guard let stored = ahead.stored else { return storePlain(value, into: context) }
-            return stored.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress, Int32($0.count), transientDestructor) }
-        }
         var id = requested
         let dictionary = id == 0 ? nil : compressionDictionary(id)
         if dictionary == nil { id = 0 }
-        if compressor == nil { compressor = Self.makeCompressor() }
+        if compressor == nil {
+            compressor = ZSTD_createCCtx()
+            ZSTD_CCtx_setParameter(compressor, ZSTD_c_compressionLevel, Self.level)
+            ZSTD_CCtx_setParameter(compressor, ZSTD_c_dictIDFlag, 0)
+            ZSTD_CCtx_setParameter(compressor, ZSTD_c_checksumFlag, 0)
+        }
         guard let compressor else { return sqlite3_result_error_nomem(context) }
-        if let stored = Self.storedForm(
-            of: bytes, isText: isText, id: id, dictionary: dictionary, compressor: compressor, buffer: &output)
-        {
-            return sqlite3_result_blob(context, stored.baseAddress, Int32(stored.count), transientDestructor)
+        var header: [UInt8] = [isText ? CompressedValue.compressedText : CompressedValue.compressedBlob]
+        LEB128.append(UInt64(id), to: &header)
+        // The frame goes at offset 8; its body starts after the 4-byte magic, at 12, and the header (at
+        // most 6 bytes) is written over the magic just before it, so the stored value is one run.
+        let bound = ZSTD_compressBound(count)
+        let base = output.reserve(8 + bound)
+        ZSTD_CCtx_refCDict(compressor, dictionary)
+        let written = ZSTD_compress2(compressor, base + 8, bound, source, count)
+        let start = base + 8 + CompressedValue.frameMagic.count - header.count
+        let stored = header.count + written - CompressedValue.frameMagic.count
+        if ZSTD_isError(written) == 0 && stored < count {
+            start.copyMemory(from: header, byteCount: header.count)
+            return sqlite3_result_blob(context, start, Int32(stored), transientDestructor)
         }
         // It does not shrink: stored as it is (an ambiguous BLOB escaped).
         storePlain(value, into: context)
@@ -105,38 +105,6 @@ final class CompressionCodec {
         escaped.storeBytes(of: CompressedValue.escapedBlob, as: UInt8.self)
         (escaped + 1).copyMemory(from: source, byteCount: count)
         sqlite3_result_blob(context, escaped, Int32(count + 1), transientDestructor)
-    }
-
-    /// A compression context at ``level``, writing frames without zstd's dictionary id and checksum.
-    static func makeCompressor() -> OpaquePointer? {
-        let compressor = ZSTD_createCCtx()
-        ZSTD_CCtx_setParameter(compressor, ZSTD_c_compressionLevel, Self.level)
-        ZSTD_CCtx_setParameter(compressor, ZSTD_c_dictIDFlag, 0)
-        ZSTD_CCtx_setParameter(compressor, ZSTD_c_checksumFlag, 0)
-        return compressor
-    }
-
-    /// The stored form of `bytes` compressed with `dictionary` (nil: none) and naming dictionary `id`, in
-    /// `buffer` (valid until its next use); nil when it does not shrink.
-    static func storedForm(
-        of bytes: UnsafeRawBufferPointer, isText: Bool, id: UInt32, dictionary: OpaquePointer?, compressor: OpaquePointer,
-        buffer: inout ScratchBuffer
-    ) -> UnsafeRawBufferPointer? {
-        guard let source = bytes.baseAddress else { return nil }
-        let count = bytes.count
-        var header: [UInt8] = [isText ? CompressedValue.compressedText : CompressedValue.compressedBlob]
-        LEB128.append(UInt64(id), to: &header)
-        // The frame goes at offset 8; its body starts after the 4-byte magic, at 12, and the header (at
-        // most 6 bytes) is written over the magic just before it, so the stored value is one run.
-        let bound = ZSTD_compressBound(count)
-        let base = buffer.reserve(8 + bound)
-        ZSTD_CCtx_refCDict(compressor, dictionary)
-        let written = ZSTD_compress2(compressor, base + 8, bound, source, count)
-        let start = base + 8 + CompressedValue.frameMagic.count - header.count
-        let stored = header.count + written - CompressedValue.frameMagic.count
-        guard ZSTD_isError(written) == 0 && stored < count else { return nil }
-        start.copyMemory(from: header, byteCount: header.count)
-        return UnsafeRawBufferPointer(start: start, count: stored)
     }
 
     // MARK: Decompressing
@@ -203,7 +171,7 @@ final class CompressionCodec {
     // MARK: Dictionaries
 
     /// A dictionary digested for one direction or both; zstd's objects are freed with it.
-    final class Digested {
+    private final class Digested {
         var forCompression: OpaquePointer?
         var forDecompression: OpaquePointer?
         deinit {
@@ -212,7 +180,7 @@ final class CompressionCodec {
         }
     }
 
-    func compressionDictionary(_ id: UInt32) -> OpaquePointer? {
+    private func compressionDictionary(_ id: UInt32) -> OpaquePointer? {
         if let found = digested[id]?.forCompression { return found }
         guard let bytes = storedDictionary(id) else { return nil }
         let cdict = bytes.withUnsafeBytes { ZSTD_createCDict($0.baseAddress, $0.count, Self.level) }
@@ -255,7 +223,7 @@ final class CompressionCodec {
 }
 
 /// A growable byte buffer reused from value to value (values pass through it, never stay).
-struct ScratchBuffer {
+private struct ScratchBuffer {
     private var storage: UnsafeMutableRawPointer?
     private var capacity = 0
 

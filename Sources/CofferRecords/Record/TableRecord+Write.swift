@@ -120,10 +120,6 @@ extension TableRecord {
 
     /// Inserts many records through one prepared statement, atomically (in a savepoint); returns the
     /// rowid of each (0 for a row that `.ignore` skipped).
-    ///
-    /// For a table with compressed columns, 32 records or more and another core, the values of each
-    /// chunk of records are compressed on another thread while the chunk before is inserted; what is
-    /// stored is byte for byte what inserting them one by one stores (see the Compression article).
     @discardableResult
     public static func insertAll(
         _ records: some Sequence<Self>, _ db: Connection, onConflict resolution: ConflictResolution = .abort
@@ -147,7 +143,6 @@ extension TableRecord {
             statement.isInUse = false
         }
         let hooked = willInsert != nil || didInsert != nil || migration != nil
-        if !hooked && compressesAhead(records) { return try insertCompressingAhead(records, statement, db) }
         var rowIDs: [Int64] = []
         for record in records {
             guard hooked else {
