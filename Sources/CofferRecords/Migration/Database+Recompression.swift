@@ -23,8 +23,7 @@ extension Database {
     /// ```
     @discardableResult
     public func recompress<Table: TableRecord>(_ type: Table.Type, batchSize: Int = 500) throws -> Int {
-        guard let plan = try RecompressionPlan(Table.self, batchSize: batchSize) else { return 0 }
-        return try recompressBatches(plan, control: nil)
+        try recompressBatches(RecompressionPlan(Table.self, batchSize: batchSize), control: nil)
     }
 
     /// ``recompress(_:batchSize:)`` as an `AsyncSequence` of progress events: rows done of the table's
@@ -48,15 +47,13 @@ extension Database {
     package func recompressionProgress(
         _ plan: Result<RecompressionPlan?, any Error>
     ) -> AsyncThrowingStream<ProgressEvent<Int>, any Error> {
-        progressStream { control in
-            guard let plan = try plan.get() else { return 0 }
-            return try self.recompressBatches(plan, control: control)
-        }
+        progressStream { control in try self.recompressBatches(plan.get(), control: control) }
     }
 
     /// Runs `plan`'s pass to the end (or until `control` is cancelled): what ``recompress(_:batchSize:)``
-    /// and the stores' passes over their values run.
-    package func recompressBatches(_ plan: RecompressionPlan, control: WorkControl?) throws -> Int {
+    /// and the stores' passes over their values run. No plan (nothing compressed) rewrites nothing.
+    package func recompressBatches(_ plan: RecompressionPlan?, control: WorkControl?) throws -> Int {
+        guard let plan else { return 0 }
         let state = Self.recompressionTable
         let table = plan.table
         let start = try write { db -> (last: Int64, done: Int, total: Int) in
@@ -110,29 +107,33 @@ package struct RecompressionPlan: Sendable {
     /// The pass over table `tableName` (a rowid table) that sets each column of `assignments` to its
     /// expression (which reads the row's current values).
     package init(tableName: String, assignments: [(column: String, value: String)], batchSize: Int) throws {
-        guard batchSize > 0 else { throw CofferError(code: .apiMisuse, message: "a batch holds at least one row") }
-        let table = SQLIdentifier.quote(tableName)
-        let set = assignments.map { SQLIdentifier.quote($0.column) + " = " + $0.value }.joined(separator: ", ")
+        let table = try SQLIdentifier.validated(tableName)
+        let set = try assignments.map { try SQLIdentifier.validated($0.column) + " = " + $0.value }.joined(separator: ", ")
         self.tableName = tableName
         self.table = table
-        self.batchSize = batchSize
+        self.batchSize = try Self.checked(batchSize)
         self.update = "UPDATE \(table) SET \(set) WHERE rowid > ? AND rowid <= ?"
         self.nextBatchEnd = "SELECT max(rowid) FROM (SELECT rowid FROM \(table) WHERE rowid > ? ORDER BY rowid LIMIT ?)"
     }
 
     /// The plan for `Table`, or nil when it has no compressed column.
     init?<Table: TableRecord>(_ type: Table.Type, batchSize: Int) throws {
+        _ = try Self.checked(batchSize)
         let columns = Table.columnDefinitions.filter { $0.compression != nil }
         guard !columns.isEmpty else { return nil }
         guard !Table.withoutRowID else {
             throw CofferError(code: .apiMisuse, message: "recompress walks rowids: \(Table.tableName) is WITHOUT ROWID")
         }
-        _ = try SQLIdentifier.validated(Table.tableName)
+        // A compressed column's selection is its plain value: `coffer_decompress(column)`.
         let assignments = try columns.map { column in
-            let name = try SQLIdentifier.validated(column.name)
-            let plain = SQLFragment(raw: "coffer_decompress(" + name + ")")
-            return (column.name, try Table.compressing(plain, forColumn: column.name).render().sql)
+            (column.name, try Table.compressing(column.selection(), forColumn: column.name).render().sql)
         }
         try self.init(tableName: Table.tableName, assignments: assignments, batchSize: batchSize)
+    }
+
+    /// `batchSize`, or the error for a batch of no rows.
+    private static func checked(_ batchSize: Int) throws -> Int {
+        guard batchSize > 0 else { throw CofferError(code: .apiMisuse, message: "a batch holds at least one row") }
+        return batchSize
     }
 }

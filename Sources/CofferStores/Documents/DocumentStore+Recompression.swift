@@ -20,8 +20,7 @@ extension DocumentStore {
     /// ```
     @discardableResult
     public func recompressBodies(batchSize: Int = 500) throws -> Int {
-        guard let plan = try recompressionPlan(batchSize: batchSize) else { return 0 }
-        return try database.recompressBatches(plan, control: nil)
+        try database.recompressBatches(recompressionPlan(batchSize: batchSize), control: nil)
     }
 
     /// ``recompressBodies(batchSize:)`` as an `AsyncSequence` of progress events: documents done of the

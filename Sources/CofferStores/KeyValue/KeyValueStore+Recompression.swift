@@ -19,8 +19,7 @@ extension KeyValueStore {
     /// ```
     @discardableResult
     public func recompressValues(batchSize: Int = 500) throws -> Int {
-        guard let plan = try recompressionPlan(batchSize: batchSize) else { return 0 }
-        return try database.recompressBatches(plan, control: nil)
+        try database.recompressBatches(recompressionPlan(batchSize: batchSize), control: nil)
     }
 
     /// ``recompressValues(batchSize:)`` as an `AsyncSequence` of progress events: items done of the store's
