@@ -23,7 +23,7 @@ import Foundation
 }
 
 /// W10 (associations): `authors` authors with `booksPerAuthor` books each, written by Coffer (the same
-/// file shape for both sides; raw C opens it with the passphrase). `W10-including`: `pages` reads, each
+/// file shape for both sides; raw C opens it with the passphrase, or none in plaintext). `W10-including`: `pages` reads, each
 /// loading a page of 100 authors (by id) with all their books — Coffer's `including(all:)`, raw C the
 /// same two queries (`LIMIT 100 OFFSET ?`, then `WHERE authorID IN (?, … 100)`) stitched into a
 /// dictionary by author. `W10-lazy`: `lookups` reads, each loading one author's books — Coffer by reading
@@ -40,8 +40,6 @@ struct AssociationWorkloads {
     static let pageSize = 100
 
     func run(_ impl: Implementation) throws -> [Measurement] {
-        // Encrypted only: the two sides of W10 are raw C and Coffer on SQLCipher.
-        guard impl == .rawC || impl == .coffer else { return [] }
         let path = harness.freshPath("w10")
         try fill(path, impl)
         let offsets = (0..<pages).map { Int64($0 * Self.pageSize % max(authors - Self.pageSize + 1, 1)) }

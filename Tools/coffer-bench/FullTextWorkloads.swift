@@ -48,15 +48,13 @@ struct FullTextWorkloads {
     let queries: Int
 
     func run(_ impl: Implementation) throws -> [Measurement] {
-        // Encrypted only: the two sides of W8 are raw C and Coffer on SQLCipher.
-        guard impl == .rawC || impl == .coffer else { return [] }
         var generator = ChatGenerator(seed: 0x5EED_0008)
         let messages = (0..<count).map { _ in generator.message() }
         let kinds = QueryKinds(messages: messages, count: queries, generator: &generator)
         let path = harness.freshPath("w8")
         switch impl {
         case .rawC, .rawCPlain:
-            let connection = try RawConnection(path: path, key: WriteWorkloads.passphrase, cacheKiB: harness.cacheKiB)
+            let connection = try RawConnection(path: path, key: impl.rawKey, cacheKiB: harness.cacheKiB)
             guard coffer_fts_register(connection.handle) == SQLITE_OK else { throw BenchError("W8: register") }
             // SQLite's own default, where RawConnection turns checkpoints off: Coffer copies its WAL back
             // every 1,000 pages (`checkpointThreshold`) while it indexes, so raw C copies as much.
