@@ -61,6 +61,14 @@ private struct SlowSink: SalvageSink {
     mutating func finish(schema: Schema) throws { finished = true }
 }
 
+/// An element whose instances are counted, to see what a queue keeps alive.
+private final class CountedBatch: Sendable {
+    private static let live = Progress()
+    static var count: Int { live.snapshot.produced - live.snapshot.consumed }
+    init() { Self.live.produce(1) }
+    deinit { Self.live.consume(1) }
+}
+
 final class SalvagePipelineTests: XCTestCase {
     private let table = TableDescription(
         name: "t", rootPage: 2, sql: "CREATE TABLE t(x)",
@@ -101,6 +109,23 @@ final class SalvagePipelineTests: XCTestCase {
         XCTAssertEqual(sink.tables, [table.name])
         // Queued batches + the batch being filled + the batch being written, never more.
         XCTAssertLessThanOrEqual(seen.largestGap, (sizes.capacity + 2) * sizes.batchRows)
+    }
+
+    /// A batch the writer took and handed back is freed at the salvager's next push: the queue keeps no
+    /// taken batch alive (it once kept up to 64 of them, a whole 100,000-row table's rows in a repair).
+    func testQueueKeepsNoTakenBatchAlive() throws {
+        let queue = BoundedQueue<CountedBatch>(capacity: 4)
+        let before = CountedBatch.count
+        var largest = 0
+        for _ in 0..<300 {
+            try queue.push(CountedBatch())
+            if let batch = queue.pop() { queue.retire(batch) }
+            largest = max(largest, CountedBatch.count - before)
+        }
+        // The batch just pushed and taken, waiting in the retired list for the next push.
+        XCTAssertLessThanOrEqual(largest, 2)
+        queue.finishProducing()
+        XCTAssertNil(queue.pop())
     }
 
     func testBatchesAreBoundedByBytesToo() throws {

@@ -6,7 +6,9 @@ import Foundation
 final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     // Every stored property below is read and written only while `condition` is locked.
     private let condition = NSCondition()
-    private var items: [Element] = []
+    /// Waiting elements from `head` on; a slot before `head` was taken and is nil, so that a batch the
+    /// consumer took is not kept alive here until the array is compacted.
+    private var items: [Element?] = []
     private var head = 0
     private let capacity: Int
     private var producerDone = false
@@ -72,6 +74,7 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         while head == items.count, !producerDone, !cancelled { condition.wait() }
         if cancelled || head == items.count { return nil }
         let element = items[head]
+        items[head] = nil
         head += 1
         if head >= 64, head * 2 >= items.count {
             items.removeFirst(head)
