@@ -19,7 +19,7 @@ struct CofferBench: ParsableCommand {
     @Option(
         parsing: .upToNextOption,
         help:
-            "Run only these workloads (W0 W1 W1-sql W2 W3 W4 W4b W4b-read W5 W6 W7 W8 W9 W10 W11 W12 W13 W14 F1; W9-commits… alone too)."
+            "Run only these workloads (W0 W1 W1-sql W2 W3 W4 W4b W4b-read W5 W6 W7 W8 W9 W10 W11 W12 W13 W14 F1 S1; W9-commits… alone too). S1 runs only when named."
     )
     var only: [String] = []
 
@@ -28,6 +28,9 @@ struct CofferBench: ParsableCommand {
 
     @Option(help: "Rows in the table (W1, W3–W6; default 100,000, 10,000 with --quick).")
     var rows: Int?
+
+    @Option(help: "The size axis: N × 100,000 rows in the table (W1, W3–W6, S1); --rows wins when both are given.")
+    var scale: Int?
 
     @Option(help: "One-row transactions in W2 (default 2,000, 500 with --quick).")
     var transactions: Int?
@@ -77,7 +80,7 @@ struct CofferBench: ParsableCommand {
         default: throw ValidationError("--key-derivation must be coffer or sqlcipher3")
         }
         harness.monitoring = try MonitoringLevel.monitoring(named: monitoring)
-        let rows = BenchRow.generate(self.rows ?? (quick ? 10_000 : 100_000))
+        let rows = BenchRow.generate(self.rows ?? scale.map { max(1, $0) * 100_000 } ?? (quick ? 10_000 : 100_000))
         let writes = WriteWorkloads(harness: harness, rows: rows, transactionCount: transactions ?? (quick ? 500 : 2_000))
         let reads = ReadWorkloads(
             harness: harness, writes: writes, lookupCount: quick ? 10_000 : 100_000,
@@ -141,6 +144,7 @@ struct CofferBench: ParsableCommand {
             if wants("W13") { try record(liveMigration.run(impl)) }
             if wants("W14") { try record(control.run(impl)) }
             if wants("F1") { try record(footprint.run(impl)) }
+            if only.contains("S1") { try record(ScaleWorkloads(harness: harness, writes: writes).run(impl)) }
         }
         // With --json the ratio table goes to standard error, so one run gives both.
         if json {
