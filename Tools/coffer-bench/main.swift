@@ -19,14 +19,14 @@ struct CofferBench: ParsableCommand {
     @Option(
         parsing: .upToNextOption,
         help:
-            "Run only these workloads (W0 W1 W1-sql W2 W3 W4 W4b W4b-read W5 W6 W7 W8 W9 W10 W11 W12 W13 W14 F1 S1; W9-commits… alone too). S1 runs only when named."
+            "Run only these workloads (W0 W1 W1-sql W2 W3 W4 W4b W4b-read W5 W6 W7 W8 W9 W10 W11 W12 W13 W14 W15 F1 S1; W9-commits… alone too). S1 runs only when named."
     )
     var only: [String] = []
 
     @Option(parsing: .upToNextOption, help: "Run only these implementations (raw-c raw-c-plain coffer coffer-plain).")
     var impl: [String] = []
 
-    @Option(help: "Rows in the table (W1, W3–W6; default 100,000, 10,000 with --quick).")
+    @Option(help: "Rows in the table (W1, W3–W6, W15; default 100,000, 10,000 with --quick).")
     var rows: Int?
 
     @Option(help: "The size axis: N × 100,000 rows in the table (W1, W3–W6, S1); --rows wins when both are given.")
@@ -105,6 +105,7 @@ struct CofferBench: ParsableCommand {
         let associations = AssociationWorkloads(
             harness: harness, authors: 1_000, booksPerAuthor: 20, pages: quick ? 50 : 1_000, lookups: quick ? 1_000 : 50_000,
             checksums: checksums)
+        let migrationStep = MigrationStepWorkloads(harness: harness, rows: rows.count, checksums: checksums)
         var results: [Measurement] = []
         func wants(_ workload: String) -> Bool { only.isEmpty || only.contains(workload) }
         // Each workload's figures carry the peak RSS it added (F1 measures its own, from just before opening).
@@ -143,6 +144,7 @@ struct CofferBench: ParsableCommand {
             }
             if wants("W13") { try record(liveMigration.run(impl)) }
             if wants("W14") { try record(control.run(impl)) }
+            if wants("W15") { try record(migrationStep.run(impl)) }
             if wants("F1") { try record(footprint.run(impl)) }
             if only.contains("S1") { try record(ScaleWorkloads(harness: harness, writes: writes).run(impl)) }
         }

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// W8–W10 for one implementation: the files, what is timed and the figures, as coffer-bench runs them.
+/// W8–W10 and W15 for one implementation: the files, what is timed and the figures, as coffer-bench runs them.
 struct FeatureRuns {
     struct Output {
         var measurements: [Measurement] = []
@@ -104,6 +104,43 @@ struct FeatureRuns {
                 seconds: including),
             Measurement(
                 workload: "W10-lazy", impl: impl.rawValue, opsPerSecond: Double(sizes.lookups) / lazy, seconds: lazy),
+        ]
+        return output
+    }
+
+    /// W15: `W15-migrate` times one migrator run (W15's `v2` then `v3`, each its own transaction) on a
+    /// fresh copy of `filled` (`rows` rows of `person`), opened untimed; rows/s, median of the repetitions.
+    func migration(_ impl: Implementation, filled: String, rows: Int) throws -> Output {
+        var sums: [Int64] = []
+        func copy() throws -> String {
+            let path = harness.freshPath("w15")
+            try FileManager.default.copyItem(atPath: filled, toPath: path)
+            return path
+        }
+        let seconds: Double
+        switch impl {
+        case .rawC:
+            seconds = try harness.median(
+                setUp: { try RawConnection(path: try copy(), cacheKiB: harness.cacheKiB) },
+                { try RawFeatureWorkloads.migrate($0) },
+                tearDown: { sums.append(try RawFeatureWorkloads.migrationChecksum($0)) })
+        case .grdb:
+            seconds = try harness.median(
+                setUp: { () -> DatabasePool in
+                    let pool = try grdb.base.openPool(try copy())
+                    try pool.read { _ in }
+                    return pool
+                }, { try grdb.migrate($0) },
+                tearDown: {
+                    sums.append(try grdb.migrationChecksum($0))
+                    try $0.close()
+                })
+        }
+        guard let sum = sums.first, sums.allSatisfy({ $0 == sum }) else { throw BenchError("W15: repetitions differ") }
+        var output = Output()
+        output.sums["W15-migrate"] = sum
+        output.measurements = [
+            Measurement(workload: "W15-migrate", impl: impl.rawValue, opsPerSecond: Double(rows) / seconds, seconds: seconds)
         ]
         return output
     }

@@ -37,8 +37,9 @@ struct AuthorInfo: Decodable, FetchableRecord {
     var books: [Book]
 }
 
-/// W8–W10 with GRDB as its documentation teaches them: FTS4 synchronized with its content table and
-/// `FTS3Pattern`, `ValueObservation` on a `DatabasePool`, `hasMany`/`belongsTo` with `including(all:)`.
+/// W8–W10 and W15 with GRDB as its documentation teaches them: FTS4 synchronized with its content table
+/// and `FTS3Pattern`, `ValueObservation` on a `DatabasePool`, `hasMany`/`belongsTo` with `including(all:)`,
+/// a `DatabaseMigrator`.
 struct GRDBFeatureWorkloads {
     let base: GRDBWorkloads
     let sizes: FeatureSizes
@@ -157,5 +158,28 @@ struct GRDBFeatureWorkloads {
             sum &+= FeatureSQL.shelfChecksum(author.id, "", books.map { ($0.id, $0.year) })
         }
         return sum
+    }
+
+    /// W15-migrate: a `DatabaseMigrator` with W15's two migrations (raw SQL, each `execute(sql:)`), run
+    /// once on the pool: each migration in its own transaction, recorded in `grdb_migrations`.
+    func migrate(_ pool: DatabasePool) throws {
+        var migrator = DatabaseMigrator()
+        for (name, statements) in MigrationSQL.migrations {
+            migrator.registerMigration(name) { db in
+                for sql in statements { try db.execute(sql: sql) }
+            }
+        }
+        try migrator.migrate(pool)
+    }
+
+    /// W15's checksum of the migrated table (untimed).
+    func migrationChecksum(_ pool: DatabasePool) throws -> Int64 {
+        try pool.read { db in
+            guard let sums = try Row.fetchOne(db, sql: MigrationSQL.sums) else { throw BenchError("W15: no sums") }
+            return try MigrationSQL.checksum(
+                count: sums[0], score: sums[1], nameBytes: sums[2],
+                columns: try Row.fetchAll(db, sql: MigrationSQL.columns).map { $0["name"] },
+                indexes: try Row.fetchAll(db, sql: MigrationSQL.indexes).map { $0["name"] })
+        }
     }
 }

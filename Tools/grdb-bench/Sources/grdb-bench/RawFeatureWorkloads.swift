@@ -2,6 +2,12 @@ import Foundation
 import GRDBSQLite
 
 extension RawConnection {
+    /// Runs `sql` (one or more statements), throwing SQLite's message on failure.
+    func execute(_ sql: String) throws {
+        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard code == SQLITE_OK else { throw BenchError("\(code): \(String(cString: sqlite3_errmsg(handle)))") }
+    }
+
     func inReadTransaction<T>(_ body: () throws -> T) rethrows -> T {
         exec("BEGIN")
         defer { exec("COMMIT") }
@@ -31,7 +37,7 @@ extension RawConnection {
     }
 }
 
-/// W8 and W10 in raw C, as coffer-bench's raw twins do them (W9 has none: no observation in C).
+/// W8, W10 and W15 in raw C, as coffer-bench's raw twins do them (W9 has none: no observation in C).
 struct RawFeatureWorkloads {
     struct ChatRow {
         let id: Int64
@@ -159,6 +165,45 @@ struct RawFeatureWorkloads {
             sum &+= FeatureSQL.shelfChecksum(id, "", books.map { ($0.id, $0.year) })
         }
         return sum
+    }
+
+    /// W15's file: `person` and its `rows` rows, in one transaction (untimed).
+    static func fillPeople(_ path: String, rows: Int, cacheKiB: Int) throws {
+        let connection = try RawConnection(path: path, cacheKiB: cacheKiB)
+        try connection.execute("BEGIN IMMEDIATE; \(MigrationSQL.schema); \(MigrationSQL.fill(rows: rows)); COMMIT")
+    }
+
+    /// W15-migrate: each migration's statements by `sqlite3_exec` in one `BEGIN IMMEDIATE` transaction,
+    /// recorded in `PRAGMA user_version` (2, then 3), as a hand-written C migration does.
+    static func migrate(_ connection: RawConnection) throws {
+        for (version, (_, statements)) in zip(2..., MigrationSQL.migrations) {
+            try connection.execute("BEGIN IMMEDIATE")
+            do {
+                for sql in statements { try connection.execute(sql) }
+                try connection.execute("PRAGMA user_version = \(version)")
+                try connection.execute("COMMIT")
+            } catch {
+                connection.exec("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// W15's checksum of the migrated table (untimed).
+    static func migrationChecksum(_ connection: RawConnection) throws -> Int64 {
+        func texts(_ sql: String, column: Int32) throws -> [String] {
+            let statement = try connection.prepare(sql)
+            defer { sqlite3_finalize(statement) }
+            var texts: [String] = []
+            while sqlite3_step(statement) == SQLITE_ROW { texts.append(RawConnection.text(statement, column)) }
+            return texts
+        }
+        let sums = try connection.prepare(MigrationSQL.sums)
+        defer { sqlite3_finalize(sums) }
+        try connection.step(sums, expecting: SQLITE_ROW)
+        return try MigrationSQL.checksum(
+            count: sqlite3_column_int64(sums, 0), score: sqlite3_column_int64(sums, 1), nameBytes: sqlite3_column_int64(sums, 2),
+            columns: try texts(MigrationSQL.columns, column: 1), indexes: try texts(MigrationSQL.indexes, column: 1))
     }
 
     static func book(_ statement: OpaquePointer) -> BookRow {

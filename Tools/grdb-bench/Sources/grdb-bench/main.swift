@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-// grdb-bench [--json] [--quick] [--only W1 W3 … W8 W9 W10] [--repetitions N] [--cache-kib N]
+// grdb-bench [--json] [--quick] [--only W1 W3 … W8 W9 W10 W15] [--repetitions N] [--cache-kib N]
 var json = false
 var quick = false
 var only: [String] = []
@@ -76,6 +76,9 @@ if wants("W10") {
     try features.grdb.fillShelf(pool)
     try pool.close()
 }
+// W15's filled file (untimed), copied for each repetition of both implementations.
+let people = harness.freshPath("w15-filled")
+if wants("W15") { try RawFeatureWorkloads.fillPeople(people, rows: rowCount, cacheKiB: cacheKiB) }
 
 // One filled file, shared by the read workloads of both implementations.
 let filled = harness.freshPath("fill")
@@ -189,5 +192,6 @@ for impl in Implementation.allCases {
     if wants("W8") { try record(features.fullText(impl, messages, queryKinds)) }
     if wants("W9") { try record(features.observation(impl, rows[0..<transactionCount])) }
     if wants("W10") { try record(features.associations(impl, shelf)) }
+    if wants("W15") { try record(features.migration(impl, filled: people, rows: rowCount)) }
 }
 if !json { print(Report.table(results)) }
