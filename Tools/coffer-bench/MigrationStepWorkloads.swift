@@ -34,40 +34,10 @@ struct MigrationStepWorkloads {
     let rows: Int
     let checksums: ChecksumLog
 
-    static let schema =
-        "CREATE TABLE person(id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, age INTEGER NOT NULL)"
-
-    /// Rows 1...`rows` with BenchRow's names, emails and ages, in one statement.
-    static func fill(rows: Int) -> String {
-        """
-        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
-        INSERT INTO person(id, name, email, age)
-        SELECT i, printf('name-%011d', i), printf('user%09d@example.com', i), 18 + i % 60 FROM n
-        """
-    }
-
-    static let v2 = [
-        "ALTER TABLE person ADD COLUMN score INTEGER NOT NULL DEFAULT 0",
-        "UPDATE person SET score = age * 2",
-        "CREATE INDEX person_on_score ON person(score)",
-    ]
-    static let v3 = [
-        "CREATE TABLE person_new(id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, score INTEGER NOT NULL)",
-        "INSERT INTO person_new SELECT id, name, email, score FROM person",
-        "DROP TABLE person",
-        "ALTER TABLE person_new RENAME TO person",
-        "CREATE INDEX person_on_score ON person(score)",
-    ]
-    static let migrations = [("v2", v2), ("v3", v3)]
-
-    static let sums = "SELECT count(*), sum(score), sum(length(name)) FROM person"
-    static let columns = "PRAGMA table_info(person)"
-    static let indexes = "PRAGMA index_list(person)"
-
     /// The migrator `W15-migrate` runs: both migrations as raw SQL.
     static var migrator: Migrator {
         var migrator = Migrator()
-        for (name, statements) in migrations {
+        for (name, statements) in MigrationSQL.migrations {
             migrator.register(name) { db in
                 for sql in statements { try db.execute(sql: sql) }
             }
@@ -79,7 +49,7 @@ struct MigrationStepWorkloads {
     static var rebuildMigrator: Migrator {
         var migrator = Migrator()
         migrator.register("v2") { db in
-            for sql in v2 { try db.execute(sql: sql) }
+            for sql in MigrationSQL.v2 { try db.execute(sql: sql) }
         }
         migrator.register("v3") { db in try db.rebuildTable(MigratedPerson.self) }
         return migrator
@@ -131,8 +101,8 @@ struct MigrationStepWorkloads {
     private func fill(_ path: String, _ impl: Implementation) throws {
         let database = try Database(path: path, configuration: harness.configuration(impl))
         try database.write { db in
-            try db.execute(sql: Self.schema)
-            try db.execute(sql: Self.fill(rows: rows))
+            try db.execute(sql: MigrationSQL.schema)
+            try db.execute(sql: MigrationSQL.fill(rows: rows))
         }
         try database.close()
     }
@@ -147,26 +117,18 @@ struct MigrationStepWorkloads {
         return path
     }
 
-    /// The checksum of the migrated table; throws unless it has the migrated shape.
-    static func checksum(count: Int64, score: Int64, nameBytes: Int64, columns: [String], indexes: [String]) throws -> Int64 {
-        guard columns == ["id", "name", "email", "score"], indexes.contains("person_on_score") else {
-            throw BenchError("W15: person has columns \(columns) and indexes \(indexes) after migrating")
-        }
-        return count &* 1_000_003 &+ score &* 31 &+ nameBytes
-    }
-
     /// Coffer's checksum, in a read.
     static func checksum(_ db: Connection) throws -> Int64 {
-        guard let sums = try db.fetchOne(sql: Self.sums) else { throw BenchError("W15: no sums") }
-        return try checksum(
+        guard let sums = try db.fetchOne(sql: MigrationSQL.sums) else { throw BenchError("W15: no sums") }
+        return try MigrationSQL.checksum(
             count: try sums.decode(at: 0), score: try sums.decode(at: 1), nameBytes: try sums.decode(at: 2),
-            columns: try db.fetchAll(sql: columns).compactMap { $0["name"] },
-            indexes: try db.fetchAll(sql: indexes).compactMap { $0["name"] })
+            columns: try db.fetchAll(sql: MigrationSQL.columns).compactMap { $0["name"] },
+            indexes: try db.fetchAll(sql: MigrationSQL.indexes).compactMap { $0["name"] })
     }
 
     /// Raw C's migration run: each migration's statements in one transaction, recorded in `user_version`.
     static func migrate(_ connection: RawConnection) throws {
-        for (version, (_, statements)) in zip(2..., migrations) {
+        for (version, (_, statements)) in zip(2..., MigrationSQL.migrations) {
             try connection.execute("BEGIN IMMEDIATE")
             do {
                 for sql in statements { try connection.execute(sql) }
@@ -190,12 +152,12 @@ struct MigrationStepWorkloads {
             }
             return texts
         }
-        let sums = try connection.prepare(Self.sums)
+        let sums = try connection.prepare(MigrationSQL.sums)
         defer { sqlite3_finalize(sums) }
         try connection.step(sums, expecting: SQLITE_ROW)
-        return try checksum(
+        return try MigrationSQL.checksum(
             count: sqlite3_column_int64(sums, 0), score: sqlite3_column_int64(sums, 1), nameBytes: sqlite3_column_int64(sums, 2),
-            columns: try texts(columns), indexes: try texts(indexes))
+            columns: try texts(MigrationSQL.columns), indexes: try texts(MigrationSQL.indexes))
     }
 }
 

@@ -1,0 +1,1 @@
+../../../coffer-bench/MigrationSQL.swift
