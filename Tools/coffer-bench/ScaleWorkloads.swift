@@ -1,10 +1,6 @@
 import Coffer
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// S1 (the size axis, issue 43 item 4): what the file-level operations cost on W1–W6's table at the
 /// run's size (`--rows`, or `--scale N` for N × 100,000 rows), encrypted (`coffer`) or not
 /// (`coffer-plain`). The file is filled once through Coffer and closed (WAL checkpointed), untimed.
@@ -123,8 +119,9 @@ struct ScaleWorkloads {
     /// Runs `tool` with `arguments` (its output discarded) and waits: wall time and the child's peak RSS.
     ///
     /// The peak comes from GNU `time` (`/usr/bin/time -f %M`), which forks the tool: a child spawned from
-    /// this process directly shares its memory until `exec`, and Linux carries that high-water mark
-    /// into the child's `ru_maxrss`, so `wait4` here would report coffer-bench's own peak.
+    /// this process directly (`posix_spawn`, as `Process` does) shares its memory until `exec`, and Linux
+    /// carries that high-water mark into the child's `ru_maxrss`, so `wait4` here would report
+    /// coffer-bench's own peak.
     private static func runChild(
         _ tool: String, _ arguments: [String], _ environment: [String: String]
     ) throws -> (seconds: Double, peakKiB: Int) {
@@ -134,25 +131,18 @@ struct ScaleWorkloads {
         }
         let report = NSTemporaryDirectory() + "coffer-bench-peak-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: report) }
-        var merged = ProcessInfo.processInfo.environment
-        for (name, value) in environment { merged[name] = value }
-        let argv = ([timeTool, "-f", "%M", "-o", report, tool] + arguments).map { strdup($0) } + [nil]
-        let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        var pid: pid_t = 0
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: timeTool)
+        child.arguments = ["-f", "%M", "-o", report, tool] + arguments
+        child.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        child.standardOutput = FileHandle.nullDevice
         let start = DispatchTime.now().uptimeNanoseconds
-        let spawned = posix_spawn(&pid, timeTool, &actions, nil, argv, envp)
-        guard spawned == 0 else { throw BenchError("cannot start \(tool): error \(spawned)") }
-        var status: Int32 = 0
-        guard waitpid(pid, &status, 0) == pid else { throw BenchError("waitpid failed for \(tool)") }
+        try child.run()
+        child.waitUntilExit()
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         // A normal exit with status 0 (the tool's "ran" code for verify, stats and repair).
-        guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else {
-            throw BenchError("\(tool) \(arguments.first ?? "") exited with status \(status)")
+        guard child.terminationReason == .exit, child.terminationStatus == 0 else {
+            throw BenchError("\(tool) \(arguments.first ?? "") exited with status \(child.terminationStatus)")
         }
         let peak = (try? String(contentsOfFile: report, encoding: .utf8))?
             .split(whereSeparator: \.isNewline).last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
