@@ -51,6 +51,8 @@ struct Harness {
     var keyDerivation: KeyDerivation = .coffer
     /// Coffer's monitoring (`--monitoring`; default all off).
     var monitoring = Monitoring()
+    /// Raw C writers' `PRAGMA wal_autocheckpoint` in W1, W2 and W6 (`--raw-wal-autocheckpoint`; default 0, never).
+    var rawAutoCheckpointPages = 0
 
     /// Coffer's configuration for `impl`: the README's (a passphrase, or none), with the bench cache size.
     /// Raw C's files, which Coffer fills and raw C opens with the passphrase, get SQLCipher 3's derivation.

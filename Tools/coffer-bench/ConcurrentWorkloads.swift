@@ -92,7 +92,9 @@ struct ConcurrentWorkloads {
             switch impl {
             case .rawC, .rawCPlain:
                 database = nil
-                rawWriter = try RawConnection(path: path, key: impl.rawKey, cacheKiB: harness.cacheKiB)
+                rawWriter = try RawConnection(
+                    path: path, key: impl.rawKey, cacheKiB: harness.cacheKiB,
+                    autoCheckpointPages: harness.rawAutoCheckpointPages)
                 rawReaders = try (0..<ConcurrentWorkloads.readerCount).map { _ in
                     try RawConnection(path: path, key: impl.rawKey, readOnly: true, cacheKiB: harness.cacheKiB)
                 }

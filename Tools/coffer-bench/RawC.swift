@@ -7,14 +7,20 @@ import Foundation
 /// with their byte counts straight from the caller's own bytes (no copy, no `strlen`), bindings are never
 /// cleared (every parameter is rebound), columns are read by pointer and byte count, and a read workload
 /// that Coffer runs in one read call runs in one transaction. The connection has Coffer's settings: the
-/// same busy timeout and page cache, `temp_store`, `foreign_keys`, WAL with `synchronous=NORMAL`, and no checkpoint on the
-/// commit path (Coffer checkpoints on another thread; both checkpoint the whole WAL when they close).
+/// same busy timeout and page cache, `temp_store`, `foreign_keys`, WAL with `synchronous=NORMAL`, and by default no
+/// checkpoint on the commit path (Coffer checkpoints on another thread; both checkpoint the whole WAL when they close).
+/// Without checkpoints raw C's WAL grows without bound while Coffer keeps its own near `checkpointThreshold` pages;
+/// `autoCheckpointPages` (`--raw-wal-autocheckpoint`) gives raw C's writers SQLite's own bounded WAL instead.
 final class RawConnection {
     let handle: OpaquePointer
 
     /// Opens `path`, keyed with `key` (a passphrase, or a raw-key spec `x'…'`) when given, plaintext
-    /// otherwise. `cacheKiB` sets `PRAGMA cache_size` (nil keeps SQLite's default, 2 MiB).
-    init(path: String, key: String?, pageSize: Int = 4096, readOnly: Bool = false, cacheKiB: Int? = nil) throws {
+    /// otherwise. `cacheKiB` sets `PRAGMA cache_size` (nil keeps SQLite's default, 2 MiB); `autoCheckpointPages` sets a
+    /// writer's `PRAGMA wal_autocheckpoint` (0: never).
+    init(
+        path: String, key: String?, pageSize: Int = 4096, readOnly: Bool = false, cacheKiB: Int? = nil,
+        autoCheckpointPages: Int = 0
+    ) throws {
         var db: OpaquePointer?
         sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         guard let db else { throw BenchError("cannot open \(path)") }
@@ -34,7 +40,7 @@ final class RawConnection {
         if readOnly {
             exec("PRAGMA query_only = ON")
         } else {
-            exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0")
+            exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = \(autoCheckpointPages)")
         }
     }
 

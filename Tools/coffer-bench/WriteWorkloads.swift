@@ -129,7 +129,10 @@ struct WriteWorkloads {
         switch impl {
         case .rawC, .rawCPlain:
             // Its initialiser reads the schema, which derives the key.
-            return .raw(try RawConnection(path: path, key: impl.rawKey, cacheKiB: harness.cacheKiB))
+            return .raw(
+                try RawConnection(
+                    path: path, key: impl.rawKey, cacheKiB: harness.cacheKiB,
+                    autoCheckpointPages: harness.rawAutoCheckpointPages))
         case .coffer, .cofferPlain:
             return .coffer(try Database(path: path, configuration: configuration(impl)))
         }

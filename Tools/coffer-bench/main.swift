@@ -60,6 +60,12 @@ struct CofferBench: ParsableCommand {
     @Option(help: "SQLite's memory statistics for the whole process: on (SQLite's default) or off.")
     var sqliteMemoryStatistics: String = "on"
 
+    @Option(
+        help:
+            "Raw C writers' PRAGMA wal_autocheckpoint in W1, W2 and W6, in pages: 0 (default) never checkpoints, so raw C's WAL grows without bound; 1000 is SQLite's default, a bounded WAL as Coffer keeps."
+    )
+    var rawWalAutocheckpoint: Int = 0
+
     mutating func run() throws {
         switch sqliteMemoryStatistics {
         case "on": break
@@ -80,6 +86,8 @@ struct CofferBench: ParsableCommand {
         default: throw ValidationError("--key-derivation must be coffer or sqlcipher3")
         }
         harness.monitoring = try MonitoringLevel.monitoring(named: monitoring)
+        guard rawWalAutocheckpoint >= 0 else { throw ValidationError("--raw-wal-autocheckpoint must be 0 or more") }
+        harness.rawAutoCheckpointPages = rawWalAutocheckpoint
         let rows = BenchRow.generate(self.rows ?? scale.map { max(1, $0) * 100_000 } ?? (quick ? 10_000 : 100_000))
         let writes = WriteWorkloads(harness: harness, rows: rows, transactionCount: transactions ?? (quick ? 500 : 2_000))
         let reads = ReadWorkloads(
