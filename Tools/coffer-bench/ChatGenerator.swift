@@ -1,4 +1,5 @@
-import Coffer
+// Shared with Tools/grdb-bench (its ChatGenerator.swift is a symlink to this file): both benches index and
+// search the same messages and draw the same queries, each rendered in its own query type.
 
 /// W8's deterministic chat messages: 5–200 characters mixing Chinese runs, English words and emoji.
 struct ChatGenerator {
@@ -52,31 +53,43 @@ struct ChatGenerator {
     }
 }
 
-/// The query sets of W8, the same for every implementation.
-struct QueryKinds {
-    var all: [(String, [FullTextPattern])] = []
+/// The query sets of W8, drawn the same way for every implementation and written by `render` in each
+/// bench's own query type (Coffer's `FullTextPattern`, or FTS4 match text).
+struct QueryKinds<Pattern> {
+    /// How a bench writes W8's three shapes of query.
+    struct Rendering {
+        /// One word, or two Chinese characters.
+        let term: (String) -> Pattern
+        /// Two words next to each other, separated by a space.
+        let phrase: (String) -> Pattern
+        /// The first three letters of a word.
+        let prefix: (String) -> Pattern
+    }
 
-    init(messages: [ChatGenerator.Message], count: Int, generator: inout ChatGenerator) {
-        var terms: [FullTextPattern] = []
-        var cjk: [FullTextPattern] = []
-        var phrases: [FullTextPattern] = []
-        var prefixes: [FullTextPattern] = []
-        var ranked: [FullTextPattern] = []
+    /// The sets by workload name: W8-term, W8-cjk, W8-phrase, W8-prefix, W8-ranked.
+    var all: [(String, [Pattern])] = []
+
+    init(messages: [ChatGenerator.Message], count: Int, generator: inout ChatGenerator, render: Rendering) {
+        var terms: [Pattern] = []
+        var cjk: [Pattern] = []
+        var phrases: [Pattern] = []
+        var prefixes: [Pattern] = []
+        var ranked: [Pattern] = []
         while phrases.count < count {
             let body = Array(messages[generator.next(messages.count)].body)
             // Two Chinese characters next to each other in some message.
             if body.count >= 2 {
                 let start = generator.next(body.count - 1)
                 let pair = body[start...start + 1]
-                if pair.allSatisfy({ ChatGenerator.chinese.contains($0) }) { cjk.append(.term(String(pair))) }
+                if pair.allSatisfy({ ChatGenerator.chinese.contains($0) }) { cjk.append(render.term(String(pair))) }
             }
             let words = String(body).split(whereSeparator: { !$0.isASCII || $0 == " " }).filter { !$0.isEmpty }
             if words.count >= 2, String(body).contains(" \(words[0])  \(words[1]) ") {
-                phrases.append(.phrase("\(words[0]) \(words[1])"))
+                phrases.append(render.phrase("\(words[0]) \(words[1])"))
             }
-            terms.append(.term(ChatGenerator.words[generator.next(ChatGenerator.words.count)]))
-            prefixes.append(.prefix(String(ChatGenerator.words[generator.next(ChatGenerator.words.count)].prefix(3))))
-            ranked.append(.term(ChatGenerator.words[generator.next(ChatGenerator.words.count)]))
+            terms.append(render.term(ChatGenerator.words[generator.next(ChatGenerator.words.count)]))
+            prefixes.append(render.prefix(String(ChatGenerator.words[generator.next(ChatGenerator.words.count)].prefix(3))))
+            ranked.append(render.term(ChatGenerator.words[generator.next(ChatGenerator.words.count)]))
         }
         all = [
             ("W8-term", Array(terms.prefix(count))), ("W8-cjk", Array(cjk.prefix(count))),

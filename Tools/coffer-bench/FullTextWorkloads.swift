@@ -50,7 +50,9 @@ struct FullTextWorkloads {
     func run(_ impl: Implementation) throws -> [Measurement] {
         var generator = ChatGenerator(seed: 0x5EED_0008)
         let messages = (0..<count).map { _ in generator.message() }
-        let kinds = QueryKinds(messages: messages, count: queries, generator: &generator)
+        let kinds = QueryKinds<FullTextPattern>(
+            messages: messages, count: queries, generator: &generator,
+            render: .init(term: { .term($0) }, phrase: { .phrase($0) }, prefix: { .prefix($0) }))
         let path = harness.freshPath("w8")
         switch impl {
         case .rawC, .rawCPlain:

@@ -16,7 +16,7 @@ struct FeatureRuns {
 
     /// W8: `W8-index` (all messages, once), `W8-optimize` (merge into one segment), then each query kind
     /// from a settled file (WAL checkpointed and emptied, page caches dropped), each query timed alone.
-    func fullText(_ impl: Implementation, _ messages: [ChatGenerator.Message], _ kinds: QueryKinds) throws -> Output {
+    func fullText(_ impl: Implementation, _ messages: [ChatGenerator.Message], _ kinds: QueryKinds<String>) throws -> Output {
         var output = Output()
         let path = harness.freshPath("w8")
         var index = 0.0
