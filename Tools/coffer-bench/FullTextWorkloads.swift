@@ -56,11 +56,11 @@ struct FullTextWorkloads {
         let path = harness.freshPath("w8")
         switch impl {
         case .rawC, .rawCPlain:
-            let connection = try RawConnection(path: path, key: impl.rawKey, cacheKiB: harness.cacheKiB)
-            guard coffer_fts_register(connection.handle) == SQLITE_OK else { throw BenchError("W8: register") }
-            // SQLite's own default, where RawConnection turns checkpoints off: Coffer copies its WAL back
+            // SQLite's own checkpoint default, where RawConnection's is none: Coffer copies its WAL back
             // every 1,000 pages (`checkpointThreshold`) while it indexes, so raw C copies as much.
-            connection.exec("PRAGMA wal_autocheckpoint = 1000")
+            let connection = try RawConnection(
+                path: path, key: impl.rawKey, cacheKiB: harness.cacheKiB, autoCheckpointPages: 1000)
+            guard coffer_fts_register(connection.handle) == SQLITE_OK else { throw BenchError("W8: register") }
             let index = try QueryTiming.seconds { try Self.rawIndex(messages, connection) }
             Self.reportSize(connection.handle, impl)
             let optimize = try QueryTiming.seconds { connection.exec("INSERT INTO chat_fts(chat_fts) VALUES ('optimize')") }
