@@ -178,13 +178,16 @@ extension Database {
         }
     }
 
-    /// Page numbers in `file` whose HMAC fails (all-zero pages pass). `checked` hears the pages checked so
-    /// far after each batch, and may throw to stop.
+    /// Page numbers in `file` whose HMAC fails, in one read of the file. All-zero pages pass, unless
+    /// `zeroedAreDamaged` (SQLCipher reads such a page unchecked but never writes one: even a freed page
+    /// is encrypted zeros), the never-written lock-byte page excepted. `checked` hears the pages checked
+    /// so far after each batch, and may throw to stop.
     static func damagedPages(
-        in file: PageFile, codec: PageDecoder, checked: (Int) throws -> Void = { _ in }
+        in file: PageFile, codec: PageDecoder, zeroedAreDamaged: Bool = false, checked: (Int) throws -> Void = { _ in }
     ) throws -> [Int] {
         let pageSize = codec.pageSize
         let pageCount = file.size / pageSize
+        let lockBytePage = (1 << 30) / pageSize + 1
         var damaged: [Int] = []
         let batch = 256
         var page = 1
@@ -194,7 +197,10 @@ extension Database {
             bytes.withUnsafeBytes { buffer in
                 for index in 0..<count where (index + 1) * pageSize <= buffer.count {
                     let slice = UnsafeRawBufferPointer(rebasing: buffer[(index * pageSize)..<((index + 1) * pageSize)])
-                    if !codec.libraryAccepts(slice, pageNumber: UInt32(page + index)) { damaged.append(page + index) }
+                    let zeroed = zeroedAreDamaged && page + index != lockBytePage && slice[0] == 0 && slice.isAllZeroBytes
+                    if zeroed || !codec.libraryAccepts(slice, pageNumber: UInt32(page + index)) {
+                        damaged.append(page + index)
+                    }
                 }
             }
             page += count

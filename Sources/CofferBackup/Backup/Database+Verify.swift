@@ -47,6 +47,30 @@ extension Database {
         guard FileManager.default.fileExists(atPath: path) else {
             throw CofferError(code: .fileNotFound, message: "no database at \(path)")
         }
+        var readOnly = configuration
+        readOnly.readOnly = true
+        // integrity_check (SQLite's own B-tree walk, most of the time) runs on a second thread while this
+        // one reads every page for its HMAC: the two read the file independently.
+        let integrity = SideThread(name: "coffer.verify.integrity") { [readOnly] in
+            try WALScan.impossibleClaim(databasePath: path).map { [$0] }
+                ?? InputCopy.with(path) { integrityProblems(path: $0, configuration: readOnly) }
+        }
+        let pages = Result { try scanPages(path: path, configuration: configuration) }
+        let integrityErrors = Result { try integrity.join() }
+        // The scan's error first: a wrong key is what a failing verify most often means.
+        let scan = try pages.get()
+        return VerificationReport(
+            pageSize: scan.pageSize, pageCount: scan.pageCount, damagedPages: scan.damaged,
+            damagedWALPages: scan.damagedInWAL,
+            walProblems: WALFrameMap.lostCommits(path: path + "-wal").map { [$0] } ?? [],
+            integrityErrors: try integrityErrors.get())
+    }
+
+    /// The page-level half of ``verify(path:configuration:)``: the page size and count, the main file's
+    /// damaged pages (HMAC failures and zeroed pages, one read of the file) and the WAL's.
+    private static func scanPages(
+        path: String, configuration: Configuration
+    ) throws -> (pageSize: Int, pageCount: Int, damaged: [Int], damagedInWAL: [Int]) {
         var damaged: [Int] = []
         var damagedInWAL: [Int] = []
         let file = try PageFile(path: path, writable: false)
@@ -55,11 +79,8 @@ extension Database {
         let pageSize = try key?.pageSize ?? plaintextPageSize(file)
         let pageCount = file.size / pageSize
         if let key, pageCount > 0 {
-            // SQLCipher reads an all-zero page without checking its HMAC, but writes none (even a freed
-            // page is encrypted zeros): a zeroed page is damage, the never-written lock-byte page excepted.
-            let zeroed = try zeroedPages(in: file, pageSize: pageSize, except: [(1 << 30) / pageSize + 1])
             let codec = try key.pageDecoder(path: path, pageSize: pageSize, usesHMAC: configuration.cipher.usesHMAC)
-            damaged = Array(Set(zeroed).union(try damagedPages(in: file, codec: codec))).sorted()
+            damaged = try damagedPages(in: file, codec: codec, zeroedAreDamaged: true)
             if codec.settings.hmacAlgorithm != .none && damaged.count == pageCount {
                 throw CofferError(
                     code: .wrongPassphrase,
@@ -71,29 +92,7 @@ extension Database {
                 }
             }
         }
-        var readOnly = configuration
-        readOnly.readOnly = true
-        return VerificationReport(
-            pageSize: pageSize, pageCount: pageCount, damagedPages: damaged, damagedWALPages: damagedInWAL,
-            walProblems: WALFrameMap.lostCommits(path: path + "-wal").map { [$0] } ?? [],
-            integrityErrors: try WALScan.impossibleClaim(databasePath: path).map { [$0] }
-                ?? InputCopy.with(path) { integrityProblems(path: $0, configuration: readOnly) })
-    }
-
-    /// The all-zero pages of `file`, those in `except` excepted.
-    private static func zeroedPages(in file: PageFile, pageSize: Int, except: Set<Int>) throws -> [Int] {
-        var zeroed: [Int] = []
-        let batch = 256
-        var first = 1
-        while (first - 1) * pageSize < file.size {
-            let bytes = try file.read(count: batch * pageSize, at: (first - 1) * pageSize)
-            for index in 0..<(bytes.count / pageSize) where !except.contains(first + index) {
-                let start = index * pageSize
-                if bytes[start] == 0, bytes[start..<(start + pageSize)].isAllZeroBytes { zeroed.append(first + index) }
-            }
-            first += batch
-        }
-        return zeroed
+        return (pageSize, pageCount, damaged, damagedInWAL)
     }
 
     /// A plaintext file's page size from its header (bytes 16–17, 1 meaning 65536), 4096 when unreadable.
