@@ -1,3 +1,4 @@
+import CSQLCipher
 import Coffer
 import Foundation
 
@@ -9,6 +10,9 @@ import Foundation
 ///   (`swift build -c release --product coffer`), run as an operator runs it, end to end in a child
 ///   process: `coffer verify`, `coffer stats`, `coffer repair -o OUT`. ops/s is MB (10⁶ bytes) of the
 ///   file per second; the peak RSS is the tool's own (GNU `time`'s `%M`), the largest of the repetitions.
+///   `S1-verify` for `raw-c` and `raw-c-plain` is the floor `coffer verify` stands on: `PRAGMA
+///   integrity_check` through the C API in this process, on a connection opened with the same page cache on
+///   a file filled the same way (SQLCipher 3's derivation for `raw-c`, as every raw C line), timed from the open.
 /// - `S1-backup-1k`, `S1-backup-all`: an incremental backup (`Database.backup(to:kind: .incremental)`)
 ///   after changing about 1,000 of the table's pages (one row in every `rows / 1,000`), or every row;
 ///   ops/s is pages stored per second (the generation's `storedPageCount`), so a cost proportional
@@ -18,6 +22,7 @@ struct ScaleWorkloads {
     let writes: WriteWorkloads
 
     func run(_ impl: Implementation) throws -> [Measurement] {
+        if impl.isRaw { return [try rawIntegrityCheck(impl)] }
         guard impl == .coffer || impl == .cofferPlain else { return [] }
         let path = try writes.prepareDatabase(impl, rows: writes.rowCount)
         let bytes = Double(try Self.fileSize(path))
@@ -45,6 +50,23 @@ struct ScaleWorkloads {
         FileHandle.standardError.write(
             Data("S1 \(impl.rawValue): \(writes.rowCount) rows, file \(String(format: "%.1f", bytes / 1e6)) MB\n".utf8))
         return results
+    }
+
+    /// `S1-verify`'s raw C floor: open, then `PRAGMA integrity_check`, which must say `ok`.
+    private func rawIntegrityCheck(_ impl: Implementation) throws -> Measurement {
+        let path = try writes.prepareDatabase(impl, rows: writes.rowCount)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let bytes = Double(try Self.fileSize(path))
+        let seconds = try harness.median(setUp: {}) { _ in
+            let connection = try RawConnection(path: path, key: impl.rawKey, readOnly: true, cacheKiB: harness.cacheKiB)
+            let statement = try connection.prepare("PRAGMA integrity_check")
+            defer { sqlite3_finalize(statement) }
+            try connection.step(statement, expecting: SQLITE_ROW)
+            guard let text = sqlite3_column_text(statement, 0), String(cString: text) == "ok" else {
+                throw BenchError("S1-verify \(impl.rawValue): integrity_check did not say ok")
+            }
+        }
+        return Measurement(workload: "S1-verify", impl: impl.rawValue, opsPerSecond: bytes / 1e6 / seconds, seconds: seconds)
     }
 
     /// The median over the repetitions of a child process's time, with the largest peak RSS among them.
