@@ -139,6 +139,39 @@ final class BackupRestoreTests: XCTestCase {
         XCTAssertEqual(report.damagedPages, [5])
         XCTAssertFalse(report.isClean)
     }
+
+    /// One read of the file names both kinds of damaged page (a forged one, and one of zeros, which
+    /// SQLCipher reads unchecked), while integrity_check on its own thread reports what they broke; a wrong
+    /// key is still the error thrown, not an integrity failure.
+    func testVerifyNamesForgedAndZeroedPagesBesideIntegrityErrors() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("app.db")
+        let database = try Database(path: path, configuration: BackupFixture.configuration())
+        try BackupFixture.populate(database, rows: 300)
+        try database.close()
+        let pageCount = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) / 4096
+        XCTAssertGreaterThan(pageCount, 4, "the damage below must land inside the file")
+
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path))
+        try handle.seek(toOffset: UInt64(4096 + 100))  // page 2: one bit
+        let byte = try XCTUnwrap(handle.read(upToCount: 1)).first ?? 0
+        try handle.seek(toOffset: UInt64(4096 + 100))
+        handle.write(Data([byte ^ 0x01]))
+        try handle.seek(toOffset: UInt64(4096 * (pageCount - 1)))  // the last page: zeros
+        handle.write(Data(repeating: 0, count: 4096))
+        try handle.close()
+
+        let report = try Database.verify(path: path, configuration: BackupFixture.configuration())
+        XCTAssertEqual(report.damagedPages, [2, pageCount])
+        XCTAssertEqual(report.pageCount, pageCount)
+        XCTAssertFalse(report.integrityErrors.isEmpty, "integrity_check reads page 2 and fails")
+
+        var wrong = BackupFixture.configuration()
+        wrong.encryption = .passphrase("not the passphrase")
+        XCTAssertThrowsError(try Database.verify(path: path, configuration: wrong)) {
+            XCTAssertEqual(($0 as? CofferError)?.code, .wrongPassphrase)
+        }
+    }
 }
 
 final class VerifyWALTests: XCTestCase {
