@@ -30,9 +30,10 @@ public struct VerificationReport: Codable, Sendable, Hashable {
 
 extension Database {
     /// Checks a database file: every page's HMAC in the main file and in the WAL's committed frames, the
-    /// WAL's checksum chain (a break before its last commit frame loses committed transactions), then
-    /// `PRAGMA integrity_check` through a read-only ``Database`` opened on a private copy of the file and
-    /// its `-wal`/`-journal`. The file at `path` and its journal files are only ever read: SQLite 3.15
+    /// WAL's checksum chain (a break before its last commit frame loses committed transactions), and, on
+    /// a second thread meanwhile, `PRAGMA integrity_check` through a read-only ``Database`` opened on a
+    /// private copy of the file and its `-wal`/`-journal` (most of the time: it checks every index entry
+    /// against its table). The file at `path` and its journal files are only ever read: SQLite 3.15
     /// would otherwise checkpoint the WAL into the main file when its last connection closes, roll back a
     /// hot journal, and create a `-shm`.
     ///
