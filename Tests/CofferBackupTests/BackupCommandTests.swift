@@ -14,10 +14,7 @@ final class BackupCommandTests: XCTestCase {
 
     func testBackupRestoreVerifyRoundTripAndExitCodes() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path("app.db")
-        let database = try Database(path: path, configuration: BackupFixture.configuration())
-        try BackupFixture.populate(database, rows: 400)
-        try database.close()
+        let path = try BackupFixture.populatedFile(in: directory, rows: 400)
         let expected = try BackupFixture.dump(path: path)
         let backups = directory.path("backups")
 

@@ -123,10 +123,7 @@ final class BackupRestoreTests: XCTestCase {
 
     func testVerifyFindsAFlippedPage() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path("app.db")
-        let database = try Database(path: path, configuration: BackupFixture.configuration())
-        try BackupFixture.populate(database, rows: 300)
-        try database.close()
+        let path = try BackupFixture.populatedFile(in: directory, rows: 300)
         XCTAssertTrue(try Database.verify(path: path, configuration: BackupFixture.configuration()).isClean)
 
         let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path))
@@ -145,10 +142,7 @@ final class BackupRestoreTests: XCTestCase {
     /// key is still the error thrown, not an integrity failure.
     func testVerifyNamesForgedAndZeroedPagesBesideIntegrityErrors() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path("app.db")
-        let database = try Database(path: path, configuration: BackupFixture.configuration())
-        try BackupFixture.populate(database, rows: 300)
-        try database.close()
+        let path = try BackupFixture.populatedFile(in: directory, rows: 300)
         let pageCount = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) / 4096
         XCTAssertGreaterThan(pageCount, 4, "the damage below must land inside the file")
 

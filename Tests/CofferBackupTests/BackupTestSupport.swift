@@ -15,6 +15,15 @@ enum BackupFixture {
         return configuration
     }
 
+    /// `app.db` in `directory`, filled by ``populate(_:rows:bodyBytes:)`` and closed: its path.
+    static func populatedFile(in directory: TemporaryDirectory, rows: Int) throws -> String {
+        let path = directory.path("app.db")
+        let database = try Database(path: path, configuration: configuration())
+        try populate(database, rows: rows)
+        try database.close()
+        return path
+    }
+
     /// Creates `item(id INTEGER PRIMARY KEY, body TEXT, n INTEGER)` with `rows` rows.
     static func populate(_ database: Database, rows: Int, bodyBytes: Int = 200) throws {
         try database.write { db in
