@@ -107,7 +107,11 @@ struct FullTextWorkloads {
     }
 
     /// Each query timed alone, in its own read. Its own function (never inlined), like ``rawQueries``, so a
-    /// profiler can collect one kind's queries: `--toggle-collect='*cofferQueries*' --dump-after='*cofferQueries*'`.
+    /// profiler can collect the queries. Valgrind does not demangle Swift, and the mangled name spells this
+    /// function `…FullTextWorkloadsV0A7Queries…` ("coffer" substituted), so `'*cofferQueries*'` matches
+    /// nothing and `'*0A7Queries*'` also matches its closures (a nested match toggles collection off): give
+    /// `--toggle-collect=` the exact name `nm coffer-bench | grep 'FullTextWorkloadsV0A7Queries.*Tf4nnnd_n$'`
+    /// prints (raw C: the `…V10rawQueries…CtKFZ` one). `W8-ranked` is most of the instructions either way.
     @inline(never)
     private static func cofferQueries(_ patterns: [FullTextPattern], ranked: Bool, _ database: Database) throws -> [Double] {
         var times: [Double] = []
