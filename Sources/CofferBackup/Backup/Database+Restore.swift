@@ -187,7 +187,7 @@ extension Database {
     ) throws -> [Int] {
         let pageSize = codec.pageSize
         let pageCount = file.size / pageSize
-        let lockBytePage = (1 << 30) / pageSize + 1
+        let lockBytePage = Int(DatabaseHeader.lockBytePage(pageSize: pageSize))
         var damaged: [Int] = []
         let batch = 256
         var page = 1

@@ -11,6 +11,12 @@ public enum DatabaseHeader {
         let size = raw == 1 ? 65536 : Int(raw)
         return size >= 512 && size <= 65536 && size & (size - 1) == 0 ? size : nil
     }
+
+    /// The lock-byte page of a file of `pageSize`-byte pages: the page holding byte offset 2^30, which
+    /// SQLite never writes (it is neither a B-tree nor a free page, and stays zeros or absent).
+    public static func lockBytePage(pageSize: Int) -> UInt32 {
+        UInt32(clamping: (1 << 30) / pageSize + 1)
+    }
 }
 
 extension DatabaseFile {

@@ -134,7 +134,7 @@ public enum PageRoles {
                 visited.insert(page)
             }
         }
-        let lockByte = UInt32(clamping: (1 << 30) / source.pageSize + 1)
+        let lockByte = DatabaseHeader.lockBytePage(pageSize: source.pageSize)
         if Int(lockByte) <= count, !visited.contains(lockByte) {
             set(lockByte, .lockByte, nil)
             visited.insert(lockByte)

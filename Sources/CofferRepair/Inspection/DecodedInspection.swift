@@ -90,7 +90,7 @@ public enum DecodedInspection {
         var damaged: [UInt32] = []
         let authenticated = file.settings.isEncrypted && file.settings.hmacAlgorithm != .none
         if file.pageCount >= 1 {
-            let lockByte = UInt32(clamping: (1 << 30) / file.pageSize + 1)
+            let lockByte = DatabaseHeader.lockBytePage(pageSize: file.pageSize)
             for pageNumber in 1...file.pageCount {
                 switch file.page(pageNumber) {
                 case .success: continue

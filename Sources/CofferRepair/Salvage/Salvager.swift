@@ -185,7 +185,7 @@ public final class Salvager {
             freelistComplete = free.complete
             claimed.formUnion(PageRoles.pointerMapPages(source: source, header: header))
         }
-        let lockByte = UInt32(clamping: (1 << 30) / source.pageSize + 1)
+        let lockByte = DatabaseHeader.lockBytePage(pageSize: source.pageSize)
         claimed.insert(lockByte)
         if !freelistComplete {
             for (trunk, leaves) in FreePages.scanTrunks(source: source, skip: claimed, reached: claimed) {

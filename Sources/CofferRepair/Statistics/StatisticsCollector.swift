@@ -53,7 +53,7 @@ public enum StatisticsCollector {
                 autoVacuum = (header.u32(64) ?? 0) != 0 ? "incremental" : "full"
             }
         }
-        let lockByte = UInt32(clamping: (1 << 30) / source.pageSize + 1)
+        let lockByte = DatabaseHeader.lockBytePage(pageSize: source.pageSize)
         if lockByte <= source.pageCount { claimed.insert(lockByte) }
         return DatabaseStatistics(
             path: file.path, fileSize: file.fileSize, pageSize: source.pageSize,
