@@ -122,7 +122,9 @@ final class DecryptedPageCacheMemoryTests: XCTestCase {
         defer { try? second.close() }
         try readTwiceAcrossCommits(first)
         let firstOnly = DecryptedPageCache.usage
-        XCTAssertGreaterThan(firstOnly.pages, 20)
+        // About 150 pages over 16 sets of 8: a set's notes of first reads must outlast a pass over its
+        // pages, or most sets admit none (about 40 pages in all, sometimes under 20).
+        XCTAssertGreaterThan(firstOnly.pages, 60)
         try readTwiceAcrossCommits(second)
         let both = DecryptedPageCache.usage
         XCTAssertLessThanOrEqual(both.bytes, 2 * 1024 * 1024)
