@@ -209,8 +209,9 @@ extension Database {
         return damaged
     }
 
-    /// `PRAGMA integrity_check` through a private connection; errors that stop it count as problems.
-    static func integrityProblems(path: String, configuration: Configuration) -> [String] {
+    /// `PRAGMA integrity_check` (or `pragma`, `quick_check`) through a private connection; errors that stop
+    /// it count as problems.
+    static func integrityProblems(path: String, configuration: Configuration, pragma: String = "integrity_check") -> [String] {
         var configuration = configuration
         configuration.readerCount = 0
         configuration.onCorruption = nil
@@ -225,8 +226,9 @@ extension Database {
             if claimed > possible {
                 return ["the database header claims \(claimed) pages; the file and its WAL hold at most \(possible)"]
             }
-            let rows = try database.read { try $0.fetchAll(sql: "PRAGMA integrity_check") }
-            let messages = rows.compactMap { row -> String? in row["integrity_check"] }
+            let rows = try database.read { try $0.fetchAll(sql: "PRAGMA \(pragma)") }
+            // The first column, whatever its name: SQLite 3.15 names quick_check's column integrity_check.
+            let messages = try rows.map { try $0.decode(String.self, at: 0) }
             return messages == ["ok"] ? [] : messages
         } catch {
             return ["\(error)"]
