@@ -13,6 +13,8 @@ import Foundation
 ///   `S1-verify` for `raw-c` and `raw-c-plain` is the floor `coffer verify` stands on: `PRAGMA
 ///   integrity_check` through the C API in this process, on a connection opened with the same page cache on
 ///   a file filled the same way (SQLCipher 3's derivation for `raw-c`, as every raw C line), timed from the open.
+/// - `S1-verify-quick`: `coffer verify --quick` (`PRAGMA quick_check`, which does not match index entries to
+///   rows), and for `raw-c` and `raw-c-plain` that pragma through the C API the same way.
 /// - `S1-backup-1k`, `S1-backup-all`: an incremental backup (`Database.backup(to:kind: .incremental)`)
 ///   after changing about 1,000 of the table's pages (one row in every `rows / 1,000`), or every row;
 ///   ops/s is pages stored per second (the generation's `storedPageCount`), so a cost proportional
@@ -22,7 +24,9 @@ struct ScaleWorkloads {
     let writes: WriteWorkloads
 
     func run(_ impl: Implementation) throws -> [Measurement] {
-        if impl.isRaw { return [try rawIntegrityCheck(impl)] }
+        if impl.isRaw {
+            return try [("S1-verify", "integrity_check"), ("S1-verify-quick", "quick_check")].map { try rawCheck(impl, $0, $1) }
+        }
         guard impl == .coffer || impl == .cofferPlain else { return [] }
         let path = try writes.prepareDatabase(impl, rows: writes.rowCount)
         let bytes = Double(try Self.fileSize(path))
@@ -34,7 +38,9 @@ struct ScaleWorkloads {
             keyArguments = ["--passphrase-env", "COFFER_BENCH_PASSPHRASE"]
         }
         var results: [Measurement] = []
-        for (name, arguments) in [("S1-verify", ["verify", path]), ("S1-stats", ["stats", path])] {
+        for (name, arguments) in [
+            ("S1-verify", ["verify", path]), ("S1-verify-quick", ["verify", "--quick", path]), ("S1-stats", ["stats", path]),
+        ] {
             results.append(
                 try childMeasurement(name, impl, bytes: bytes) { _ in
                     try Self.runChild(tool, arguments + keyArguments, environment)
@@ -52,21 +58,22 @@ struct ScaleWorkloads {
         return results
     }
 
-    /// `S1-verify`'s raw C floor: open, then `PRAGMA integrity_check`, which must say `ok`.
-    private func rawIntegrityCheck(_ impl: Implementation) throws -> Measurement {
+    /// `S1-verify`'s (`S1-verify-quick`'s) raw C floor: open, then `PRAGMA integrity_check` (`quick_check`),
+    /// which must say `ok`.
+    private func rawCheck(_ impl: Implementation, _ workload: String, _ pragma: String) throws -> Measurement {
         let path = try writes.prepareDatabase(impl, rows: writes.rowCount)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let bytes = Double(try Self.fileSize(path))
         let seconds = try harness.median(setUp: {}) { _ in
             let connection = try RawConnection(path: path, key: impl.rawKey, readOnly: true, cacheKiB: harness.cacheKiB)
-            let statement = try connection.prepare("PRAGMA integrity_check")
+            let statement = try connection.prepare("PRAGMA \(pragma)")
             defer { sqlite3_finalize(statement) }
             try connection.step(statement, expecting: SQLITE_ROW)
             guard let text = sqlite3_column_text(statement, 0), String(cString: text) == "ok" else {
-                throw BenchError("S1-verify \(impl.rawValue): integrity_check did not say ok")
+                throw BenchError("\(workload) \(impl.rawValue): \(pragma) did not say ok")
             }
         }
-        return Measurement(workload: "S1-verify", impl: impl.rawValue, opsPerSecond: bytes / 1e6 / seconds, seconds: seconds)
+        return Measurement(workload: workload, impl: impl.rawValue, opsPerSecond: bytes / 1e6 / seconds, seconds: seconds)
     }
 
     /// The median over the repetitions of a child process's time, with the largest peak RSS among them.
