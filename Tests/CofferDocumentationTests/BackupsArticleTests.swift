@@ -52,4 +52,21 @@ final class BackupsArticleTests: InTemporaryDirectoryTestCase {
         XCTAssertEqual(try restored.read { try $0.fetchValue(String.self, sql: "SELECT text FROM note") }, "hello")
         try restored.close()
     }
+
+    func testVerifyingAFile() throws {
+        let configuration = Configuration(encryption: .passphrase("correct horse battery staple"))
+        let database = try Database(path: "app.db", configuration: configuration)
+        try database.write { db in
+            try db.executeScript("CREATE TABLE note(text); CREATE INDEX note_text ON note(text); INSERT INTO note VALUES ('a');")
+        }
+        try database.close()
+
+        let report = try Database.verify(path: "app.db", configuration: configuration)
+        let quick = try Database.verify(path: "app.db", configuration: configuration, depth: .quick)
+        if !report.isClean || !quick.isClean { print(report.damagedPages, report.integrityErrors.prefix(5)) }
+
+        XCTAssertTrue(report.isClean)
+        XCTAssertTrue(quick.isClean)
+        XCTAssertEqual(quick.pageCount, report.pageCount)
+    }
 }
