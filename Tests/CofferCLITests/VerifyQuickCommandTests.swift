@@ -23,15 +23,7 @@ final class VerifyQuickCommandTests: XCTestCase {
             try Shell.sqlcipher(path, key: "pw", fill)
             return (path, ["--passphrase-file", dir.path("pw")])
         }
-        let script = """
-            import sqlite3
-            db = sqlite3.connect('\(path)', isolation_level=None)
-            db.execute('PRAGMA page_size = 4096')
-            db.executescript('''\(fill)''')
-            db.close()
-            """
-        let made = try Shell.run("/usr/bin/env", ["python3", "-c", script])
-        XCTAssertEqual(made.status, 0, made.stderr)
+        try Shell.python(path, "PRAGMA page_size = 4096;\n" + fill)
         return (path, [])
     }
 

@@ -24,15 +24,7 @@ final class ZeroedPageReportTests: XCTestCase {
         case "sqlcipher3":
             try Shell.sqlcipher(path, key: "pw", fill)
         default:
-            let script = """
-                import sqlcipher3
-                db = sqlcipher3.connect('\(path)', isolation_level=None)
-                db.execute("PRAGMA key='pw'")
-                db.executescript('''\(fill)''')
-                db.close()
-                """
-            let made = try Shell.run("/usr/bin/env", ["python3", "-c", script])
-            XCTAssertEqual(made.status, 0, made.stderr)
+            try Shell.python(path, module: "sqlcipher3", key: "pw", fill)
         }
         return (path, ["--passphrase-file", dir.path("pw")])
     }

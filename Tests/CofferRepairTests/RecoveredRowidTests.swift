@@ -30,9 +30,7 @@ final class RecoveredRowidTests: XCTestCase {
     func testTablesRecoveredWithoutASchemaKeepTheirRowids() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("notes.db")
-        let script = "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1])\nc.executescript(sys.argv[2])\nc.close()"
-        let made = try Shell.run("/usr/bin/env", ["python3", "-c", script, path, Self.sql])
-        XCTAssertEqual(made.status, 0, made.stderr)
+        try Shell.python(path, Self.sql)
         var truth: [String: [[SalvagedValue]]] = [:]
         for table in ["notes", "events", "tags"] { truth[table] = try GroundTruth.rows(path, key: .none, table: table) }
         XCTAssertEqual(truth["notes"]?.count, 3000 - 428)

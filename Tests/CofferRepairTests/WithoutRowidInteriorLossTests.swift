@@ -31,9 +31,7 @@ final class WithoutRowidInteriorLossTests: XCTestCase {
     func testPlaintextWithoutRowidTableKeepsTheRowsOfItsIntactPages() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path("contacts.db")
-        let script = "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1])\nc.executescript(sys.argv[2])\nc.close()"
-        let made = try Shell.run("/usr/bin/env", ["python3", "-c", script, path, "PRAGMA page_size=4096;\n" + Self.sql])
-        XCTAssertEqual(made.status, 0, made.stderr)
+        try Shell.python(path, "PRAGMA page_size=4096;\n" + Self.sql)
         try assertInteriorLossRecovered(path, key: .none)
     }
 

@@ -78,6 +78,21 @@ public enum Shell {
         guard result.status == 0 else { throw Failure(tool: "sqlcipher", result: result) }
     }
 
+    /// Writes `database` with Python: `sql` run by `executescript` on a connection of `module` (`sqlite3`, or
+    /// `sqlcipher3` for SQLCipher 4.12 from PyPI, keyed with `key` first), fed on standard input; throws when
+    /// Python fails. An independent producer of test files.
+    public static func python(_ database: String, module: String = "sqlite3", key: String? = nil, _ sql: String) throws {
+        let script = """
+            import sys, \(module)
+            db = \(module).connect(sys.argv[1], isolation_level=None)
+            if len(sys.argv) > 2: db.execute("PRAGMA key = '%s'" % sys.argv[2].replace("'", "''"))
+            db.executescript(sys.stdin.read())
+            db.close()
+            """
+        let result = try run("/usr/bin/env", ["python3", "-c", script, database] + (key.map { [$0] } ?? []), input: sql)
+        guard result.status == 0 else { throw Failure(tool: "python3 (\(module))", result: result) }
+    }
+
     /// A shell that exited with an error.
     public struct Failure: Error, CustomStringConvertible {
         /// The shell's name.
