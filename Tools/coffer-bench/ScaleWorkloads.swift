@@ -25,7 +25,11 @@ struct ScaleWorkloads {
 
     func run(_ impl: Implementation) throws -> [Measurement] {
         if impl.isRaw {
-            return try [("S1-verify", "integrity_check"), ("S1-verify-quick", "quick_check")].map { try rawCheck(impl, $0, $1) }
+            let path = try writes.prepareDatabase(impl, rows: writes.rowCount)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            return try [("S1-verify", "integrity_check"), ("S1-verify-quick", "quick_check")].map {
+                try rawCheck(impl, path, $0, $1)
+            }
         }
         guard impl == .coffer || impl == .cofferPlain else { return [] }
         let path = try writes.prepareDatabase(impl, rows: writes.rowCount)
@@ -58,11 +62,9 @@ struct ScaleWorkloads {
         return results
     }
 
-    /// `S1-verify`'s (`S1-verify-quick`'s) raw C floor: open, then `PRAGMA integrity_check` (`quick_check`),
-    /// which must say `ok`.
-    private func rawCheck(_ impl: Implementation, _ workload: String, _ pragma: String) throws -> Measurement {
-        let path = try writes.prepareDatabase(impl, rows: writes.rowCount)
-        defer { try? FileManager.default.removeItem(atPath: path) }
+    /// `S1-verify`'s (`S1-verify-quick`'s) raw C floor on the filled file at `path`: open, then `PRAGMA
+    /// integrity_check` (`quick_check`), which must say `ok`.
+    private func rawCheck(_ impl: Implementation, _ path: String, _ workload: String, _ pragma: String) throws -> Measurement {
         let bytes = Double(try Self.fileSize(path))
         let seconds = try harness.median(setUp: {}) { _ in
             let connection = try RawConnection(path: path, key: impl.rawKey, readOnly: true, cacheKiB: harness.cacheKiB)
