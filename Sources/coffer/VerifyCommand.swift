@@ -17,7 +17,7 @@ struct VerifyCommand: ParsableCommand {
 
     @Flag(
         help:
-            "Run PRAGMA quick_check instead of integrity_check: every page, cell and record still, but index entries are not matched to their rows (about four times faster on indexed tables)."
+            "Run PRAGMA quick_check instead of integrity_check: every page, cell and record still, but index entries are not matched to their rows (two to four times faster on indexed tables)."
     )
     var quick = false
 

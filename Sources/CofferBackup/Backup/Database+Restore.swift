@@ -209,9 +209,9 @@ extension Database {
         return damaged
     }
 
-    /// `PRAGMA integrity_check` (or `pragma`, `quick_check`) through a private connection; errors that stop
-    /// it count as problems.
-    static func integrityProblems(path: String, configuration: Configuration, pragma: String = "integrity_check") -> [String] {
+    /// `PRAGMA integrity_check` (`quick_check` at ``VerificationDepth/quick``) through a private connection;
+    /// errors that stop it count as problems.
+    static func integrityProblems(path: String, configuration: Configuration, depth: VerificationDepth = .full) -> [String] {
         var configuration = configuration
         configuration.readerCount = 0
         configuration.onCorruption = nil
@@ -226,7 +226,7 @@ extension Database {
             if claimed > possible {
                 return ["the database header claims \(claimed) pages; the file and its WAL hold at most \(possible)"]
             }
-            let rows = try database.read { try $0.fetchAll(sql: "PRAGMA \(pragma)") }
+            let rows = try database.read { try $0.fetchAll(sql: "PRAGMA \(depth.pragma)") }
             // The first column, whatever its name: SQLite 3.15 names quick_check's column integrity_check.
             let messages = try rows.map { try $0.decode(String.self, at: 0) }
             return messages == ["ok"] ? [] : messages
