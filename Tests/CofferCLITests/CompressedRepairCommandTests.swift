@@ -29,10 +29,7 @@ final class CompressedRepairCommandTests: XCTestCase {
         try database.close()
         // The last page: the newest leaf of `chat`, written after the dictionary.
         let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: input)[.size] as? Int)
-        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: input))
-        try handle.seek(toOffset: UInt64(size - 4096))
-        try handle.write(contentsOf: Data(count: 4096))
-        try handle.close()
+        try FileScan.zeroPage(input, page: size / 4096)
         let before = try Data(contentsOf: URL(fileURLWithPath: input))
 
         let output = directory.path("recovered.db")

@@ -28,20 +28,13 @@ final class RepairCommandTests: XCTestCase {
         return path
     }
 
-    private func zeroPage(_ path: String, page: Int, pageSize: Int = 4096) throws {
-        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path))
-        try handle.seek(toOffset: UInt64((page - 1) * pageSize))
-        try handle.write(contentsOf: Data(count: pageSize))
-        try handle.close()
-    }
-
     private func repair(_ arguments: [String]) throws -> Shell.Result {
         try Shell.run(Shell.cofferExecutable, ["repair"] + arguments)
     }
 
     func testEncryptedRepairWritesEncryptedOutputAndReport() throws {
         let input = try makeDatabase(encrypted: true)
-        try zeroPage(input, page: 3)
+        try FileScan.zeroPage(input, page: 3)
         let before = try Data(contentsOf: URL(fileURLWithPath: input))
         let output = dir.path("out.db")
         let report = dir.path("report.json")
@@ -129,7 +122,7 @@ final class RepairCommandTests: XCTestCase {
 
     func testDestroyedSaltIsReportedAsSuch() throws {
         let input = try makeDatabase(encrypted: true)
-        try zeroPage(input, page: 1)
+        try FileScan.zeroPage(input, page: 1)
         let result = try repair([input, "-o", dir.path("salt.db"), "--passphrase-file", dir.path("pw")])
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue(result.stderr.contains("salt"), result.stderr)
@@ -201,7 +194,7 @@ final class RepairCommandTests: XCTestCase {
         try handle.seek(toOffset: 16)
         try handle.write(contentsOf: Data(count: 4096 - 16))
         try handle.close()
-        for root in roots { try zeroPage(input, page: root) }
+        for root in roots { try FileScan.zeroPage(input, page: root) }
 
         let output = dir.path("material.db")
         let report = dir.path("material.json")

@@ -36,12 +36,7 @@ final class ZeroedPageReportTests: XCTestCase {
             // Intact, with overflow pages of nothing but zeros (valid pages in a plaintext file).
             let clean = try Shell.run(Shell.cofferExecutable, ["verify", path] + key)
             XCTAssertEqual(clean.status, 0, "\(kind): \(clean.stdout) \(clean.stderr)")
-            let handle = try XCTUnwrap(FileHandle(forWritingAtPath: path))
-            for page in zeroed {
-                try handle.seek(toOffset: UInt64((page - 1) * 4096))
-                handle.write(Data(count: 4096))
-            }
-            try handle.close()
+            for page in zeroed { try FileScan.zeroPage(path, page: page) }
 
             let verify = try Shell.run(Shell.cofferExecutable, ["verify", path, "--json"] + key)
             XCTAssertEqual(verify.status, 1, "\(kind): \(verify.stdout) \(verify.stderr)")
