@@ -108,12 +108,15 @@ extension Database {
         try control?.checkCancellation()
 
         var codec: PageDecoder?
+        // Derived once: the page checks use it, and so does the integrity check's connection.
+        var derivedKey: DatabaseKey?
         if configuration.encryption.isEncrypted {
             guard
                 let key = try DatabaseKey.make(for: configuration.encryption, path: temporary.path, options: configuration.cipher)
             else {
                 throw CofferError(code: .invalidConfiguration, message: "no key")
             }
+            derivedKey = key
             let candidate = try key.pageDecoder(
                 path: temporary.path, pageSize: base.pageSize, usesHMAC: configuration.cipher.usesHMAC)
             let first = try PageFile(path: temporary.path, writable: false).read(count: base.pageSize, at: 0)
@@ -146,7 +149,7 @@ extension Database {
             }
         }
         try control?.checkCancellation()
-        let problems = integrityProblems(path: temporary.path, configuration: configuration)
+        let problems = integrityProblems(path: temporary.path, configuration: configuration, key: derivedKey)
         guard problems.isEmpty else {
             throw CofferError(
                 code: .corrupt,
@@ -209,14 +212,17 @@ extension Database {
         return damaged
     }
 
-    /// `PRAGMA integrity_check` (`quick_check` at ``VerificationDepth/quick``) through a private connection;
-    /// errors that stop it count as problems.
-    static func integrityProblems(path: String, configuration: Configuration, depth: VerificationDepth = .full) -> [String] {
+    /// `PRAGMA integrity_check` (`quick_check` at ``VerificationDepth/quick``) through a private connection,
+    /// opened with `key` when the caller already derived it for this file (or its copy); errors that stop
+    /// it count as problems.
+    static func integrityProblems(
+        path: String, configuration: Configuration, depth: VerificationDepth = .full, key: DatabaseKey? = nil
+    ) -> [String] {
         var configuration = configuration
         configuration.readerCount = 0
         configuration.onCorruption = nil
         do {
-            let database = try Database(path: path, configuration: configuration)
+            let database = try Database(path: path, configuration: configuration, derivedKey: key)
             defer { try? database.close() }
             // integrity_check allocates one bit per page the header claims (256 MiB for a header saying
             // 2^31): a count that the file and its WAL cannot hold is damage, reported without running it.

@@ -72,13 +72,20 @@ extension Database {
         }
         var readOnly = configuration
         readOnly.readOnly = true
+        // The key is derived once, for both halves, while the integrity check's private copy is made
+        // (the derivation and page size are the file's own: CipherDetection).
+        let derivation = SideThread(name: "coffer.verify.key") {
+            try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher)
+        }
         // integrity_check (SQLite's own B-tree walk, most of the time) runs on a second thread while this
         // one reads every page for its HMAC: the two read the file independently.
         let integrity = SideThread(name: "coffer.verify.integrity") { [readOnly] in
             try WALScan.impossibleClaim(databasePath: path).map { [$0] }
-                ?? InputCopy.with(path) { integrityProblems(path: $0, configuration: readOnly, depth: depth) }
+                ?? InputCopy.with(path) { copy in
+                    integrityProblems(path: copy, configuration: readOnly, depth: depth, key: try derivation.join())
+                }
         }
-        let pages = Result { try scanPages(path: path, configuration: configuration) }
+        let pages = Result { try scanPages(path: path, configuration: configuration, key: try derivation.join()) }
         let integrityErrors = Result { try integrity.join() }
         // The scan's error first: a wrong key is what a failing verify most often means.
         let scan = try pages.get()
@@ -92,13 +99,11 @@ extension Database {
     /// The page-level half of ``verify(path:configuration:)``: the page size and count, the main file's
     /// damaged pages (HMAC failures and zeroed pages, one read of the file) and the WAL's.
     private static func scanPages(
-        path: String, configuration: Configuration
+        path: String, configuration: Configuration, key: DatabaseKey?
     ) throws -> (pageSize: Int, pageCount: Int, damaged: [Int], damagedInWAL: [Int]) {
         var damaged: [Int] = []
         var damagedInWAL: [Int] = []
         let file = try PageFile(path: path, writable: false)
-        // The derivation and page size are the file's own (CipherDetection).
-        let key = try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher)
         let pageSize = try key?.pageSize ?? plaintextPageSize(file)
         let pageCount = file.size / pageSize
         if let key, pageCount > 0 {

@@ -60,7 +60,14 @@ public final class Database: Sendable {
         try self.init(path: path, configuration: configuration, removingOnClose: nil)
     }
 
-    init(path: String, configuration: Configuration, removingOnClose directory: URL?) throws {
+    /// Opens `path` with a key already derived for it (or for a byte-for-byte copy of it): a check that
+    /// read the file's key for its own page scan opens its SQLite connection without deriving again.
+    /// Nil, or a plaintext configuration, derives as ``init(path:configuration:)`` does.
+    package convenience init(path: String, configuration: Configuration, derivedKey: DatabaseKey?) throws {
+        try self.init(path: path, configuration: configuration, removingOnClose: nil, derivedKey: derivedKey)
+    }
+
+    init(path: String, configuration: Configuration, removingOnClose directory: URL?, derivedKey: DatabaseKey? = nil) throws {
         if configuration.encryption.isEncrypted { try configuration.cipher.validate() }
         if configuration.readOnly && !FileManager.default.fileExists(atPath: path) {
             throw CofferError(code: .fileNotFound, message: "no database at \(path)")
@@ -78,7 +85,9 @@ public final class Database: Sendable {
         do { fileHold = isMemory ? nil : try DatabaseFileHold(path: path, creating: !configuration.readOnly) } catch {
             throw CofferError(code: .cantOpen, message: "cannot open \(path)")
         }
-        let key = isMemory ? nil : try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher)
+        let key =
+            isMemory || !configuration.encryption.isEncrypted
+            ? nil : try derivedKey ?? DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher)
         var configuration = configuration
         configuration.encryption = configuration.encryption.redacted
         if let key {
