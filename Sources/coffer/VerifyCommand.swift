@@ -34,11 +34,18 @@ struct VerifyCommand: ParsableCommand {
         var report: VerificationReport
         do {
             let configuration = try key.configuration()
+            // A plaintext page of zeros is damage unless its role allows zeros (free, overflow): read for
+            // on a second thread, beside the check (which leaves a core idle on a plaintext file).
+            let zeroed =
+                configuration.encryption.isEncrypted
+                ? nil
+                : SideThread(name: "coffer.verify.zeroes") { [database] in
+                    (try? DatabaseFile(path: database, key: .none)).map {
+                        DecodedInspection.zeroedPages(plaintext: $0).map(Int.init)
+                    }
+                }
             report = try Database.verify(path: database, configuration: configuration, depth: quick ? .quick : .full)
-            // A plaintext page of zeros is damage unless its role allows zeros (free, overflow).
-            if !configuration.encryption.isEncrypted, let file = try? DatabaseFile(path: database, key: .none) {
-                report.damagedPages = DecodedInspection.zeroedPages(plaintext: file).map(Int.init)
-            }
+            if let pages = try zeroed?.join() { report.damagedPages = pages }
         } catch {
             if CLIFailure.isWrongPassphrase(error), !compat.isExplicit(key) { return try runDecoded() }
             throw CLIFailure(error, opening: database)
