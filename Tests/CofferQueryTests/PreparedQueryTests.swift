@@ -80,6 +80,10 @@ final class PreparedQueryTests: XCTestCase {
             XCTAssertThrowsError(try byScore.fetchAll(db, 1.0)) { error in
                 XCTAssertEqual((error as? CofferError)?.code, .range)
             }
+            // The one-argument fetchOne (inlinable, specialized here) refuses a query of two parameters.
+            XCTAssertThrowsError(try byScore.fetchOne(db, 1.0)) { error in
+                XCTAssertEqual((error as? CofferError)?.code, .range)
+            }
             XCTAssertThrowsError(try byID.fetchOne(db, Int64(1), Int64(2))) { error in
                 XCTAssertEqual((error as? CofferError)?.code, .range)
             }

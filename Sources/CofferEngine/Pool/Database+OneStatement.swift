@@ -10,6 +10,7 @@ extension Database {
     /// SQLite runs every statement on one snapshot of its own, from its first step to its reset, so a
     /// read made of one statement needs no `BEGIN` and `COMMIT`, which are most of what ``read(_:)``
     /// costs besides the query. Give the reader back with ``checkInStatementReader(_:)``.
+    @usableFromInline
     package func checkOutStatementReader() throws -> Connection? {
         guard let connection = try statementReaders?.checkOut() else { return nil }
         do { try connectionSetup.prepare(connection) } catch {
@@ -23,6 +24,7 @@ extension Database {
     }
 
     /// Returns a reader lent by ``checkOutStatementReader()``.
+    @usableFromInline
     package func checkInStatementReader(_ connection: Connection) {
         statementReaders?.checkIn(connection)
     }

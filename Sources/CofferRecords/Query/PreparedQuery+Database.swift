@@ -50,7 +50,9 @@ extension PreparedQuery {
 
     /// The first matching record, or nil, with `value` bound to the query's one parameter, read by one
     /// statement on a reader connection outside any transaction: the one-argument form of
-    /// `fetchOne(_:_:_:)`, without a parameter pack.
+    /// `fetchOne(_:_:_:)`, without a parameter pack. Inlinable, as the connection's form is, so that both
+    /// are specialized for the caller's record and argument types.
+    @inlinable
     public func fetchOne<Value: DatabaseValueConvertible>(_ database: Database, _ value: Value) throws -> Root? {
         guard let db = try database.checkOutStatementReader() else {
             return try database.read { db in try fetchOne(db, value) }

@@ -8,6 +8,7 @@ import Foundation
 /// Keys map to column indexes through a table built once per query. Synthesized `init(from:)` asks for
 /// keys in declaration order, which is the order Coffer selects columns in, so the lookup first tries the
 /// next column in line (a cheap string comparison) and falls back to the table.
+@usableFromInline
 package final class StatementDecoder {
     /// Not retained: the statement keeps the decoder ``forRecord`` made for it, and every other
     /// decoder lives inside a fetch that holds its statement.
@@ -36,6 +37,7 @@ package final class StatementDecoder {
 
     /// The decoder for `Record` on `statement`, kept by the statement: a cached statement fetching one
     /// record type builds its column table once, not once per fetch.
+    @usableFromInline
     package static func forRecord<Record: TableRecord>(_ type: Record.Type, on statement: Statement) -> StatementDecoder {
         // Only this function fills the slot, always with a StatementDecoder: the unchecked downcast saves
         // the dynamic cast's runtime call on every fetch of a cached statement.

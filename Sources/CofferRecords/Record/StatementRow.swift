@@ -36,6 +36,7 @@ public struct StatementRow {
     @usableFromInline let handle: OpaquePointer
     @usableFromInline let base: Int
 
+    @usableFromInline
     init(decoder: StatementDecoder) {
         self.decoder = decoder
         self.statement = .passUnretained(decoder.statement)
