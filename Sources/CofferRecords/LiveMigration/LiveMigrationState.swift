@@ -66,6 +66,14 @@ struct LiveMigrationState {
     /// table and advances the watermark past them, in the caller's transaction, in steps of
     /// ``stepRows`` rows; stops after the step in which `yields()` turns true. Returns the new state and
     /// the number of rows this batch moved.
+    ///
+    /// Each step is `INSERT OR FAIL`: SQLite then keeps no statement journal for it. With the default
+    /// `ABORT`, every step after the first in a transaction first copied each page it changed (the
+    /// insertion point's leaf and its parents) into the statement journal, and SQLCipher encrypts every
+    /// page written there: in the `sqlcipher` shell, 3,000 such steps of 64 rows in one transaction took
+    /// 0.87 s with `ABORT` and 0.48 s with `OR FAIL`. A failing step keeps the rows it inserted before
+    /// the failure, so the caller must roll the transaction back when this throws
+    /// (``Database/write(_:)`` does).
     static func moveBatch(
         _ union: LiveMigrationTable, batchSize: Int, _ db: Connection, yields: () -> Bool
     ) throws -> (Self, moved: Int) {
@@ -73,6 +81,17 @@ struct LiveMigrationState {
             throw CofferError(code: .apiMisuse, message: "the live migration of \(union.target) has no state row")
         }
         guard !state.isDone else { return (state, 0) }
+        // Rows the app moved out of order sit above the watermark in the moved set; when there are none,
+        // the steps skip the probe of the moved set for every row (nothing else writes it meanwhile:
+        // this transaction holds the writer).
+        let anyMovedAhead =
+            try db.fetchValue(
+                Bool.self,
+                sql: "SELECT EXISTS (SELECT 1 FROM \(LiveMigrationTable.movedTable) WHERE target = ? AND source_rowid > ?)",
+                arguments: [union.target, state.watermark]) ?? true
+        let insert =
+            "INSERT OR FAIL INTO \(union.writeTable) (\(union.columns)) "
+            + (anyMovedAhead ? union.batchSelect : union.batchSelectNoneMovedAhead)
         var moved = 0
         var budget = batchSize
         repeat {
@@ -83,9 +102,7 @@ struct LiveMigrationState {
                     sql: "SELECT rowid FROM \(union.sourceReference) WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?",
                     arguments: [state.watermark, rows - 1]) ?? state.lastRowID
             let high = min(next, state.lastRowID)
-            try db.execute(
-                sql: "INSERT INTO \(union.writeTable) (\(union.columns)) " + union.batchSelect,
-                arguments: [state.watermark, high])
+            try db.execute(sql: insert, arguments: [state.watermark, high])
             moved += db.changesCount
             budget -= rows
             state.watermark = high

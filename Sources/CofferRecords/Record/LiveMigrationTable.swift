@@ -29,6 +29,9 @@ package final class LiveMigrationTable: Sendable {
     /// own name. Both bounds are parameters of the rowid range itself, so SQLite reads only the batch
     /// (through ``unmovedSource`` the batch's bound was a filter over every row left to move).
     package let batchSelect: String
+    /// ``batchSelect`` without the check against the moved set, for a batch that found no source row
+    /// above the watermark moved out of order (the check was a B-tree probe for every row).
+    package let batchSelectNoneMovedAhead: String
     /// The target's single INTEGER PRIMARY KEY column, quoted (a rowid alias), if it has one.
     let integerKey: String?
     /// `"schema"."S"`: the source table.
@@ -56,9 +59,10 @@ package final class LiveMigrationTable: Sendable {
         let quotedColumns = try columnNames.map { try SQLIdentifier.validated($0) }
         columns = quotedColumns.joined(separator: ", ")
         let literal = Self.literal(target)
-        var unmoved =
+        let filtered = filter.map { " AND (\($0))" } ?? ""
+        let unmoved =
             " AND NOT EXISTS (SELECT 1 FROM \(Self.movedTable) AS m WHERE m.target = \(literal) AND m.source_rowid = s.rowid)"
-        if let filter { unmoved += " AND (\(filter))" }
+            + filtered
         let condition =
             "s.rowid > (SELECT watermark FROM \(Self.stateTable) WHERE target = \(literal)) AND s.rowid <= \(lastRowID)"
             + unmoved
@@ -68,7 +72,9 @@ package final class LiveMigrationTable: Sendable {
         let from = " FROM " + sourceReference + " AS s WHERE " + condition
         unmovedSelect = "SELECT " + projection + from
         unmovedSource = "(SELECT s.rowid AS coffer_source_rowid, " + projection + from + ")"
-        batchSelect = "SELECT " + projection + " FROM " + sourceReference + " AS s WHERE s.rowid > ?1 AND s.rowid <= ?2" + unmoved
+        let batchRange = "SELECT " + projection + " FROM " + sourceReference + " AS s WHERE s.rowid > ?1 AND s.rowid <= ?2"
+        batchSelect = batchRange + unmoved
+        batchSelectNoneMovedAhead = batchRange + filtered
         self.integerKey = try integerKey.map { try SQLIdentifier.validated($0) }
     }
 
