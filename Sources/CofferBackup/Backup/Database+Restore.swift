@@ -216,11 +216,13 @@ extension Database {
     /// opened with `key` when the caller already derived it for this file (or its copy); errors that stop
     /// it count as problems.
     static func integrityProblems(
-        path: String, configuration: Configuration, depth: VerificationDepth = .full, key: DatabaseKey? = nil
+        path: String, configuration: Configuration, depth: VerificationDepth = .full, key: DatabaseKey? = nil,
+        immutable: Bool = false
     ) -> [String] {
         var configuration = configuration
         configuration.readerCount = 0
         configuration.onCorruption = nil
+        configuration.opensImmutable = immutable
         do {
             let database = try Database(path: path, configuration: configuration, derivedKey: key)
             defer { try? database.close() }

@@ -50,12 +50,14 @@ public enum VerificationDepth: String, Codable, Sendable, CaseIterable {
 extension Database {
     /// Checks a database file: every page's HMAC in the main file and in the WAL's committed frames, the
     /// WAL's checksum chain (a break before its last commit frame loses committed transactions), and, on
-    /// a second thread meanwhile, `PRAGMA integrity_check` through a read-only ``Database`` opened on a
-    /// private copy of the file and its `-wal`/`-journal` (most of the time: it checks every index entry
-    /// against its table; `depth` ``VerificationDepth/quick`` runs `PRAGMA quick_check` instead, which
-    /// skips that). The file at `path` and its journal files are only ever read: SQLite 3.15
-    /// would otherwise checkpoint the WAL into the main file when its last connection closes, roll back a
-    /// hot journal, and create a `-shm`.
+    /// a second thread meanwhile, `PRAGMA integrity_check` through a read-only ``Database`` (most of the
+    /// time: it checks every index entry against its table; `depth` ``VerificationDepth/quick`` runs
+    /// `PRAGMA quick_check` instead, which skips that). The file at `path` and its journal files are only
+    /// ever read: SQLite 3.15 would otherwise checkpoint the WAL into the main file when its last
+    /// connection closes, roll back a hot journal, and create a `-shm`. So the check reads the file in
+    /// place, opened `immutable` (read-only, no locks, nothing created beside it), only when no `-wal`,
+    /// `-journal` or `-shm` lies beside it, and runs again on a private copy if the file changed
+    /// meanwhile; with a side file it reads a private copy of the file and its `-wal`/`-journal`.
     ///
     /// ```swift
     /// let report = try Database.verify(path: "app.db", configuration: .init(encryption: .passphrase("pw")))
@@ -78,11 +80,13 @@ extension Database {
             try DatabaseKey.make(for: configuration.encryption, path: path, options: configuration.cipher)
         }
         // integrity_check (SQLite's own B-tree walk, most of the time) runs on a second thread while this
-        // one reads every page for its HMAC: the two read the file independently.
+        // one reads every page for its HMAC: the two read the file independently. Without a -wal,
+        // -journal or -shm beside it, it reads the file in place, opened immutable; otherwise a copy.
         let integrity = SideThread(name: "coffer.verify.integrity") { [readOnly] in
             try WALScan.impossibleClaim(databasePath: path).map { [$0] }
-                ?? InputCopy.with(path) { copy in
-                    integrityProblems(path: copy, configuration: readOnly, depth: depth, key: try derivation.join())
+                ?? InputCopy.withView(path) { view, immutable in
+                    integrityProblems(
+                        path: view, configuration: readOnly, depth: depth, key: try derivation.join(), immutable: immutable)
                 }
         }
         let pages = Result { try scanPages(path: path, configuration: configuration, key: try derivation.join()) }

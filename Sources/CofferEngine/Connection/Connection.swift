@@ -83,9 +83,17 @@ public final class Connection {
     /// CofferRecords' `LiveMigration`; empty on almost every connection, so checking it costs nothing).
     @exclusivity(unchecked) package var liveMigrationTables: [String: AnyObject] = [:]
 
-    package init(path: String, flags: Int32, logger: Logger, vfs: String? = nil) throws {
+    /// Opens `path`; `immutable` opens it through the URI `file://…?immutable=1` (read-only, no locks,
+    /// no WAL or journal: see ``Configuration/opensImmutable``), keeping `path` as the connection's path.
+    package init(path: String, flags: Int32, logger: Logger, vfs: String? = nil, immutable: Bool = false) throws {
         var handle: OpaquePointer?
-        let code = sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_NOMUTEX, vfs)
+        let code =
+            immutable
+            ? sqlite3_open_v2(
+                Self.immutableURI(path), &handle,
+                (flags & ~(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+                    | SQLITE_OPEN_NOMUTEX, vfs)
+            : sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_NOMUTEX, vfs)
         guard code == SQLITE_OK, let handle else {
             let error = CofferError.lastError(of: handle, code: code, sql: nil)
             sqlite3_close_v2(handle)
@@ -98,6 +106,22 @@ public final class Connection {
     }
 
     deinit { close() }
+
+    /// `file://` + the absolute path, with `%`, `?` and `#` escaped (the bytes SQLite's URI parser
+    /// would read as an escape, the query or the fragment), + `?immutable=1`.
+    static func immutableURI(_ path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var escaped = ""
+        for character in absolute.unicodeScalars {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3f"
+            case "#": escaped += "%23"
+            default: escaped.unicodeScalars.append(character)
+            }
+        }
+        return "file://" + escaped + "?immutable=1"
+    }
 
     /// Finalizes cached statements and closes the handle. Safe to call twice.
     package func close() {

@@ -1,6 +1,12 @@
 import CofferFormat
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A private copy of an input database (main file and, when present, its `-wal` and `-journal`), so that
 /// SQLite can read it without ever touching the original.
 ///
@@ -26,6 +32,59 @@ package enum InputCopy {
             }
         }
         return try body(copy)
+    }
+
+    /// Runs `body` with a path SQLite can read `path` through without touching it, and whether that path
+    /// must be opened immutable (``Configuration/opensImmutable``).
+    ///
+    /// When no `-wal`, `-journal` or `-shm` lies beside the file, nothing SQLite reads through them can
+    /// differ from the main file, and nobody has the file open as a WAL database: `body` reads `path`
+    /// itself, opened `immutable` (read-only, no locks, nothing created beside it), without a copy or the
+    /// temporary space one takes. Opened that way, SQLite would not notice another process writing the
+    /// file meanwhile, so the main file's size, modification time and inode and the absence of its side
+    /// files are checked again after `body`: when anything changed, `body`'s answer is dropped and it
+    /// runs again on a private copy, as it does from the start when a side file exists.
+    package static func withView<T>(_ path: String, _ body: (_ path: String, _ immutable: Bool) throws -> T) throws -> T {
+        if let before = FileState(path), !before.hasSideFiles {
+            let result = try body(path, true)
+            if FileState(path) == before { return result }
+        }
+        return try with(path) { try body($0, false) }
+    }
+
+    /// What `withView` compares before and after reading a file in place.
+    struct FileState: Equatable {
+        let device: UInt64
+        let inode: UInt64
+        let size: Int64
+        let modified: Int64
+        let modifiedNanoseconds: Int
+        let changed: Int64
+        let changedNanoseconds: Int
+        let hasSideFiles: Bool
+
+        init?(_ path: String) {
+            var status = stat()
+            guard stat(path, &status) == 0 else { return nil }
+            device = UInt64(status.st_dev)
+            inode = UInt64(status.st_ino)
+            size = Int64(status.st_size)
+            #if canImport(Darwin)
+            modified = Int64(status.st_mtimespec.tv_sec)
+            modifiedNanoseconds = Int(status.st_mtimespec.tv_nsec)
+            changed = Int64(status.st_ctimespec.tv_sec)
+            changedNanoseconds = Int(status.st_ctimespec.tv_nsec)
+            #else
+            modified = Int64(status.st_mtim.tv_sec)
+            modifiedNanoseconds = Int(status.st_mtim.tv_nsec)
+            changed = Int64(status.st_ctim.tv_sec)
+            changedNanoseconds = Int(status.st_ctim.tv_nsec)
+            #endif
+            hasSideFiles = ["-wal", "-journal", "-shm"].contains { suffix in
+                var side = stat()
+                return lstat(path + suffix, &side) == 0 || errno != ENOENT
+            }
+        }
     }
 
     /// Copies the file at `source` into a new file at `destination`, reading through the descriptor table

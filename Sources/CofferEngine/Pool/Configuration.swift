@@ -45,6 +45,11 @@ public struct Configuration: Sendable {
     public var onCorruption: (@Sendable (CorruptionEvent) -> Void)?
     /// Run on the writer at open, before any other access (``Configuration/recordTypes`` sets it).
     package var openPreparation: OpenPreparation?
+    /// Opens the file as SQLite's `immutable=1` does (with ``readOnly``): read-only, without locks, without
+    /// a WAL or journal, so that nothing beside the file is created or changed. Only for a file nothing
+    /// else writes while it is open, with no `-wal` or `-journal` beside it: a WAL's frames would be
+    /// ignored (what `verify` and `info` check before using it; see `InputCopy.withView`).
+    package var opensImmutable = false
     /// While something observes the database (``Database/observe(options:_:)``), how often, in seconds,
     /// Coffer looks for commits made by other processes; 0 turns that off.
     public var externalChangeLatency: TimeInterval

@@ -47,7 +47,8 @@ package struct ConnectionFactory: Sendable {
         var flags = SQLITE_OPEN_READWRITE
         if role == .writer && !readOnly { flags |= SQLITE_OPEN_CREATE }
         let connection = try Connection(
-            path: path, flags: flags, logger: configuration.logger, vfs: try Self.vfsName(for: configuration.temporaryStorage))
+            path: path, flags: flags, logger: configuration.logger, vfs: try Self.vfsName(for: configuration.temporaryStorage),
+            immutable: readOnly && configuration.opensImmutable)
         // Before the key's proving read, so a lock another process holds at open is waited for.
         connection.traceLockWaits(LockWaitTrace.make(for: configuration.monitoring, logger: configuration.logger))
         connection.setBusyTimeout(milliseconds: Int32(configuration.busyTimeout * 1000))
