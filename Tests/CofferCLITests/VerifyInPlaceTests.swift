@@ -2,8 +2,8 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-/// `coffer verify` reads an input with no `-wal`, `-journal` or `-shm` beside it in place, opened
-/// `immutable` instead of copied: on files the `sqlcipher` shell and Python's `sqlite3` wrote, in WAL and
+/// `coffer verify` and `coffer info` read an input with no `-wal`, `-journal` or `-shm` beside it in place,
+/// opened `immutable` instead of copied: on files the `sqlcipher` shell and Python's `sqlite3` wrote, in WAL and
 /// rollback mode, in a directory whose name SQLite's URI parser would misread unescaped (`?`, `#`, `%`, a
 /// space), it finds an index that disagrees with its table as the copy did, and the directory keeps exactly
 /// its files and bytes (no `-wal` or `-shm` created, nothing checkpointed).
@@ -72,6 +72,31 @@ final class VerifyInPlaceTests: XCTestCase {
                 XCTAssertEqual(quick.status, 0, "\(label): \(quick.stdout) \(quick.stderr)")
                 XCTAssertEqual(try snapshot(directory), before, "\(label): verify changed the input's directory")
             }
+        }
+    }
+
+    /// `info` opened immutable: SQLite then says `delete` for every file, so the journal mode comes from
+    /// the header (decrypted for an encrypted file); the tables and row counts are the file's.
+    func testInfoReadsInPlaceAndNamesTheJournalModeFromTheHeader() throws {
+        let dir = try TemporaryDirectory()
+        let pw = dir.path("pw")
+        try "pw".write(toFile: pw, atomically: true, encoding: .utf8)
+        let directory = dir.path("info ?#%25 dir")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let inputs = try makeInputs(in: directory, pw: pw, broken: false)
+        let before = try snapshot(directory)
+        for (path, key) in inputs {
+            let name = URL(fileURLWithPath: path).lastPathComponent
+            let result = try Shell.run(Shell.cofferExecutable, ["info", path, "--json"] + key)
+            XCTAssertEqual(result.status, 0, "\(name): \(result.stdout) \(result.stderr)")
+            let info = try XCTUnwrap(
+                JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(name): \(result.stdout)")
+            XCTAssertEqual(info["journal_mode"] as? String, name.hasPrefix("wal") ? "wal" : "delete", name)
+            XCTAssertEqual(info["encrypted"] as? Bool, !key.isEmpty, name)
+            let tables = info["tables"] as? [[String: Any]] ?? []
+            XCTAssertEqual(tables.first?["name"] as? String, "t", name)
+            XCTAssertEqual(tables.first?["rows"] as? Int, 1500, name)
+            XCTAssertEqual(try snapshot(directory), before, "\(name): info changed the input's directory")
         }
     }
 }

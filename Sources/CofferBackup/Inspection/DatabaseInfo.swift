@@ -175,9 +175,10 @@ extension Database {
 }
 
 extension Database {
-    /// A ``DatabaseInfo`` summary of the file at `path`, which is only ever read: SQLite reads a private
-    /// copy of it and its `-wal`/`-journal` (see ``verify(path:configuration:)`` for why), and the summary
-    /// names `path` and its size.
+    /// A ``DatabaseInfo`` summary of the file at `path`, which is only ever read: SQLite reads the file
+    /// itself opened `immutable` when no `-wal`, `-journal` or `-shm` lies beside it, a private copy of it
+    /// and its `-wal`/`-journal` otherwise (see ``verify(path:configuration:depth:)`` for why), and the
+    /// summary names `path` and its size.
     ///
     /// ```swift
     /// let info = try Database.info(path: "app.db", configuration: .init(encryption: .passphrase("pw")))
@@ -197,15 +198,31 @@ extension Database {
         if let claim = try WALScan.impossibleClaim(databasePath: path) {
             throw CofferError(code: .corrupt, message: "\(path) is damaged: \(claim)")
         }
-        let copied = try InputCopy.with(path) { copy in
-            let database = try Database(path: copy, configuration: configuration)
+        let (read, journalMode) = try InputCopy.withView(path) { view, immutable in
+            var configuration = configuration
+            configuration.opensImmutable = immutable
+            let database = try Database(path: view, configuration: configuration)
             defer { try? database.close() }
-            return try database.info()
+            let read = try database.info()
+            // Opened immutable, SQLite runs no WAL and says `delete` whatever the file is: a WAL-mode file
+            // says so in its header.
+            let wal = try immutable && headerSaysWAL(path, key: database.factory.key, usesHMAC: configuration.cipher.usesHMAC)
+            return (read, wal ? "wal" : read.journalMode)
         }
         return DatabaseInfo(
-            path: path, pageSize: copied.pageSize, pageCount: copied.pageCount, fileSize: BackupFiles.size(of: path),
-            journalMode: copied.journalMode, encrypted: copied.encrypted, cipher: copied.cipher,
-            sqlcipherVersion: copied.sqlcipherVersion,
-            userVersion: copied.userVersion, tables: copied.tables)
+            path: path, pageSize: read.pageSize, pageCount: read.pageCount, fileSize: BackupFiles.size(of: path),
+            journalMode: journalMode, encrypted: read.encrypted, cipher: read.cipher,
+            sqlcipherVersion: read.sqlcipherVersion,
+            userVersion: read.userVersion, tables: read.tables)
+    }
+
+    /// Whether the database header of the file at `path` (decrypted with `key` when it has one) says WAL
+    /// mode: its read and write versions, bytes 18 and 19, are 2.
+    private static func headerSaysWAL(_ path: String, key: DatabaseKey?, usesHMAC: Bool) throws -> Bool {
+        let file = try PageFile(path: path, writable: false)
+        guard let key else { return try file.read(count: 19, at: 0).last == 2 }
+        let page = try file.read(count: key.pageSize, at: 0)
+        let decoder = try key.pageDecoder(path: path, pageSize: key.pageSize, usesHMAC: usesHMAC)
+        return decoder.plaintextByte(page, pageNumber: 1, at: 18) == 2
     }
 }
