@@ -60,6 +60,28 @@ final class InputViewTests: XCTestCase {
         XCTAssertNotEqual(calls.last?.0, path)
     }
 
+    func testAnErrorOrARefusedAnswerInPlaceIsAnsweredByACopy() throws {
+        let dir = try TemporaryDirectory()
+        let path = try makeFile(dir)
+        struct InPlaceFailure: Error {}
+        var calls: [Bool] = []
+        let answer = try InputCopy.withView(path) { _, immutable -> Int in
+            calls.append(immutable)
+            if immutable { throw InPlaceFailure() }
+            return 2
+        }
+        XCTAssertEqual(answer, 2)
+        XCTAssertEqual(calls, [true, false])
+
+        calls = []
+        let confirmed = try InputCopy.withView(path, acceptsInPlace: { $0.isEmpty }) { _, immutable -> [String] in
+            calls.append(immutable)
+            return immutable ? ["problem seen in place"] : []
+        }
+        XCTAssertEqual(confirmed, [])
+        XCTAssertEqual(calls, [true, false])
+    }
+
     func testAWALCreatedWhileReadInPlaceMeansACopy() throws {
         let dir = try TemporaryDirectory()
         let path = try makeFile(dir)

@@ -57,7 +57,8 @@ extension Database {
     /// connection closes, roll back a hot journal, and create a `-shm`. So the check reads the file in
     /// place, opened `immutable` (read-only, no locks, nothing created beside it), only when no `-wal`,
     /// `-journal` or `-shm` lies beside it, and runs again on a private copy if the file changed
-    /// meanwhile; with a side file it reads a private copy of the file and its `-wal`/`-journal`.
+    /// meanwhile or to confirm a problem it found; with a side file it reads a private copy of the file
+    /// and its `-wal`/`-journal`.
     ///
     /// ```swift
     /// let report = try Database.verify(path: "app.db", configuration: .init(encryption: .passphrase("pw")))
@@ -81,10 +82,11 @@ extension Database {
         }
         // integrity_check (SQLite's own B-tree walk, most of the time) runs on a second thread while this
         // one reads every page for its HMAC: the two read the file independently. Without a -wal,
-        // -journal or -shm beside it, it reads the file in place, opened immutable; otherwise a copy.
+        // -journal or -shm beside it, it reads the file in place, opened immutable, and confirms any
+        // problem it finds there on a copy; with one, it reads a copy.
         let integrity = SideThread(name: "coffer.verify.integrity") { [readOnly] in
             try WALScan.impossibleClaim(databasePath: path).map { [$0] }
-                ?? InputCopy.withView(path) { view, immutable in
+                ?? InputCopy.withView(path, acceptsInPlace: { $0.isEmpty }) { view, immutable in
                     integrityProblems(
                         path: view, configuration: readOnly, depth: depth, key: try derivation.join(), immutable: immutable)
                 }

@@ -41,13 +41,19 @@ package enum InputCopy {
     /// differ from the main file, and nobody has the file open as a WAL database: `body` reads `path`
     /// itself, opened `immutable` (read-only, no locks, nothing created beside it), without a copy or the
     /// temporary space one takes. Opened that way, SQLite would not notice another process writing the
-    /// file meanwhile, so the main file's size, modification time and inode and the absence of its side
-    /// files are checked again after `body`: when anything changed, `body`'s answer is dropped and it
-    /// runs again on a private copy, as it does from the start when a side file exists.
-    package static func withView<T>(_ path: String, _ body: (_ path: String, _ immutable: Bool) throws -> T) throws -> T {
-        if let before = FileState(path), !before.hasSideFiles {
-            let result = try body(path, true)
-            if FileState(path) == before { return result }
+    /// file meanwhile, so the main file's size, modification and change times and inode and the absence
+    /// of its side files are checked again after `body`: when anything changed, `body`'s answer is
+    /// dropped and it runs again on a private copy, as it does from the start when a side file exists.
+    /// So does an error `body` throws in place, or an answer `acceptsInPlace` refuses (`verify` confirms
+    /// a damaged verdict on a copy): the copy's answer, or error, is the one returned.
+    package static func withView<T>(
+        _ path: String, acceptsInPlace: (T) -> Bool = { _ in true },
+        _ body: (_ path: String, _ immutable: Bool) throws -> T
+    ) throws -> T {
+        if let before = FileState(path), !before.hasSideFiles, let result = try? body(path, true),
+            FileState(path) == before, acceptsInPlace(result)
+        {
+            return result
         }
         return try with(path) { try body($0, false) }
     }
