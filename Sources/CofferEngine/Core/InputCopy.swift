@@ -60,8 +60,7 @@ package enum InputCopy {
 
     /// What `withView` compares before and after reading a file in place.
     struct FileState: Equatable {
-        let device: UInt64
-        let inode: UInt64
+        let identity: FileIdentity
         let size: Int64
         let modified: Int64
         let modifiedNanoseconds: Int
@@ -72,8 +71,7 @@ package enum InputCopy {
         init?(_ path: String) {
             var status = stat()
             guard stat(path, &status) == 0 else { return nil }
-            device = UInt64(status.st_dev)
-            inode = UInt64(status.st_ino)
+            identity = FileIdentity(status)
             size = Int64(status.st_size)
             #if canImport(Darwin)
             modified = Int64(status.st_mtimespec.tv_sec)

@@ -52,7 +52,8 @@ package struct FileIdentity: Hashable, Sendable {
         self.init(info)
     }
 
-    private init(_ info: stat) {
+    /// The identity in `info`, a `stat` the caller already made.
+    package init(_ info: stat) {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
     }
