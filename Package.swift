@@ -149,9 +149,11 @@ let package = Package(
         .target(
             name: "CofferTempVFS", dependencies: ["CSQLCipher", "COpenSSL"],
             linkerSettings: [.linkedLibrary("crypto")]),
-        // The decrypted-page cache shared by encrypted connections (`DecryptedPageCache`): C, against
-        // SQLCipher's header and library only.
-        .target(name: "CofferPageCache", dependencies: ["CSQLCipher"]),
+        // The decrypted-page cache shared by encrypted connections (`DecryptedPageCache`) and the page
+        // crypto behind it: C, against SQLCipher's header and library and OpenSSL's libcrypto.
+        .target(
+            name: "CofferPageCache", dependencies: ["CSQLCipher", "COpenSSL"],
+            linkerSettings: [.linkedLibrary("crypto")]),
         // Full-text search (`FullTextIndex`): the CJK-aware FTS3/4 tokenizer `coffer` and `coffer_bm25`, C
         // against SQLCipher's header and library only.
         .target(

@@ -39,7 +39,7 @@ MAY_IMPORT = {
     "COpenSSL": set(),
     "CZstd": set(),
     "CofferTempVFS": {"CSQLCipher", "COpenSSL"},
-    "CofferPageCache": {"CSQLCipher"},
+    "CofferPageCache": {"CSQLCipher", "COpenSSL"},
     "CofferTokenizer": {"CSQLCipher"},
     "CofferMacros": {"SwiftSyntax", "SwiftSyntaxMacros", "SwiftCompilerPlugin"},
     "CofferFormat": {"COpenSSL", "Crypto", "_CryptoExtras"},

@@ -1,13 +1,26 @@
 // The caching crypto provider (see include/CofferPageCache.h): SQLCipher's own provider with its
-// per-page HMAC and cipher functions memoized in the page table. Includes SQLCipher's header, never
-// the system SQLite's.
+// per-page HMAC and cipher functions memoized in the page table, and computed with kept OpenSSL objects
+// (page_crypto.h) when the wrapped provider is SQLCipher's OpenSSL one. Includes SQLCipher's header,
+// never the system SQLite's.
 #include "CofferPageCache.h"
+#include "page_crypto.h"
 #include "page_table.h"
 
 #define SQLITE_HAS_CODEC 1  // declares sqlite3_key
 #include <sqlcipher/sqlite3.h>
 
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+// Page HMACs and ciphers computed with page_crypto's kept objects, and by the wrapped provider itself.
+static uint64_t kept_count;
+static uint64_t provider_count;
+
+void coffer_page_crypto_counts(uint64_t *kept, uint64_t *provider) {
+    *kept = __atomic_load_n(&kept_count, __ATOMIC_RELAXED);
+    *provider = __atomic_load_n(&provider_count, __ATOMIC_RELAXED);
+}
 
 // SQLCipher 4 (SQLite 3.26 and later) changed the provider's shape (an algorithm argument to hmac and
 // get_hmac_sz, init/shutdown in place of activate/deactivate, a list of providers) and no longer exports
@@ -52,33 +65,72 @@ extern int sqlcipher_register_provider(Provider *provider);
 static pthread_mutex_t provider_lock = PTHREAD_MUTEX_INITIALIZER;
 static Provider wrapped;  // the library's own provider, copied before the first swap
 static int have_wrapped;
+static int fast_crypto;     // the wrapped provider is SQLCipher's OpenSSL one: page_crypto computes the same
 static long live_contexts;  // cipher contexts made by the caching provider and not yet freed
 
-// SQLCipher authenticates a page as HMAC(mac_key, ciphertext ‖ IV, page number), IV last.
+// The caching provider's context: the wrapped provider's own, which every wrapped function is given, and
+// what this file keeps beside it.
+typedef struct Context {
+    void *inner;
+    PageCrypto *crypto;  // NULL when fast_crypto is off
+    int caches;          // the page cache had a capacity when the connection was keyed
+} Context;
+
+static void *inner(void *ctx) {
+    return ctx ? ((Context *)ctx)->inner : NULL;
+}
+
+// SQLCipher authenticates a page as HMAC(mac_key, ciphertext ‖ IV, page number), IV last. 3.4.1's HMAC
+// is always SHA-1.
+static int page_hmac(Context *context, unsigned char *mac_key, int key_size, unsigned char *in, int in_size,
+                     unsigned char *in2, int in2_size, unsigned char *out, int mac_size) {
+    if (context->crypto != NULL &&
+        page_crypto_hmac(context->crypto, "SHA1", mac_key, key_size, in, in_size, in2, in2_size, out, mac_size)) {
+        __atomic_add_fetch(&kept_count, 1, __ATOMIC_RELAXED);
+        return SQLITE_OK;
+    }
+    __atomic_add_fetch(&provider_count, 1, __ATOMIC_RELAXED);
+    return wrapped.hmac(context->inner, mac_key, key_size, in, in_size, in2, in2_size, out);
+}
+
 static int cached_hmac(void *ctx, unsigned char *mac_key, int key_size, unsigned char *in, int in_size,
                        unsigned char *in2, int in2_size, unsigned char *out) {
-    int mac_size = wrapped.get_hmac_sz(ctx);
-    if (in_size <= PAGE_IV_SIZE || in2_size != 4 || key_size > PAGE_MAX_SECRET || mac_size > PAGE_MAX_SECRET ||
-        mac_size <= 0) {
-        return wrapped.hmac(ctx, mac_key, key_size, in, in_size, in2, in2_size, out);
+    Context *context = ctx;
+    int mac_size = wrapped.get_hmac_sz(context->inner);
+    if (!context->caches || in_size <= PAGE_IV_SIZE || in2_size != 4 || key_size > PAGE_MAX_SECRET ||
+        mac_size > PAGE_MAX_SECRET || mac_size <= 0) {
+        return page_hmac(context, mac_key, key_size, in, in_size, in2, in2_size, out, mac_size);
     }
     int size = in_size - PAGE_IV_SIZE;
     const unsigned char *iv = in + size;
     if (page_table_find_mac(iv, in, size, mac_key, key_size, in2, out, mac_size)) return SQLITE_OK;
-    int result = wrapped.hmac(ctx, mac_key, key_size, in, in_size, in2, in2_size, out);
+    int result = page_hmac(context, mac_key, key_size, in, in_size, in2, in2_size, out, mac_size);
     if (result == SQLITE_OK) page_table_store_mac(iv, in, size, mac_key, key_size, in2, out, mac_size);
     return result;
 }
 
+static int page_cipher(Context *context, const char *cipher, int mode, unsigned char *key, int key_size,
+                       unsigned char *iv, unsigned char *in, int in_size, unsigned char *out) {
+    if (context->crypto != NULL && cipher != NULL &&
+        page_crypto_cipher(context->crypto, cipher, mode == CIPHER_ENCRYPT, key, key_size, iv, PAGE_IV_SIZE, in,
+                           in_size, out)) {
+        __atomic_add_fetch(&kept_count, 1, __ATOMIC_RELAXED);
+        return SQLITE_OK;
+    }
+    __atomic_add_fetch(&provider_count, 1, __ATOMIC_RELAXED);
+    return wrapped.cipher(context->inner, mode, key, key_size, iv, in, in_size, out);
+}
+
 static int cached_cipher(void *ctx, int mode, unsigned char *key, int key_size, unsigned char *iv, unsigned char *in,
                          int in_size, unsigned char *out) {
+    Context *context = ctx;
+    const char *cipher = wrapped.get_cipher(context->inner);
     // Pages this process encrypts are not cached: readers cache them once they have read them twice.
-    if (mode == CIPHER_ENCRYPT || in_size <= 0 || key_size > PAGE_MAX_SECRET) {
-        return wrapped.cipher(ctx, mode, key, key_size, iv, in, in_size, out);
+    if (!context->caches || mode == CIPHER_ENCRYPT || in_size <= 0 || key_size > PAGE_MAX_SECRET) {
+        return page_cipher(context, cipher, mode, key, key_size, iv, in, in_size, out);
     }
-    const char *cipher = wrapped.get_cipher(ctx);
     if (page_table_find_plaintext(iv, in, in_size, key, key_size, cipher, out)) return SQLITE_OK;
-    int result = wrapped.cipher(ctx, mode, key, key_size, iv, in, in_size, out);
+    int result = page_cipher(context, cipher, mode, key, key_size, iv, in, in_size, out);
     if (result == SQLITE_OK) page_table_store_plaintext(iv, in, in_size, key, key_size, cipher, out);
     return result;
 }
@@ -88,13 +140,73 @@ static int cached_cipher(void *ctx, int mode, unsigned char *key, int key_size, 
 static int counted_ctx_init(void **ctx) {
     // Counted even when it fails: SQLCipher frees a context whose set-up failed.
     __atomic_add_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL);
-    return wrapped.ctx_init(ctx);
+    Context *context = calloc(1, sizeof *context);
+    *ctx = context;
+    if (context == NULL) return SQLITE_NOMEM;
+    context->caches = coffer_page_cache_capacity() > 0;
+    // Without its own state it answers through the wrapped provider, as before.
+    if (fast_crypto) context->crypto = page_crypto_new();
+    return wrapped.ctx_init(&context->inner);
 }
 
 static int counted_ctx_free(void **ctx) {
-    int result = wrapped.ctx_free(ctx);
+    Context *context = *ctx;
+    int result = SQLITE_OK;
+    if (context != NULL) {
+        result = wrapped.ctx_free(&context->inner);
+        page_crypto_free(context->crypto);
+        free(context);
+        *ctx = NULL;
+    }
     if (__atomic_sub_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL) == 0) coffer_page_cache_purge();
     return result;
+}
+
+// Every other function of the wrapped provider, given its own context.
+static const char *wrapped_get_provider_name(void *ctx) {
+    return wrapped.get_provider_name(inner(ctx));
+}
+static int wrapped_add_random(void *ctx, void *buffer, int length) {
+    return wrapped.add_random(inner(ctx), buffer, length);
+}
+static int wrapped_random(void *ctx, void *buffer, int length) {
+    return wrapped.random(inner(ctx), buffer, length);
+}
+static int wrapped_kdf(void *ctx, const unsigned char *pass, int pass_sz, unsigned char *salt, int salt_sz,
+                       int workfactor, int key_sz, unsigned char *key) {
+    return wrapped.kdf(inner(ctx), pass, pass_sz, salt, salt_sz, workfactor, key_sz, key);
+}
+static int wrapped_set_cipher(void *ctx, const char *cipher_name) {
+    return wrapped.set_cipher(inner(ctx), cipher_name);
+}
+static const char *wrapped_get_cipher(void *ctx) {
+    return wrapped.get_cipher(inner(ctx));
+}
+static int wrapped_get_key_sz(void *ctx) {
+    return wrapped.get_key_sz(inner(ctx));
+}
+static int wrapped_get_iv_sz(void *ctx) {
+    return wrapped.get_iv_sz(inner(ctx));
+}
+static int wrapped_get_block_sz(void *ctx) {
+    return wrapped.get_block_sz(inner(ctx));
+}
+static int wrapped_get_hmac_sz(void *ctx) {
+    return wrapped.get_hmac_sz(inner(ctx));
+}
+static int wrapped_ctx_copy(void *target_ctx, void *source_ctx) {
+    Context *target = target_ctx;
+    if (target != NULL) page_crypto_reset(target->crypto);  // set up again for the copied cipher and keys
+    return wrapped.ctx_copy(inner(target_ctx), inner(source_ctx));
+}
+static int wrapped_ctx_cmp(void *c1_ctx, void *c2_ctx) {
+    return wrapped.ctx_cmp(inner(c1_ctx), inner(c2_ctx));
+}
+static int wrapped_fips_status(void *ctx) {
+    return wrapped.fips_status(inner(ctx));
+}
+static const char *wrapped_get_provider_version(void *ctx) {
+    return wrapped.get_provider_version(inner(ctx));
 }
 
 // Registers a fresh copy of `provider` as the process's default (SQLCipher frees the previous one).
@@ -106,7 +218,6 @@ static int register_copy(const Provider *provider) {
 }
 
 int coffer_page_cache_key(void *db, const void *key, int key_size) {
-    if (coffer_page_cache_capacity() == 0) return sqlite3_key(db, key, key_size);
     pthread_mutex_lock(&provider_lock);
     if (!have_wrapped) {
         // An activation of our own, never ended, so SQLCipher keeps a default provider for good.
@@ -115,6 +226,8 @@ int coffer_page_cache_key(void *db, const void *key, int key_size) {
         if (current) {
             wrapped = *current;
             have_wrapped = 1;
+            const char *name = wrapped.get_provider_name(NULL);  // OpenSSL's ignores its context
+            fast_crypto = name != NULL && strcmp(name, "openssl") == 0;
         }
     }
     if (!have_wrapped) {
@@ -122,10 +235,24 @@ int coffer_page_cache_key(void *db, const void *key, int key_size) {
         return sqlite3_key(db, key, key_size);
     }
     Provider caching = wrapped;
+    caching.get_provider_name = wrapped_get_provider_name;
+    caching.add_random = wrapped_add_random;
+    caching.random = wrapped_random;
     caching.hmac = cached_hmac;
+    caching.kdf = wrapped_kdf;
     caching.cipher = cached_cipher;
+    caching.set_cipher = wrapped_set_cipher;
+    caching.get_cipher = wrapped_get_cipher;
+    caching.get_key_sz = wrapped_get_key_sz;
+    caching.get_iv_sz = wrapped_get_iv_sz;
+    caching.get_block_sz = wrapped_get_block_sz;
+    caching.get_hmac_sz = wrapped_get_hmac_sz;
+    caching.ctx_copy = wrapped_ctx_copy;
+    caching.ctx_cmp = wrapped_ctx_cmp;
     caching.ctx_init = counted_ctx_init;
     caching.ctx_free = counted_ctx_free;
+    caching.fips_status = wrapped_fips_status;
+    caching.get_provider_version = wrapped_get_provider_version;
     int swapped = register_copy(&caching) == SQLITE_OK;
     int result = sqlite3_key(db, key, key_size);
     // Should this allocation fail, the caching provider stays the default: it answers exactly as the
@@ -175,56 +302,155 @@ extern int sqlcipher_register_provider(Provider *provider);
 extern void *sqlcipher_malloc(sqlite3_uint64 size);
 
 #define CIPHER_ENCRYPT 1
+#define HMAC_SHA1 0  // SQLCipher 4's hmac algorithm numbers
+#define HMAC_SHA256 1
+#define HMAC_SHA512 2
 
 static pthread_mutex_t provider_lock = PTHREAD_MUTEX_INITIALIZER;
 static Provider *original;  // the library's default provider, on its list
 static Provider *caching;   // ours, on the list once registered (SQLCipher frees both at shutdown)
 static Provider wrapped;    // a copy of the original's functions
+static int fast_crypto;     // the original is SQLCipher's OpenSSL provider: page_crypto computes the same
 static long live_contexts;  // cipher contexts made by the caching provider and not yet freed
+
+// The caching provider's context: the original provider's own, which every wrapped function is given,
+// and what this file keeps beside it.
+typedef struct Context {
+    void *inner;
+    PageCrypto *crypto;  // NULL when fast_crypto is off
+    int caches;          // the page cache had a capacity when the connection was keyed
+} Context;
+
+static void *inner(void *ctx) {
+    return ctx ? ((Context *)ctx)->inner : NULL;
+}
+
+static const char *digest_name(int algorithm) {
+    switch (algorithm) {
+        case HMAC_SHA1: return "SHA1";
+        case HMAC_SHA256: return "SHA256";
+        case HMAC_SHA512: return "SHA512";
+        default: return NULL;
+    }
+}
+
+static int page_hmac(Context *context, int algorithm, const unsigned char *mac_key, int key_size,
+                     const unsigned char *in, int in_size, const unsigned char *in2, int in2_size, unsigned char *out,
+                     int mac_size) {
+    const char *digest = digest_name(algorithm);
+    if (context->crypto != NULL && digest != NULL &&
+        page_crypto_hmac(context->crypto, digest, mac_key, key_size, in, in_size, in2, in2_size, out, mac_size)) {
+        __atomic_add_fetch(&kept_count, 1, __ATOMIC_RELAXED);
+        return SQLITE_OK;
+    }
+    __atomic_add_fetch(&provider_count, 1, __ATOMIC_RELAXED);
+    return wrapped.hmac(context->inner, algorithm, mac_key, key_size, in, in_size, in2, in2_size, out);
+}
 
 // SQLCipher authenticates a page as HMAC(mac_key, ciphertext ‖ IV, page number), IV last. The MAC's size
 // tells the algorithms apart in the table (SHA-1 20 bytes, SHA-256 32, SHA-512 64).
 static int cached_hmac(void *ctx, int algorithm, const unsigned char *mac_key, int key_size, const unsigned char *in,
                        int in_size, const unsigned char *in2, int in2_size, unsigned char *out) {
-    int mac_size = wrapped.get_hmac_sz(ctx, algorithm);
-    if (in_size <= PAGE_IV_SIZE || in2_size != 4 || key_size > PAGE_MAX_SECRET || mac_size > PAGE_MAX_SECRET ||
-        mac_size <= 0) {
-        return wrapped.hmac(ctx, algorithm, mac_key, key_size, in, in_size, in2, in2_size, out);
+    Context *context = ctx;
+    int mac_size = wrapped.get_hmac_sz(context->inner, algorithm);
+    if (!context->caches || in_size <= PAGE_IV_SIZE || in2_size != 4 || key_size > PAGE_MAX_SECRET ||
+        mac_size > PAGE_MAX_SECRET || mac_size <= 0) {
+        return page_hmac(context, algorithm, mac_key, key_size, in, in_size, in2, in2_size, out, mac_size);
     }
     int size = in_size - PAGE_IV_SIZE;
     const unsigned char *iv = in + size;
     if (page_table_find_mac(iv, in, size, mac_key, key_size, in2, out, mac_size)) return SQLITE_OK;
-    int result = wrapped.hmac(ctx, algorithm, mac_key, key_size, in, in_size, in2, in2_size, out);
+    int result = page_hmac(context, algorithm, mac_key, key_size, in, in_size, in2, in2_size, out, mac_size);
     if (result == SQLITE_OK) page_table_store_mac(iv, in, size, mac_key, key_size, in2, out, mac_size);
     return result;
 }
 
+static int page_cipher(Context *context, const char *cipher, int mode, const unsigned char *key, int key_size,
+                       const unsigned char *iv, const unsigned char *in, int in_size, unsigned char *out) {
+    if (context->crypto != NULL && cipher != NULL &&
+        page_crypto_cipher(context->crypto, cipher, mode == CIPHER_ENCRYPT, key, key_size, iv, PAGE_IV_SIZE, in,
+                           in_size, out)) {
+        __atomic_add_fetch(&kept_count, 1, __ATOMIC_RELAXED);
+        return SQLITE_OK;
+    }
+    __atomic_add_fetch(&provider_count, 1, __ATOMIC_RELAXED);
+    return wrapped.cipher(context->inner, mode, key, key_size, iv, in, in_size, out);
+}
+
 static int cached_cipher(void *ctx, int mode, const unsigned char *key, int key_size, const unsigned char *iv,
                          const unsigned char *in, int in_size, unsigned char *out) {
+    Context *context = ctx;
+    const char *cipher = wrapped.get_cipher(context->inner);
     // Pages this process encrypts are not cached: readers cache them once they have read them twice.
-    if (mode == CIPHER_ENCRYPT || in_size <= 0 || key_size > PAGE_MAX_SECRET) {
-        return wrapped.cipher(ctx, mode, key, key_size, iv, in, in_size, out);
+    if (!context->caches || mode == CIPHER_ENCRYPT || in_size <= 0 || key_size > PAGE_MAX_SECRET) {
+        return page_cipher(context, cipher, mode, key, key_size, iv, in, in_size, out);
     }
-    const char *cipher = wrapped.get_cipher(ctx);
     if (page_table_find_plaintext(iv, in, in_size, key, key_size, cipher, out)) return SQLITE_OK;
-    int result = wrapped.cipher(ctx, mode, key, key_size, iv, in, in_size, out);
+    int result = page_cipher(context, cipher, mode, key, key_size, iv, in, in_size, out);
     if (result == SQLITE_OK) page_table_store_plaintext(iv, in, in_size, key, key_size, cipher, out);
     return result;
 }
 
 static int counted_ctx_init(void **ctx) {
     __atomic_add_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL);
-    return wrapped.ctx_init(ctx);
+    Context *context = calloc(1, sizeof *context);
+    *ctx = context;
+    if (context == NULL) return SQLITE_NOMEM;
+    context->caches = coffer_page_cache_capacity() > 0;
+    if (fast_crypto) context->crypto = page_crypto_new();
+    return wrapped.ctx_init(&context->inner);
 }
 
 static int counted_ctx_free(void **ctx) {
-    int result = wrapped.ctx_free(ctx);
+    Context *context = *ctx;
+    int result = SQLITE_OK;
+    if (context != NULL) {
+        result = wrapped.ctx_free(&context->inner);
+        page_crypto_free(context->crypto);
+        free(context);
+        *ctx = NULL;
+    }
     if (__atomic_sub_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL) == 0) coffer_page_cache_purge();
     return result;
 }
 
+// Every other function of the original provider, given its own context.
+static const char *wrapped_get_provider_name(void *ctx) {
+    return wrapped.get_provider_name(inner(ctx));
+}
+static int wrapped_add_random(void *ctx, const void *buffer, int length) {
+    return wrapped.add_random(inner(ctx), buffer, length);
+}
+static int wrapped_random(void *ctx, void *buffer, int length) {
+    return wrapped.random(inner(ctx), buffer, length);
+}
+static int wrapped_kdf(void *ctx, int algorithm, const unsigned char *pass, int pass_sz, const unsigned char *salt,
+                       int salt_sz, int workfactor, int key_sz, unsigned char *key) {
+    return wrapped.kdf(inner(ctx), algorithm, pass, pass_sz, salt, salt_sz, workfactor, key_sz, key);
+}
+static const char *wrapped_get_cipher(void *ctx) {
+    return wrapped.get_cipher(inner(ctx));
+}
+static int wrapped_get_key_sz(void *ctx) {
+    return wrapped.get_key_sz(inner(ctx));
+}
+static int wrapped_get_iv_sz(void *ctx) {
+    return wrapped.get_iv_sz(inner(ctx));
+}
+static int wrapped_get_block_sz(void *ctx) {
+    return wrapped.get_block_sz(inner(ctx));
+}
+static int wrapped_get_hmac_sz(void *ctx, int algorithm) {
+    return wrapped.get_hmac_sz(inner(ctx), algorithm);
+}
+static int wrapped_fips_status(void *ctx) {
+    return wrapped.fips_status(inner(ctx));
+}
+static const char *wrapped_get_provider_version(void *ctx) {
+    return wrapped.get_provider_version(inner(ctx));
+}
+
 int coffer_page_cache_key(void *db, const void *key, int key_size) {
-    if (coffer_page_cache_capacity() == 0) return sqlite3_key(db, key, key_size);
     pthread_mutex_lock(&provider_lock);
     if (caching == NULL) {
         // The connection is open, so SQLCipher is initialised and has its default provider.
@@ -236,10 +462,23 @@ int coffer_page_cache_key(void *db, const void *key, int key_size) {
             caching->init = NULL;  // nothing of its own to set up or tear down: the original does that
             caching->shutdown = NULL;
             caching->next = NULL;
+            caching->get_provider_name = wrapped_get_provider_name;
+            caching->add_random = wrapped_add_random;
+            caching->random = wrapped_random;
             caching->hmac = cached_hmac;
+            caching->kdf = wrapped_kdf;
             caching->cipher = cached_cipher;
+            caching->get_cipher = wrapped_get_cipher;
+            caching->get_key_sz = wrapped_get_key_sz;
+            caching->get_iv_sz = wrapped_get_iv_sz;
+            caching->get_block_sz = wrapped_get_block_sz;
+            caching->get_hmac_sz = wrapped_get_hmac_sz;
             caching->ctx_init = counted_ctx_init;
             caching->ctx_free = counted_ctx_free;
+            caching->fips_status = wrapped_fips_status;
+            caching->get_provider_version = wrapped_get_provider_version;
+            const char *name = wrapped.get_provider_name(NULL);  // OpenSSL's ignores its context
+            fast_crypto = name != NULL && strcmp(name, "openssl") == 0;
         }
     }
     if (caching == NULL) {

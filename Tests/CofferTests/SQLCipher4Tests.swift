@@ -128,6 +128,12 @@ final class SQLCipher4Tests: XCTestCase {
                 pythonFile,
             ], input: "")
         if python.status == 0 { files.append(pythonFile) } else { XCTFail("python3 sqlcipher3: \(python.stderr)") }
+        // Their HMAC-SHA512 pages are computed with page crypto's kept OpenSSL objects (PageCryptoTests).
+        let crypto = DecryptedPageCache.cryptoCounts
+        defer {
+            XCTAssertGreaterThan(DecryptedPageCache.cryptoCounts.kept, crypto.kept)
+            XCTAssertEqual(DecryptedPageCache.cryptoCounts.provider, crypto.provider)
+        }
         for path in files {
             var database = try Database(path: path, configuration: Configuration(encryption: .passphrase("pw")))
             XCTAssertEqual(try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM t") }, 1, path)

@@ -78,4 +78,15 @@ public enum DecryptedPageCache {
         coffer_page_cache_counts(&hits, &misses)
         return (Int(hits), Int(misses))
     }
+
+    /// How many page HMACs and page ciphers Coffer's connections computed with OpenSSL objects kept
+    /// between pages (`kept`), and how many SQLCipher's own provider computed (`provider`), since the
+    /// process started; pages the cache served count in neither. With SQLCipher's OpenSSL provider every
+    /// call is `kept` (see `CofferPageCache/page_crypto.h`).
+    package static var cryptoCounts: (kept: Int, provider: Int) {
+        var kept: UInt64 = 0
+        var provider: UInt64 = 0
+        coffer_page_crypto_counts(&kept, &provider)
+        return (Int(kept), Int(provider))
+    }
 }

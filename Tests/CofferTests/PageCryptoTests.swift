@@ -1,0 +1,125 @@
+import Coffer
+import CofferTestSupport
+import Foundation
+import XCTest
+
+/// Page crypto with OpenSSL objects kept between pages (`CofferPageCache/page_crypto.c`): every page HMAC
+/// and cipher of a Coffer connection goes through them rather than SQLCipher's own provider, and the bytes
+/// are SQLCipher's — the `sqlcipher` shell reads what they wrote, they read what the shell wrote, and a
+/// changed byte or a changed key is still caught. The decrypted-page cache is off here, so every page is
+/// computed, none served.
+final class PageCryptoTests: XCTestCase {
+    override func setUp() {
+        super.setUp()
+        DecryptedPageCache.capacityKiB = 0
+    }
+
+    override func tearDown() {
+        DecryptedPageCache.capacityKiB = 8 * 1024
+        super.tearDown()
+    }
+
+    /// The page HMACs and ciphers computed while `body` ran: with kept objects, and by SQLCipher's provider.
+    private func crypto(_ body: () throws -> Void) rethrows -> (kept: Int, provider: Int) {
+        let before = DecryptedPageCache.cryptoCounts
+        try body()
+        let after = DecryptedPageCache.cryptoCounts
+        return (after.kept - before.kept, after.provider - before.provider)
+    }
+
+    private let rows = 2_000
+
+    private func body(_ id: Int) -> String { "row \(id) " + String(repeating: "é", count: id % 150) }
+
+    func testPagesCofferWritesAreComputedWithKeptObjectsAndReadByTheShell() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("written.db")
+        let counts = try crypto {
+            let database = try Database(
+                path: path, configuration: Configuration(encryption: .passphrase("pw"), cipher: .sqlcipher3))
+            try database.write { db in
+                try db.execute(sql: "CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)")
+                for id in 0..<rows { try db.execute(sql: "INSERT INTO item VALUES (?, ?)", arguments: [id, body(id)]) }
+            }
+            try database.checkpoint(.truncate)
+            try database.close()
+        }
+        // About 100 pages written to the WAL and read back by the checkpoint, each MACed and ciphered.
+        XCTAssertGreaterThan(counts.kept, 200)
+        XCTAssertEqual(counts.provider, 0)
+        let expected = (0..<rows).map { body($0) }.joined(separator: "\n") + "\n"
+        let shell = try Shell.run(
+            "/usr/bin/sqlcipher", ["-batch", path],
+            input: "PRAGMA key = 'pw';\nSELECT body FROM item ORDER BY id;\nPRAGMA integrity_check;\n")
+        XCTAssertEqual(shell.stdout, expected + "ok\n", shell.stderr)
+    }
+
+    func testPagesTheShellWroteAreReadWithKeptObjectsAndAChangedByteFails() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("shell.db")
+        try Shell.sqlcipher(
+            path, key: "pw",
+            """
+            CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT);
+            WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows - 1))
+            INSERT INTO item SELECT i, 'shell ' || i || ' ' || substr(hex(zeroblob(200)), 1, i % 300) FROM n;
+            """)
+        let configuration = Configuration(
+            encryption: .passphrase("pw"), cipher: CipherOptions(pageSize: 4096, keyDerivation: .sqlcipher3))
+        var bodies: [String] = []
+        let counts = try crypto {
+            let database = try Database(path: path, configuration: configuration)
+            bodies = try database.read { db in
+                try db.fetchAll(sql: "SELECT body FROM item ORDER BY id").map { try $0.decode(String.self, at: 0) }
+            }
+            try database.close()
+        }
+        XCTAssertEqual(bodies, (0..<rows).map { "shell \($0) " + String(repeating: "0", count: $0 % 300) })
+        XCTAssertGreaterThan(counts.kept, 100)
+        XCTAssertEqual(counts.provider, 0)
+
+        // One ciphertext byte of page 5 flipped: its kept-object HMAC no longer matches.
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try handle.seek(toOffset: UInt64(4 * 4096 + 300))
+        let byte = try XCTUnwrap(handle.read(upToCount: 1)?.first)
+        try handle.seek(toOffset: UInt64(4 * 4096 + 300))
+        handle.write(Data([byte ^ 0x80]))
+        try handle.close()
+        let database = try Database(path: path, configuration: configuration)
+        defer { try? database.close() }
+        XCTAssertThrowsError(try database.read { try $0.fetchAll(sql: "SELECT body FROM item") }) { error in
+            XCTAssertTrue((error as? CofferError)?.isCorruption == true, "\(error)")
+        }
+    }
+
+    func testAChangedPassphraseReKeysTheKeptObjects() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("rekeyed.db")
+        let counts = try crypto {
+            var database = try Database(
+                path: path, configuration: Configuration(encryption: .passphrase("old"), cipher: .sqlcipher3))
+            try database.write { db in
+                try db.execute(sql: "CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)")
+                for id in 0..<rows { try db.execute(sql: "INSERT INTO item VALUES (?, ?)", arguments: [id, body(id)]) }
+            }
+            // The same connection goes on with the new keys: its kept contexts must follow.
+            try database.changePassphrase(to: .passphrase("new"))
+            try database.write { try $0.execute(sql: "INSERT INTO item VALUES (?, ?)", arguments: [rows, "after"]) }
+            XCTAssertEqual(try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM item") }, rows + 1)
+            try database.close()
+            database = try Database(
+                path: path, configuration: Configuration(encryption: .passphrase("new"), cipher: .sqlcipher3))
+            let seventh = try database.read { try $0.fetchValue(String.self, sql: "SELECT body FROM item WHERE id = 7") }
+            XCTAssertEqual(seventh, body(7))
+            try database.close()
+        }
+        XCTAssertGreaterThan(counts.kept, 200)
+        XCTAssertEqual(counts.provider, 0)
+        let shell = try Shell.run(
+            "/usr/bin/sqlcipher", ["-batch", path],
+            input: "PRAGMA key = 'new';\nSELECT count(*), max(body = 'after') FROM item;\n")
+        XCTAssertEqual(shell.stdout, "\(rows + 1)|1\n", shell.stderr)
+        let old = try Shell.sqlcipher(path, passphrase: "old", "SELECT count(*) FROM item;")
+        XCTAssertTrue(old.stderr.contains("not a database") || old.stderr.contains("encrypted"), old.stderr)
+    }
+}
