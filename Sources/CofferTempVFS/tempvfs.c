@@ -18,6 +18,9 @@ typedef struct TempFile {
     sqlite3_file *real;
     unsigned char key[32];
     unsigned char nonce[8];
+    // Keyed once when the file opens; each read or write only sets the counter block (OpenSSL 3 makes
+    // a context's allocation, algorithm fetch and key schedule cost more than a page's AES-CTR).
+    EVP_CIPHER_CTX *context;
 } TempFile;
 
 static sqlite3_vfs *inner_vfs;
@@ -35,23 +38,23 @@ static int apply_key_stream(const TempFile *file, unsigned char *out, const unsi
     memcpy(counter, file->nonce, 8);
     unsigned long long block = (unsigned long long)offset / 16;
     for (int i = 0; i < 8; i++) counter[15 - i] = (unsigned char)(block >> (8 * i));
-    EVP_CIPHER_CTX *context = EVP_CIPHER_CTX_new();
-    if (!context) return SQLITE_NOMEM;
-    int ok = EVP_EncryptInit_ex(context, EVP_aes_256_ctr(), NULL, file->key, counter);
+    // A new counter block restarts the stream; the key schedule stays.
+    int ok = EVP_EncryptInit_ex(file->context, NULL, NULL, NULL, counter);
     int length = 0;
     int skip = (int)(offset % 16);
     if (ok && skip > 0) {
         unsigned char discard[16] = {0};
-        ok = EVP_EncryptUpdate(context, discard, &length, discard, skip);
+        ok = EVP_EncryptUpdate(file->context, discard, &length, discard, skip);
     }
-    if (ok && count > 0) ok = EVP_EncryptUpdate(context, out, &length, in, count);
-    EVP_CIPHER_CTX_free(context);
+    if (ok && count > 0) ok = EVP_EncryptUpdate(file->context, out, &length, in, count);
     return ok ? SQLITE_OK : SQLITE_ERROR;
 }
 
 static int temp_close(sqlite3_file *handle) {
     TempFile *file = (TempFile *)handle;
     int rc = file->real->pMethods->xClose(file->real);
+    EVP_CIPHER_CTX_free(file->context);  // wipes the key schedule
+    file->context = NULL;
     OPENSSL_cleanse(file->key, sizeof file->key);
     return rc;
 }
@@ -145,8 +148,13 @@ static int temp_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *handle, i
         if (file->real->pMethods) file->real->pMethods->xClose(file->real);
         return rc;
     }
-    if (RAND_bytes(file->key, sizeof file->key) != 1 || RAND_bytes(file->nonce, sizeof file->nonce) != 1) {
+    if (RAND_bytes(file->key, sizeof file->key) != 1 || RAND_bytes(file->nonce, sizeof file->nonce) != 1 ||
+        (file->context = EVP_CIPHER_CTX_new()) == NULL ||
+        EVP_EncryptInit_ex(file->context, EVP_aes_256_ctr(), NULL, file->key, NULL) != 1) {
         file->real->pMethods->xClose(file->real);
+        EVP_CIPHER_CTX_free(file->context);
+        file->context = NULL;
+        OPENSSL_cleanse(file->key, sizeof file->key);
         return SQLITE_IOERR;
     }
     file->base.pMethods = &temp_methods;

@@ -36,6 +36,12 @@ final class TemporaryStorageTests: XCTestCase {
         var slice = [UInt8](repeating: 0, count: 1000)
         XCTAssertEqual(slice.withUnsafeMutableBytes { read(file, $0.baseAddress, 1000, start + 1234) }, SQLITE_OK)
         XCTAssertEqual(slice, Array(plaintext[1234..<2234]))
+        // The file keeps one keyed cipher context: each call restarts its stream at its own offset.
+        for offset in [3, 1, 1234, 0] {
+            var again = [UInt8](repeating: 0, count: 37)
+            XCTAssertEqual(again.withUnsafeMutableBytes { read(file, $0.baseAddress, 37, start + Int64(offset)) }, SQLITE_OK)
+            XCTAssertEqual(again, Array(plaintext[offset..<offset + 37]), "at \(offset)")
+        }
 
         // Past the end: the bytes that exist decrypt, the rest read as zeros, as SQLite expects.
         var tail = [UInt8](repeating: 0xAA, count: 100)
