@@ -22,6 +22,57 @@ void coffer_page_crypto_counts(uint64_t *kept, uint64_t *provider) {
     *provider = __atomic_load_n(&provider_count, __ATOMIC_RELAXED);
 }
 
+// What both libraries' wrappers share: the wrapped provider is SQLCipher's OpenSSL one (page_crypto then
+// computes what it would), and the cipher contexts made by the caching provider and not yet freed.
+static int fast_crypto;
+static long live_contexts;
+
+// The caching provider's context: the wrapped provider's own, which every wrapped function is given, and
+// what this file keeps beside it.
+typedef struct Context {
+    void *inner;
+    PageCrypto *crypto;  // NULL when fast_crypto is off
+    int caches;          // the page cache had a capacity when the connection was keyed
+} Context;
+
+static void *inner(void *ctx) {
+    return ctx ? ((Context *)ctx)->inner : NULL;
+}
+
+// The caching provider's ctx_init around the wrapped one's. SQLCipher makes two cipher contexts per keyed
+// connection on 3.4.1 (one on 4.x) and frees them when it closes. Counted even when the set-up fails:
+// SQLCipher frees a context whose set-up failed (with `*ctx` NULL when this allocation failed).
+static int context_init(void **ctx, int (*wrapped_init)(void **ctx)) {
+    __atomic_add_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL);
+    Context *context = calloc(1, sizeof *context);
+    *ctx = context;
+    if (context == NULL) return SQLITE_NOMEM;
+    context->caches = coffer_page_cache_capacity() > 0;
+    // Without its own state it answers through the wrapped provider.
+    if (fast_crypto) context->crypto = page_crypto_new();
+    return wrapped_init(&context->inner);
+}
+
+// The caching provider's ctx_free around the wrapped one's. Once the last connection using the cache has
+// closed, the plaintext it holds is wiped.
+static int context_free(void **ctx, int (*wrapped_free)(void **ctx)) {
+    Context *context = *ctx;
+    int result = SQLITE_OK;
+    if (context != NULL) {
+        result = wrapped_free(&context->inner);
+        page_crypto_free(context->crypto);
+        free(context);
+        *ctx = NULL;
+    }
+    if (__atomic_sub_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL) == 0) coffer_page_cache_purge();
+    return result;
+}
+
+// Counts a page computed with page_crypto (`kept` 1) or by the wrapped provider.
+static void count(int kept) {
+    __atomic_add_fetch(kept ? &kept_count : &provider_count, 1, __ATOMIC_RELAXED);
+}
+
 // SQLCipher 4 (SQLite 3.26 and later) changed the provider's shape (an algorithm argument to hmac and
 // get_hmac_sz, init/shutdown in place of activate/deactivate, a list of providers) and no longer exports
 // sqlcipher_activate: each library gets its own wrapper below. SQLCipher 3.4.1 is SQLite 3.15.2.
@@ -65,20 +116,7 @@ extern int sqlcipher_register_provider(Provider *provider);
 static pthread_mutex_t provider_lock = PTHREAD_MUTEX_INITIALIZER;
 static Provider wrapped;  // the library's own provider, copied before the first swap
 static int have_wrapped;
-static int fast_crypto;     // the wrapped provider is SQLCipher's OpenSSL one: page_crypto computes the same
-static long live_contexts;  // cipher contexts made by the caching provider and not yet freed
 
-// The caching provider's context: the wrapped provider's own, which every wrapped function is given, and
-// what this file keeps beside it.
-typedef struct Context {
-    void *inner;
-    PageCrypto *crypto;  // NULL when fast_crypto is off
-    int caches;          // the page cache had a capacity when the connection was keyed
-} Context;
-
-static void *inner(void *ctx) {
-    return ctx ? ((Context *)ctx)->inner : NULL;
-}
 
 // SQLCipher authenticates a page as HMAC(mac_key, ciphertext ‖ IV, page number), IV last. 3.4.1's HMAC
 // is always SHA-1.
@@ -86,10 +124,10 @@ static int page_hmac(Context *context, unsigned char *mac_key, int key_size, uns
                      unsigned char *in2, int in2_size, unsigned char *out, int mac_size) {
     if (context->crypto != NULL &&
         page_crypto_hmac(context->crypto, "SHA1", mac_key, key_size, in, in_size, in2, in2_size, out, mac_size)) {
-        __atomic_add_fetch(&kept_count, 1, __ATOMIC_RELAXED);
+        count(1);
         return SQLITE_OK;
     }
-    __atomic_add_fetch(&provider_count, 1, __ATOMIC_RELAXED);
+    count(0);
     return wrapped.hmac(context->inner, mac_key, key_size, in, in_size, in2, in2_size, out);
 }
 
@@ -114,10 +152,10 @@ static int page_cipher(Context *context, const char *cipher, int mode, unsigned 
     if (context->crypto != NULL && cipher != NULL &&
         page_crypto_cipher(context->crypto, cipher, mode == CIPHER_ENCRYPT, key, key_size, iv, PAGE_IV_SIZE, in,
                            in_size, out)) {
-        __atomic_add_fetch(&kept_count, 1, __ATOMIC_RELAXED);
+        count(1);
         return SQLITE_OK;
     }
-    __atomic_add_fetch(&provider_count, 1, __ATOMIC_RELAXED);
+    count(0);
     return wrapped.cipher(context->inner, mode, key, key_size, iv, in, in_size, out);
 }
 
@@ -135,31 +173,12 @@ static int cached_cipher(void *ctx, int mode, unsigned char *key, int key_size, 
     return result;
 }
 
-// SQLCipher makes two cipher contexts per keyed connection and frees them when it closes. Once the
-// last connection using the cache has closed, the plaintext it holds is wiped.
 static int counted_ctx_init(void **ctx) {
-    // Counted even when it fails: SQLCipher frees a context whose set-up failed.
-    __atomic_add_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL);
-    Context *context = calloc(1, sizeof *context);
-    *ctx = context;
-    if (context == NULL) return SQLITE_NOMEM;
-    context->caches = coffer_page_cache_capacity() > 0;
-    // Without its own state it answers through the wrapped provider, as before.
-    if (fast_crypto) context->crypto = page_crypto_new();
-    return wrapped.ctx_init(&context->inner);
+    return context_init(ctx, wrapped.ctx_init);
 }
 
 static int counted_ctx_free(void **ctx) {
-    Context *context = *ctx;
-    int result = SQLITE_OK;
-    if (context != NULL) {
-        result = wrapped.ctx_free(&context->inner);
-        page_crypto_free(context->crypto);
-        free(context);
-        *ctx = NULL;
-    }
-    if (__atomic_sub_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL) == 0) coffer_page_cache_purge();
-    return result;
+    return context_free(ctx, wrapped.ctx_free);
 }
 
 // Every other function of the wrapped provider, given its own context.
@@ -310,20 +329,7 @@ static pthread_mutex_t provider_lock = PTHREAD_MUTEX_INITIALIZER;
 static Provider *original;  // the library's default provider, on its list
 static Provider *caching;   // ours, on the list once registered (SQLCipher frees both at shutdown)
 static Provider wrapped;    // a copy of the original's functions
-static int fast_crypto;     // the original is SQLCipher's OpenSSL provider: page_crypto computes the same
-static long live_contexts;  // cipher contexts made by the caching provider and not yet freed
 
-// The caching provider's context: the original provider's own, which every wrapped function is given,
-// and what this file keeps beside it.
-typedef struct Context {
-    void *inner;
-    PageCrypto *crypto;  // NULL when fast_crypto is off
-    int caches;          // the page cache had a capacity when the connection was keyed
-} Context;
-
-static void *inner(void *ctx) {
-    return ctx ? ((Context *)ctx)->inner : NULL;
-}
 
 static const char *digest_name(int algorithm) {
     switch (algorithm) {
@@ -340,10 +346,10 @@ static int page_hmac(Context *context, int algorithm, const unsigned char *mac_k
     const char *digest = digest_name(algorithm);
     if (context->crypto != NULL && digest != NULL &&
         page_crypto_hmac(context->crypto, digest, mac_key, key_size, in, in_size, in2, in2_size, out, mac_size)) {
-        __atomic_add_fetch(&kept_count, 1, __ATOMIC_RELAXED);
+        count(1);
         return SQLITE_OK;
     }
-    __atomic_add_fetch(&provider_count, 1, __ATOMIC_RELAXED);
+    count(0);
     return wrapped.hmac(context->inner, algorithm, mac_key, key_size, in, in_size, in2, in2_size, out);
 }
 
@@ -370,10 +376,10 @@ static int page_cipher(Context *context, const char *cipher, int mode, const uns
     if (context->crypto != NULL && cipher != NULL &&
         page_crypto_cipher(context->crypto, cipher, mode == CIPHER_ENCRYPT, key, key_size, iv, PAGE_IV_SIZE, in,
                            in_size, out)) {
-        __atomic_add_fetch(&kept_count, 1, __ATOMIC_RELAXED);
+        count(1);
         return SQLITE_OK;
     }
-    __atomic_add_fetch(&provider_count, 1, __ATOMIC_RELAXED);
+    count(0);
     return wrapped.cipher(context->inner, mode, key, key_size, iv, in, in_size, out);
 }
 
@@ -392,26 +398,11 @@ static int cached_cipher(void *ctx, int mode, const unsigned char *key, int key_
 }
 
 static int counted_ctx_init(void **ctx) {
-    __atomic_add_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL);
-    Context *context = calloc(1, sizeof *context);
-    *ctx = context;
-    if (context == NULL) return SQLITE_NOMEM;
-    context->caches = coffer_page_cache_capacity() > 0;
-    if (fast_crypto) context->crypto = page_crypto_new();
-    return wrapped.ctx_init(&context->inner);
+    return context_init(ctx, wrapped.ctx_init);
 }
 
 static int counted_ctx_free(void **ctx) {
-    Context *context = *ctx;
-    int result = SQLITE_OK;
-    if (context != NULL) {
-        result = wrapped.ctx_free(&context->inner);
-        page_crypto_free(context->crypto);
-        free(context);
-        *ctx = NULL;
-    }
-    if (__atomic_sub_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL) == 0) coffer_page_cache_purge();
-    return result;
+    return context_free(ctx, wrapped.ctx_free);
 }
 
 // Every other function of the original provider, given its own context.
