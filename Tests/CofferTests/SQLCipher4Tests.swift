@@ -5,9 +5,10 @@ import XCTest
 
 /// Coffer built against SQLCipher 4 (Tools/test-sqlcipher4.sh): it writes its own format (SQLCipher 3's pages,
 /// HMAC-SHA1, keys derived by Coffer), so files move both ways with Debian's SQLCipher 3.4.1; it opens the
-/// files SQLCipher 4 apps write with their defaults; its decrypted-page cache is off. The other library's
-/// shell is the independent check each time. Skipped on SQLCipher 3.4.1, where the first and last hold by
-/// construction and KeyDerivationDefaultTests checks that SQLCipher 4 files are refused.
+/// files SQLCipher 4 apps write with their defaults; its decrypted-page cache and page crypto wrap SQLCipher
+/// 4's provider. The other library's shell is the independent check each time. Skipped on SQLCipher 3.4.1,
+/// where the first and last hold by construction and KeyDerivationDefaultTests checks that SQLCipher 4 files
+/// are refused.
 final class SQLCipher4Tests: XCTestCase {
     override func setUpWithError() throws {
         try XCTSkipIf(!TestedSQLCipher.isVersion4, TestedSQLCipher.only4("Coffer built against SQLCipher 4"))
