@@ -28,13 +28,20 @@ public enum ChildKill {
     /// discarded), hands every line of its standard output to `onLine` in order, and sends SIGKILL once, the
     /// first time `onLine` returns true. Reads the output to its end (lines after the kill still reach
     /// `onLine`) and waits for the child.
+    ///
+    /// The child writes no coverage profile (`LLVM_PROFILE_FILE=/dev/null`, unless `environment` names
+    /// one): a SIGKILL that lands while an exiting child writes its profile leaves a truncated `.profraw`,
+    /// and `swift test --enable-code-coverage` then fails to merge them all (seen once in CI, from
+    /// `AppAndExtensionProcessTests`).
     public static func run(
         executable: String, arguments: [String], environment: [String: String] = [:], onLine: (String) -> Bool
     ) throws -> End {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.environment = ProcessInfo.processInfo.environment
+            .merging(["LLVM_PROFILE_FILE": "/dev/null"]) { $1 }
+            .merging(environment) { $1 }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
