@@ -2,12 +2,6 @@ import CofferEngine
 import CofferRecords
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Carrying the changed-page set across a clean close, so the first backup after the next open can
 /// still be incremental.
 ///
@@ -36,12 +30,11 @@ extension ChangedPageTracker {
             (self.size, self.seconds, self.nanoseconds, self.inode) = (size, seconds, nanoseconds, inode)
         }
         init?(path: String) {
-            var info = stat()
-            guard stat(path, &info) == 0 else { return nil }
-            size = Int64(info.st_size)
-            seconds = Int64(info.st_mtim.tv_sec)
-            nanoseconds = Int64(info.st_mtim.tv_nsec)
-            inode = UInt64(info.st_ino)
+            guard let status = FileStatus(path: path) else { return nil }
+            size = status.size
+            seconds = status.modifiedSeconds
+            nanoseconds = status.modifiedNanoseconds
+            inode = status.identity.inode
         }
     }
 

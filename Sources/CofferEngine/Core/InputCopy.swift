@@ -60,31 +60,13 @@ package enum InputCopy {
 
     /// What `withView` compares before and after reading a file in place.
     struct FileState: Equatable {
-        let identity: FileIdentity
-        let size: Int64
-        let modified: Int64
-        let modifiedNanoseconds: Int
-        let changed: Int64
-        let changedNanoseconds: Int
+        let status: FileStatus
         let hasSideFiles: Bool
 
         init?(_ path: String) {
-            var status = stat()
-            guard stat(path, &status) == 0 else { return nil }
-            identity = FileIdentity(status)
-            size = Int64(status.st_size)
-            #if canImport(Darwin)
-            modified = Int64(status.st_mtimespec.tv_sec)
-            modifiedNanoseconds = Int(status.st_mtimespec.tv_nsec)
-            changed = Int64(status.st_ctimespec.tv_sec)
-            changedNanoseconds = Int(status.st_ctimespec.tv_nsec)
-            #else
-            modified = Int64(status.st_mtim.tv_sec)
-            modifiedNanoseconds = Int(status.st_mtim.tv_nsec)
-            changed = Int64(status.st_ctim.tv_sec)
-            changedNanoseconds = Int(status.st_ctim.tv_nsec)
-            #endif
-            hasSideFiles = ["-wal", "-journal", "-shm"].contains { suffix in
+            guard let status = FileStatus(path: path) else { return nil }
+            self.status = status
+            hasSideFiles = DescriptorTable.companionSuffixes.contains { suffix in
                 var side = stat()
                 return lstat(path + suffix, &side) == 0 || errno != ENOENT
             }

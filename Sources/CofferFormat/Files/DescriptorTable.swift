@@ -36,7 +36,7 @@ import Darwin
 /// A file's device and inode: what POSIX locks belong to.
 package struct FileIdentity: Hashable, Sendable {
     let device: UInt64
-    let inode: UInt64
+    package let inode: UInt64
 
     /// The identity of the file at `path` (following links); nil when it does not exist.
     package init?(path: String) {
@@ -53,7 +53,7 @@ package struct FileIdentity: Hashable, Sendable {
     }
 
     /// The identity in `info`, a `stat` the caller already made.
-    package init(_ info: stat) {
+    init(_ info: stat) {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
     }
@@ -61,7 +61,7 @@ package struct FileIdentity: Hashable, Sendable {
 
 /// The process-wide table of read-only descriptors of database files and of the holds that keep them open
 /// (see the comment at the top of this file).
-final class DescriptorTable: @unchecked Sendable {
+package final class DescriptorTable: @unchecked Sendable {
     static let shared = DescriptorTable()
 
     /// A parked descriptor, and the files whose holds keep it open.
@@ -77,7 +77,7 @@ final class DescriptorTable: @unchecked Sendable {
     private var parked: [FileIdentity: [Parked]] = [:]
 
     /// The suffixes SQLite gives a database's companion files.
-    private static let companionSuffixes = ["-wal", "-shm", "-journal"]
+    package static let companionSuffixes = ["-wal", "-shm", "-journal"]
 
     /// The main files whose holds keep a descriptor of `path` open: `path` itself and, for a companion
     /// file `X-wal`, `X-shm` or `X-journal`, the database `X`.
