@@ -45,14 +45,19 @@ static void forget_slot(CipherSlot *slot) {
     slot->key_size = 0;
 }
 
-void page_crypto_reset(PageCrypto *crypto) {
-    if (crypto == NULL) return;
-    forget_mac(crypto);
+// Forgets the cipher algorithm and both directions' contexts (the HMAC stays).
+static void forget_cipher(PageCrypto *crypto) {
     forget_slot(&crypto->slots[0]);
     forget_slot(&crypto->slots[1]);
     EVP_CIPHER_free(crypto->cipher);
     crypto->cipher = NULL;
     crypto->cipher_name[0] = 0;
+}
+
+void page_crypto_reset(PageCrypto *crypto) {
+    if (crypto == NULL) return;
+    forget_mac(crypto);
+    forget_cipher(crypto);
 }
 
 void page_crypto_free(PageCrypto *crypto) {
@@ -109,7 +114,7 @@ int page_crypto_hmac(PageCrypto *crypto, const char *digest, const unsigned char
 // The algorithm for `name`, fetched once; a change of algorithm drops both directions' contexts.
 static const EVP_CIPHER *ready_cipher(PageCrypto *crypto, const char *name) {
     if (crypto->cipher != NULL && strcmp(crypto->cipher_name, name) == 0) return crypto->cipher;
-    page_crypto_reset(crypto);
+    forget_cipher(crypto);
     if (strlen(name) >= NAME_SIZE) return NULL;
     crypto->cipher = EVP_CIPHER_fetch(NULL, name, NULL);
     if (crypto->cipher == NULL) return NULL;
