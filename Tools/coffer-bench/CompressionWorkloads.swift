@@ -112,6 +112,13 @@ struct CompressionWorkloads {
                 start = end
             }
         }
+        // insertAll compresses on a second thread while the writer inserts (CompressionAhead): how the
+        // values were shared.
+        let counts = try database.write { db in db.compressionAheadCounts }
+        if counts.values > 0 {
+            FileHandle.standardError.write(
+                Data("W12: \(counts.byHelper) of \(counts.values) values compressed on the second thread\n".utf8))
+        }
         // The database's size in pages (WAL included): what the file holds once checkpointed, whether or not
         // a background checkpoint got there yet.
         let bytes = try database.read { db in

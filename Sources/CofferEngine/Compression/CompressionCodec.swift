@@ -33,6 +33,10 @@ final class CompressionCodec {
     private var frame = ScratchBuffer()
     /// Compressed frames and decompressed values.
     private var output = ScratchBuffer()
+    /// The second thread of batch inserts' compression ahead, made on first use.
+    private var helper: CompressionHelper?
+    /// The chunks compressed ahead on this connection.
+    var aheadCounts = CompressionAheadCounts()
 
     init(handle: OpaquePointer) { self.handle = handle }
 
@@ -51,6 +55,19 @@ final class CompressionCodec {
 
     // MARK: Compressing
 
+    /// A batch insert's compression ahead, on this (the writer's) connection.
+    func ahead() -> CompressionAhead {
+        let helper = helper ?? CompressionHelper()
+        self.helper = helper
+        return CompressionAhead(codec: self, helper: helper)
+    }
+
+    /// The writer's own compression context.
+    func writerCompressor() -> OpaquePointer? {
+        if compressor == nil { compressor = Self.makeCompressor() }
+        return compressor
+    }
+
     /// What `coffer_compress(value, dictionary)` returns for `value`: the stored form (see
     /// ``CompressedValue``). A dictionary the database does not hold (yet) falls back to plain zstd:
     /// the value names what it was compressed with either way.
@@ -65,29 +82,52 @@ final class CompressionCodec {
         var id = requested
         let dictionary = id == 0 ? nil : compressionDictionary(id)
         if dictionary == nil { id = 0 }
-        if compressor == nil {
-            compressor = ZSTD_createCCtx()
-            ZSTD_CCtx_setParameter(compressor, ZSTD_c_compressionLevel, Self.level)
-            ZSTD_CCtx_setParameter(compressor, ZSTD_c_dictIDFlag, 0)
-            ZSTD_CCtx_setParameter(compressor, ZSTD_c_checksumFlag, 0)
+        guard let compressor = writerCompressor() else { return sqlite3_result_error_nomem(context) }
+        let base = output.reserve(Self.compressedCapacity(count))
+        if let stored = Self.compress(
+            source, count: count, isText: isText, dictionaryID: id, dictionary: dictionary, compressor: compressor,
+            into: base)
+        {
+            return sqlite3_result_blob(context, stored.baseAddress, Int32(stored.count), transientDestructor)
         }
-        guard let compressor else { return sqlite3_result_error_nomem(context) }
+        // It does not shrink: stored as it is (an ambiguous BLOB escaped).
+        storePlain(value, into: context)
+    }
+
+    /// A compression context as every compressed value is written: zstd level ``level``, no dictionary id
+    /// and no checksum in the frame (see ``CompressedValue``).
+    static func makeCompressor() -> OpaquePointer? {
+        let compressor = ZSTD_createCCtx()
+        ZSTD_CCtx_setParameter(compressor, ZSTD_c_compressionLevel, level)
+        ZSTD_CCtx_setParameter(compressor, ZSTD_c_dictIDFlag, 0)
+        ZSTD_CCtx_setParameter(compressor, ZSTD_c_checksumFlag, 0)
+        return compressor
+    }
+
+    /// The bytes ``compress(_:count:isText:dictionaryID:dictionary:compressor:into:)`` needs for a value
+    /// of `count` bytes.
+    static func compressedCapacity(_ count: Int) -> Int { 8 + ZSTD_compressBound(count) }
+
+    /// Writes the stored form of the `count` bytes at `source` (see ``CompressedValue``), compressed with
+    /// `dictionary` (digested from dictionary `dictionaryID`; nil and 0 for none), into `base`, which
+    /// holds ``compressedCapacity(_:)`` bytes: the stored bytes, inside `base`, or nil when the value
+    /// does not shrink. What `coffer_compress` and a batch insert's compression ahead both run.
+    static func compress(
+        _ source: UnsafeRawPointer, count: Int, isText: Bool, dictionaryID: UInt32, dictionary: OpaquePointer?,
+        compressor: OpaquePointer, into base: UnsafeMutableRawPointer
+    ) -> UnsafeRawBufferPointer? {
         var header: [UInt8] = [isText ? CompressedValue.compressedText : CompressedValue.compressedBlob]
-        LEB128.append(UInt64(id), to: &header)
+        LEB128.append(UInt64(dictionaryID), to: &header)
         // The frame goes at offset 8; its body starts after the 4-byte magic, at 12, and the header (at
         // most 6 bytes) is written over the magic just before it, so the stored value is one run.
         let bound = ZSTD_compressBound(count)
-        let base = output.reserve(8 + bound)
         ZSTD_CCtx_refCDict(compressor, dictionary)
         let written = ZSTD_compress2(compressor, base + 8, bound, source, count)
         let start = base + 8 + CompressedValue.frameMagic.count - header.count
         let stored = header.count + written - CompressedValue.frameMagic.count
-        if ZSTD_isError(written) == 0 && stored < count {
-            start.copyMemory(from: header, byteCount: header.count)
-            return sqlite3_result_blob(context, start, Int32(stored), transientDestructor)
-        }
-        // It does not shrink: stored as it is (an ambiguous BLOB escaped).
-        storePlain(value, into: context)
+        guard ZSTD_isError(written) == 0 && stored < count else { return nil }
+        start.copyMemory(from: header, byteCount: header.count)
+        return UnsafeRawBufferPointer(start: start, count: stored)
     }
 
     /// What `coffer_compress(value, NULL)` returns: `value` uncompressed, a BLOB that begins with one of
@@ -171,7 +211,7 @@ final class CompressionCodec {
     // MARK: Dictionaries
 
     /// A dictionary digested for one direction or both; zstd's objects are freed with it.
-    private final class Digested {
+    final class Digested: @unchecked Sendable {
         var forCompression: OpaquePointer?
         var forDecompression: OpaquePointer?
         deinit {
@@ -181,11 +221,20 @@ final class CompressionCodec {
     }
 
     private func compressionDictionary(_ id: UInt32) -> OpaquePointer? {
-        if let found = digested[id]?.forCompression { return found }
+        digestedForCompression(id)?.forCompression
+    }
+
+    /// Dictionary `id` digested for compression, as this connection's transaction sees it: nil when the
+    /// database does not hold it. A batch insert's compression ahead keeps the object, so an eviction
+    /// while its second thread still compresses with it frees nothing under it.
+    func digestedForCompression(_ id: UInt32) -> Digested? {
+        if let found = digested[id], found.forCompression != nil { return found }
         guard let bytes = storedDictionary(id) else { return nil }
         let cdict = bytes.withUnsafeBytes { ZSTD_createCDict($0.baseAddress, $0.count, Self.level) }
-        entry(id).forCompression = cdict
-        return cdict
+        guard let cdict else { return nil }
+        let found = entry(id)
+        found.forCompression = cdict
+        return found
     }
 
     private func decompressionDictionary(_ id: UInt32) -> OpaquePointer? {

@@ -48,6 +48,21 @@ extension Connection {
         return Unmanaged<CompressionCodec>.fromOpaque(state).takeUnretainedValue()
     }
 
+    /// A batch insert's compression ahead on a second thread (see ``CompressionAhead``); nil on a
+    /// single processor, where there is no second thread to give it to, or before
+    /// ``registerCompression()``.
+    package func compressionAhead() -> CompressionAhead? {
+        guard ProcessInfo.processInfo.activeProcessorCount > 1, let codec = compressionState as? CompressionCodec
+        else { return nil }
+        return codec.ahead()
+    }
+
+    /// The chunks this connection's batch inserts compressed ahead, and how many of them the second
+    /// thread did.
+    package var compressionAheadCounts: CompressionAheadCounts {
+        (compressionState as? CompressionCodec)?.aheadCounts ?? CompressionAheadCounts()
+    }
+
     // MARK: Dictionaries
 
     /// Trains a zstd dictionary on `samples` (zstd's own trainer, `ZDICT_trainFromBuffer`) and stores it

@@ -70,6 +70,32 @@ public enum ColumnCompression: Sendable, Hashable {
     }
 }
 
+extension ColumnCompression {
+    /// The dictionary id `coffer_compress` gets for a row whose picking column holds `picker` (only
+    /// `.dictionaries` reads it): what ``dictionarySQL(reference:)`` evaluates to, computed without SQL.
+    /// nil for `.off` (stored plain). As in SQL's `CASE`, an integer or an integral real matches a key,
+    /// anything else (text, NULL) takes `otherwise`.
+    package func dictionaryID(picker: DatabaseValue?) -> UInt32? {
+        switch self {
+        case .off:
+            return nil
+        case .zstd:
+            return 0
+        case .dictionary(let id):
+            return CompressionRequest.dictionaryID(requested: Int64(id))
+        case .dictionaries(_, let ids, let otherwise):
+            var key: Int64?
+            switch picker {
+            case .integer(let value): key = value
+            case .real(let value):
+                if value.rounded() == value, let exact = Int64(exactly: value) { key = exact }
+            default: break
+            }
+            return CompressionRequest.dictionaryID(requested: Int64(key.flatMap { ids[$0] } ?? otherwise))
+        }
+    }
+}
+
 extension SQLFragment {
     /// `column` read through `coffer_decompress`: the plain value of a compressed column.
     package static func decompressed(_ column: SQLFragment) -> SQLFragment {

@@ -45,12 +45,16 @@ extension TableRecord {
         return keys.filter { !$0.isEmpty }
     }
 
-    static func insertSQL(_ resolution: ConflictResolution, into table: String? = nil) throws -> String {
+    /// The INSERT of a record's columns. With `compressedAhead`, compressed columns take their stored
+    /// form as bound (``insertCompressingAhead(_:_:_:_:)`` compressed it), not through `coffer_compress`.
+    static func insertSQL(
+        _ resolution: ConflictResolution, into table: String? = nil, compressedAhead: Bool = false
+    ) throws -> String {
         let names = try columnDefinitions.map { try SQLIdentifier.validated($0.name) }
         // Compressed columns bind through coffer_compress, whose dictionary may read another column's
         // parameter: then every parameter is numbered.
         let values =
-            hasCompressedColumns
+            hasCompressedColumns && !compressedAhead
             ? try columnDefinitions.enumerated().map { try writtenValueSQL($0.element, parameter: $0.offset + 1) }
             : Array(repeating: "?", count: names.count)
         return resolution.rawValue + " INTO " + (try table ?? SQLIdentifier.validated(tableName)) + " ("
@@ -137,12 +141,15 @@ extension TableRecord {
         didInsert: ((_ rowID: Int64, _ values: [DatabaseValue]) -> Void)? = nil
     ) throws -> [Int64] {
         let migration = db.liveMigration(of: tableName)
+        let hooked = willInsert != nil || didInsert != nil || migration != nil
+        if !hooked, hasCompressedColumns, let ahead = db.compressionAhead() {
+            return try insertCompressingAhead(records, db, resolution, ahead)
+        }
         let statement = try insertStatement(db, resolution, migration)
         defer {
             statement.reset()
             statement.isInUse = false
         }
-        let hooked = willInsert != nil || didInsert != nil || migration != nil
         var rowIDs: [Int64] = []
         for record in records {
             guard hooked else {
