@@ -35,7 +35,7 @@ final class CompressionCodec {
     private var output = ScratchBuffer()
     /// The second thread of batch inserts' compression ahead, made on first use.
     private var helper: CompressionHelper?
-    /// The chunks compressed ahead on this connection.
+    /// The values batch inserts compressed ahead on this connection.
     var aheadCounts = CompressionAheadCounts()
 
     init(handle: OpaquePointer) { self.handle = handle }
@@ -210,7 +210,9 @@ final class CompressionCodec {
 
     // MARK: Dictionaries
 
-    /// A dictionary digested for one direction or both; zstd's objects are freed with it.
+    /// A dictionary digested for one direction or both; zstd's objects are freed with it. Sendable: a
+    /// chunk compressed on the helper thread keeps it alive, and a `ZSTD_CDict` is read-only once made,
+    /// which zstd documents as safe to share between threads.
     final class Digested: @unchecked Sendable {
         var forCompression: OpaquePointer?
         var forDecompression: OpaquePointer?
