@@ -141,4 +141,70 @@ final class CompressionAheadTests: XCTestCase {
         XCTAssertEqual(ColumnCompression.zstd.dictionaryID(picker: nil), 0)
         XCTAssertEqual(ColumnCompression.dictionary(Int(Int32.max) + 1).dictionaryID(picker: nil), 0)
     }
+
+    // MARK: Killed mid-batch
+
+    private static let pathVariable = "COFFER_COMPRESSION_AHEAD_KILL_PATH"
+    private static let killBatchRows = 200
+
+    /// The rows of batch `batch` of the kill test, their ids assigned.
+    private func killBatch(_ batch: Int) -> [ChatLine] {
+        var rows = lines(Self.killBatchRows, seed: UInt64(1_000 + batch))
+        for index in rows.indices { rows[index].id = Int64(batch * Self.killBatchRows + index + 1) }
+        return rows
+    }
+
+    /// The child's side: inserts batch after batch with `insertAll` (each its own transaction, compressed
+    /// on two threads), printing after each commit, until the parent kills it.
+    func testHelperInsertsBatchesUntilKilled() throws {
+        guard let path = ProcessInfo.processInfo.environment[Self.pathVariable] else { return }
+        let database = try Database(path: path, configuration: configuration)
+        for batch in 0..<10_000 {
+            let rows = killBatch(batch)
+            _ = try database.write { db in try ChatLine.insertAll(rows, db) }
+            FileHandle.standardOutput.write(Data("committed \(batch + 1)\n".utf8))
+        }
+    }
+
+    func testAKillDuringBatchInsertsLeavesWholeBatchesStoredAsOneByOneInsertsStoreThem() throws {
+        #if os(Linux)
+        let dictionaries = try trainedDictionaries()
+        let path = directory.path("killed.db")
+        try makeDatabase("killed.db", dictionaries: dictionaries).close()
+        var reported = 0
+        let end = try ChildKill.run(
+            executable: CommandLine.arguments[0],
+            arguments: ["CofferQueryTests.CompressionAheadTests/testHelperInsertsBatchesUntilKilled"],
+            environment: [Self.pathVariable: path]
+        ) { line in
+            guard line.hasPrefix("committed "), let count = Int(line.dropFirst(10)) else { return false }
+            reported = count
+            return count >= 8
+        }
+        XCTAssertTrue(end.killed, "the child was killed, not finished")
+
+        let database = try Database(path: path, configuration: configuration)
+        defer { try? database.close() }
+        XCTAssertEqual(try database.read { try $0.fetchValue(String.self, sql: "PRAGMA integrity_check") }, "ok")
+        let rows = try XCTUnwrap(database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM chat_line") })
+        XCTAssertEqual(rows % Self.killBatchRows, 0, "whole batches only")
+        let batches = rows / Self.killBatchRows
+        XCTAssertGreaterThanOrEqual(batches, reported, "every reported commit is durable")
+        let expected = (0..<batches).flatMap { killBatch($0) }
+        XCTAssertEqual(try database.read { try ChatLine.order { $0.id.asc }.fetchAll($0) }, expected)
+        // Stored exactly as one-by-one inserts store the same rows.
+        let single = try makeDatabase("killed-single.db", dictionaries: dictionaries)
+        defer { try? single.close() }
+        try single.write { db in
+            for var line in expected { try line.insert(db) }
+        }
+        XCTAssertEqual(try storedRows(database), try storedRows(single))
+        // The next batch goes in.
+        _ = try database.write { db in try ChatLine.insertAll(killBatch(batches), db) }
+        XCTAssertEqual(
+            try database.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM chat_line") }, rows + Self.killBatchRows)
+        #else
+        throw XCTSkip("the child process is the xctest binary on Linux")
+        #endif
+    }
 }
