@@ -28,16 +28,33 @@ static int fast_crypto;
 static long live_contexts;
 
 // The caching provider's context: the wrapped provider's own, which every wrapped function is given, and
-// what this file keeps beside it.
+// what this file keeps beside it. `magic` marks it: a function of the caching provider handed a context the
+// wrapped provider made itself (see as_context) forwards it untouched instead of reading it as a Context.
 typedef struct Context {
+    uint64_t magic;
     void *inner;
     PageCrypto *crypto;  // NULL when fast_crypto is off
-    int caches;          // the page cache had a capacity when the connection was keyed
+    int caches;          // keyed through coffer_page_cache_key while the page cache had a capacity
 } Context;
 
-static void *inner(void *ctx) {
-    return ctx ? ((Context *)ctx)->inner : NULL;
+#define CONTEXT_MAGIC 0x436f666665724378ULL  // "CofferCx"
+
+// `ctx` as a Context, or NULL when it is the wrapped provider's own (every provider context SQLCipher
+// allocates holds at least the eight bytes read here).
+static Context *as_context(void *ctx) {
+    Context *context = ctx;
+    return context != NULL && context->magic == CONTEXT_MAGIC ? context : NULL;
 }
+
+static void *inner(void *ctx) {
+    Context *context = as_context(ctx);
+    return context ? context->inner : ctx;
+}
+
+// Set while this thread keys a connection through coffer_page_cache_key: only those connections' contexts
+// use the page cache. Other contexts the caching provider makes (an attached database's, a backup file's,
+// another library's) compute every page.
+static _Thread_local int keying_for_cache;
 
 // The caching provider's ctx_init around the wrapped one's. SQLCipher makes two cipher contexts per keyed
 // connection on 3.4.1 (one on 4.x) and frees them when it closes. Counted even when the set-up fails:
@@ -47,7 +64,8 @@ static int context_init(void **ctx, int (*wrapped_init)(void **ctx)) {
     Context *context = calloc(1, sizeof *context);
     *ctx = context;
     if (context == NULL) return SQLITE_NOMEM;
-    context->caches = coffer_page_cache_capacity() > 0;
+    context->magic = CONTEXT_MAGIC;
+    context->caches = keying_for_cache && coffer_page_cache_capacity() > 0;
     // Without its own state it answers through the wrapped provider.
     if (fast_crypto) context->crypto = page_crypto_new();
     return wrapped_init(&context->inner);
@@ -56,9 +74,11 @@ static int context_init(void **ctx, int (*wrapped_init)(void **ctx)) {
 // The caching provider's ctx_free around the wrapped one's. Once the last connection using the cache has
 // closed, the plaintext it holds is wiped.
 static int context_free(void **ctx, int (*wrapped_free)(void **ctx)) {
+    if (*ctx != NULL && as_context(*ctx) == NULL) return wrapped_free(ctx);  // the wrapped provider's own
     Context *context = *ctx;
     int result = SQLITE_OK;
     if (context != NULL) {
+        context->magic = 0;
         result = wrapped_free(&context->inner);
         page_crypto_free(context->crypto);
         free(context);
@@ -133,7 +153,8 @@ static int page_hmac(Context *context, unsigned char *mac_key, int key_size, uns
 
 static int cached_hmac(void *ctx, unsigned char *mac_key, int key_size, unsigned char *in, int in_size,
                        unsigned char *in2, int in2_size, unsigned char *out) {
-    Context *context = ctx;
+    Context *context = as_context(ctx);
+    if (context == NULL) return wrapped.hmac(ctx, mac_key, key_size, in, in_size, in2, in2_size, out);
     int mac_size = wrapped.get_hmac_sz(context->inner);
     if (!context->caches || in_size <= PAGE_IV_SIZE || in2_size != 4 || key_size > PAGE_MAX_SECRET ||
         mac_size > PAGE_MAX_SECRET || mac_size <= 0) {
@@ -161,7 +182,8 @@ static int page_cipher(Context *context, const char *cipher, int mode, unsigned 
 
 static int cached_cipher(void *ctx, int mode, unsigned char *key, int key_size, unsigned char *iv, unsigned char *in,
                          int in_size, unsigned char *out) {
-    Context *context = ctx;
+    Context *context = as_context(ctx);
+    if (context == NULL) return wrapped.cipher(ctx, mode, key, key_size, iv, in, in_size, out);
     const char *cipher = wrapped.get_cipher(context->inner);
     // Pages this process encrypts are not cached: readers cache them once they have read them twice.
     if (!context->caches || mode == CIPHER_ENCRYPT || in_size <= 0 || key_size > PAGE_MAX_SECRET) {
@@ -214,7 +236,7 @@ static int wrapped_get_hmac_sz(void *ctx) {
     return wrapped.get_hmac_sz(inner(ctx));
 }
 static int wrapped_ctx_copy(void *target_ctx, void *source_ctx) {
-    Context *target = target_ctx;
+    Context *target = as_context(target_ctx);
     if (target != NULL) page_crypto_reset(target->crypto);  // set up again for the copied cipher and keys
     return wrapped.ctx_copy(inner(target_ctx), inner(source_ctx));
 }
@@ -236,8 +258,17 @@ static int register_copy(const Provider *provider) {
     return sqlcipher_register_provider(copy);
 }
 
-int coffer_page_cache_key(void *db, const void *key, int key_size) {
-    pthread_mutex_lock(&provider_lock);
+// Installs the caching provider as the process's default, once and for good (under provider_lock): from
+// then on every cipher context SQLCipher makes is a Context, whoever keys the connection. It used to be the
+// default only while coffer_page_cache_key keyed a connection and swapped back after; a connection keyed
+// elsewhere at that moment (a backup file keyed with sqlite3_key, an ATTACH ... KEY) could then get its
+// read context from one provider and its write context from the other, and 3.4.1's ctx_copy copies the
+// read context's provider functions over the write context's: functions of one provider ran on the
+// other's context, and the Context's free ran on SQLCipher's allocation ("free(): invalid pointer", CI,
+// ObservationMaintenanceTests, 2026-12-01).
+static int install(void) {
+    static int installed;
+    if (installed) return 1;
     if (!have_wrapped) {
         // An activation of our own, never ended, so SQLCipher keeps a default provider for good.
         sqlcipher_activate();
@@ -249,10 +280,7 @@ int coffer_page_cache_key(void *db, const void *key, int key_size) {
             fast_crypto = name != NULL && strcmp(name, "openssl") == 0;
         }
     }
-    if (!have_wrapped) {
-        pthread_mutex_unlock(&provider_lock);
-        return sqlite3_key(db, key, key_size);
-    }
+    if (!have_wrapped) return 0;
     Provider caching = wrapped;
     caching.get_provider_name = wrapped_get_provider_name;
     caching.add_random = wrapped_add_random;
@@ -272,12 +300,18 @@ int coffer_page_cache_key(void *db, const void *key, int key_size) {
     caching.ctx_free = counted_ctx_free;
     caching.fips_status = wrapped_fips_status;
     caching.get_provider_version = wrapped_get_provider_version;
-    int swapped = register_copy(&caching) == SQLITE_OK;
-    int result = sqlite3_key(db, key, key_size);
-    // Should this allocation fail, the caching provider stays the default: it answers exactly as the
-    // wrapped one does, so other connections would only be faster.
-    if (swapped) register_copy(&wrapped);
+    installed = register_copy(&caching) == SQLITE_OK;
+    return installed;
+}
+
+int coffer_page_cache_key(void *db, const void *key, int key_size) {
+    pthread_mutex_lock(&provider_lock);
+    install();
     pthread_mutex_unlock(&provider_lock);
+    // Should the install have failed, SQLCipher's own provider keys the connection: same pages, no cache.
+    keying_for_cache = 1;
+    int result = sqlite3_key(db, key, key_size);
+    keying_for_cache = 0;
     return result;
 }
 
@@ -357,7 +391,8 @@ static int page_hmac(Context *context, int algorithm, const unsigned char *mac_k
 // tells the algorithms apart in the table (SHA-1 20 bytes, SHA-256 32, SHA-512 64).
 static int cached_hmac(void *ctx, int algorithm, const unsigned char *mac_key, int key_size, const unsigned char *in,
                        int in_size, const unsigned char *in2, int in2_size, unsigned char *out) {
-    Context *context = ctx;
+    Context *context = as_context(ctx);
+    if (context == NULL) return wrapped.hmac(ctx, algorithm, mac_key, key_size, in, in_size, in2, in2_size, out);
     int mac_size = wrapped.get_hmac_sz(context->inner, algorithm);
     if (!context->caches || in_size <= PAGE_IV_SIZE || in2_size != 4 || key_size > PAGE_MAX_SECRET ||
         mac_size > PAGE_MAX_SECRET || mac_size <= 0) {
@@ -385,7 +420,8 @@ static int page_cipher(Context *context, const char *cipher, int mode, const uns
 
 static int cached_cipher(void *ctx, int mode, const unsigned char *key, int key_size, const unsigned char *iv,
                          const unsigned char *in, int in_size, unsigned char *out) {
-    Context *context = ctx;
+    Context *context = as_context(ctx);
+    if (context == NULL) return wrapped.cipher(ctx, mode, key, key_size, iv, in, in_size, out);
     const char *cipher = wrapped.get_cipher(context->inner);
     // Pages this process encrypts are not cached: readers cache them once they have read them twice.
     if (!context->caches || mode == CIPHER_ENCRYPT || in_size <= 0 || key_size > PAGE_MAX_SECRET) {
@@ -477,7 +513,11 @@ int coffer_page_cache_key(void *db, const void *key, int key_size) {
         return sqlite3_key(db, key, key_size);
     }
     int swapped = sqlcipher_register_provider(caching) == SQLITE_OK;
+    // SQLCipher 4 gives a connection one provider context, made with the default of the moment, so a
+    // connection keyed elsewhere during this window is a Context throughout (with the cache off).
+    keying_for_cache = 1;
     int result = sqlite3_key(db, key, key_size);
+    keying_for_cache = 0;
     // Back to the original for everyone else; should that fail, the caching provider answers exactly as
     // the original does.
     if (swapped) sqlcipher_register_provider(original);

@@ -122,4 +122,70 @@ final class PageCryptoTests: XCTestCase {
         let old = try Shell.sqlcipher(path, passphrase: "old", "SELECT count(*) FROM item;")
         XCTAssertTrue(old.stderr.contains("not a database") || old.stderr.contains("encrypted"), old.stderr)
     }
+
+    /// A backup file is keyed with `sqlite3_key` directly, not through Coffer's keying: its cipher contexts
+    /// come from the same provider as every other connection's, so its pages are computed with kept
+    /// objects too. Until 2026-12-01 the caching provider was SQLCipher's default only while Coffer keyed a
+    /// connection, and a backup file keyed in that moment could get its two 3.4.1 contexts from different
+    /// providers (a crash in CI: "free(): invalid pointer").
+    func testABackupFileKeyedOutsideCofferUsesTheSameProvider() throws {
+        let directory = try TemporaryDirectory()
+        let database = try Database(
+            path: directory.path("app.db"), configuration: Configuration(encryption: .passphrase("pw"), cipher: .sqlcipher3))
+        defer { try? database.close() }
+        try database.write { db in
+            try db.execute(sql: "CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)")
+            for id in 0..<rows { try db.execute(sql: "INSERT INTO item VALUES (?, ?)", arguments: [id, body(id)]) }
+        }
+        try database.checkpoint(.truncate)
+        let pages = try XCTUnwrap(database.read { try $0.fetchValue(Int.self, sql: "PRAGMA page_count") })
+        let backups = URL(fileURLWithPath: directory.path("backups"))
+        let counts = try crypto { _ = try database.backup(to: backups, kind: .full) }
+        // Each page read from the database (an HMAC and a decryption) and written to the backup file (an
+        // encryption and an HMAC): the writes count only when the file's contexts are the caching provider's.
+        XCTAssertGreaterThanOrEqual(counts.kept, 4 * (pages - 1), "\(pages) pages read and written")
+        XCTAssertEqual(counts.provider, 0)
+    }
+
+    /// Databases opened on one thread (each keyed through Coffer) while another takes backups (each file
+    /// keyed with `sqlite3_key`): every connection's contexts come from one provider, nothing crashes, and
+    /// every backup restores.
+    func testDatabasesOpenedWhileBackupsAreKeyedStayConsistent() throws {
+        let directory = try TemporaryDirectory()
+        let configuration = Configuration(encryption: .passphrase("pw"), cipher: .sqlcipher3)
+        let database = try Database(path: directory.path("app.db"), configuration: configuration)
+        try database.write { db in
+            try db.execute(sql: "CREATE TABLE item(id INTEGER PRIMARY KEY, body TEXT)")
+            for id in 0..<200 { try db.execute(sql: "INSERT INTO item VALUES (?, ?)", arguments: [id, body(id)]) }
+        }
+        let other = directory.path("other.db")
+        try Database(path: other, configuration: configuration).close()
+        let backups = URL(fileURLWithPath: directory.path("backups"))
+        let failures = Failures()
+        let done = DispatchGroup()
+        DispatchQueue.global().async(group: done) {
+            do {
+                for _ in 0..<150 { try Database(path: other, configuration: configuration).close() }
+            } catch { failures.add(error) }
+        }
+        DispatchQueue.global().async(group: done) {
+            do {
+                for _ in 0..<40 { _ = try database.backup(to: backups, kind: .full) }
+            } catch { failures.add(error) }
+        }
+        done.wait()
+        XCTAssertEqual(failures.all.map { "\($0)" }, [])
+        _ = try database.restore(fromLatestBackup: backups)
+        let restored = try Database(path: directory.path("app.db"), configuration: configuration)
+        defer { try? restored.close() }
+        XCTAssertEqual(try restored.read { try $0.fetchValue(Int.self, sql: "SELECT count(*) FROM item") }, 200)
+    }
+}
+
+/// Errors collected from several threads.
+private final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var errors: [any Error] = []
+    func add(_ error: any Error) { lock.withLock { errors.append(error) } }
+    var all: [any Error] { lock.withLock { errors } }
 }
