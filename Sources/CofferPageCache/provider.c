@@ -33,7 +33,7 @@ static long live_contexts;
 typedef struct Context {
     uint64_t magic;
     void *inner;
-    PageCrypto *crypto;  // NULL when fast_crypto is off
+    PageCrypto *crypto;  // NULL when fast_crypto is off or the connection was keyed elsewhere
     int caches;          // keyed through coffer_page_cache_key while the page cache had a capacity
 } Context;
 
@@ -52,9 +52,10 @@ static void *inner(void *ctx) {
 }
 
 // Set while this thread keys a connection through coffer_page_cache_key: only those connections' contexts
-// use the page cache. Other contexts the caching provider makes (an attached database's, a backup file's,
-// another library's) compute every page.
-static _Thread_local int keying_for_cache;
+// use the page cache and the kept OpenSSL objects. Every other context the caching provider makes (an
+// attached database's, a backup file's, an app's own or the benchmark's raw C connections) forwards each
+// call to SQLCipher's own provider, as if it were not there.
+static _Thread_local int keying_through_coffer;
 
 // The caching provider's ctx_init around the wrapped one's. SQLCipher makes two cipher contexts per keyed
 // connection on 3.4.1 (one on 4.x) and frees them when it closes. Counted even when the set-up fails:
@@ -65,9 +66,9 @@ static int context_init(void **ctx, int (*wrapped_init)(void **ctx)) {
     *ctx = context;
     if (context == NULL) return SQLITE_NOMEM;
     context->magic = CONTEXT_MAGIC;
-    context->caches = keying_for_cache && coffer_page_cache_capacity() > 0;
+    context->caches = keying_through_coffer && coffer_page_cache_capacity() > 0;
     // Without its own state it answers through the wrapped provider.
-    if (fast_crypto) context->crypto = page_crypto_new();
+    if (fast_crypto && keying_through_coffer) context->crypto = page_crypto_new();
     return wrapped_init(&context->inner);
 }
 
@@ -259,7 +260,8 @@ static int register_copy(const Provider *provider) {
 }
 
 // Installs the caching provider as the process's default, once and for good (under provider_lock): from
-// then on every cipher context SQLCipher makes is a Context, whoever keys the connection. It used to be the
+// then on every cipher context SQLCipher makes is a Context, whoever keys the connection (one made
+// elsewhere forwards to SQLCipher's provider: see keying_through_coffer). It used to be the
 // default only while coffer_page_cache_key keyed a connection and swapped back after; a connection keyed
 // elsewhere at that moment (a backup file keyed with sqlite3_key, an ATTACH ... KEY) could then get its
 // read context from one provider and its write context from the other, and 3.4.1's ctx_copy copies the
@@ -309,9 +311,9 @@ int coffer_page_cache_key(void *db, const void *key, int key_size) {
     install();
     pthread_mutex_unlock(&provider_lock);
     // Should the install have failed, SQLCipher's own provider keys the connection: same pages, no cache.
-    keying_for_cache = 1;
+    keying_through_coffer = 1;
     int result = sqlite3_key(db, key, key_size);
-    keying_for_cache = 0;
+    keying_through_coffer = 0;
     return result;
 }
 
@@ -515,9 +517,9 @@ int coffer_page_cache_key(void *db, const void *key, int key_size) {
     int swapped = sqlcipher_register_provider(caching) == SQLITE_OK;
     // SQLCipher 4 gives a connection one provider context, made with the default of the moment, so a
     // connection keyed elsewhere during this window is a Context throughout (with the cache off).
-    keying_for_cache = 1;
+    keying_through_coffer = 1;
     int result = sqlite3_key(db, key, key_size);
-    keying_for_cache = 0;
+    keying_through_coffer = 0;
     // Back to the original for everyone else; should that fail, the caching provider answers exactly as
     // the original does.
     if (swapped) sqlcipher_register_provider(original);

@@ -12,10 +12,12 @@
 // pages this process encrypts are not copied in.
 //
 // It is installed as a SQLCipher crypto provider wrapping the library's own (OpenSSL) provider, for
-// the connections keyed through `coffer_page_cache_key` only: SQLCipher copies the process's provider
-// into a connection when the connection is keyed, and this function registers the wrapper for just
-// that moment. Connections keyed any other way keep the plain provider. SQLCipher 3.4.1 and 4.x have
-// providers of different shapes; provider.c wraps each.
+// the connections keyed through `coffer_page_cache_key`. SQLCipher copies the process's provider into a
+// connection when the connection is keyed. On SQLCipher 3.4.1 the wrapper becomes the process's default
+// at the first such key and stays (a connection keyed elsewhere while it was registered only for the
+// moment could get one of its two contexts from each provider); connections keyed any other way forward
+// every call to the library's provider. On 4.x (one provider context per connection) it is registered
+// for just that moment. SQLCipher 3.4.1 and 4.x have providers of different shapes; provider.c wraps each.
 //
 // The same wrapper computes what the cache does not hold with OpenSSL objects kept per connection
 // (page_crypto.h) when the wrapped provider is SQLCipher's OpenSSL one: SQLCipher's own fetches the
