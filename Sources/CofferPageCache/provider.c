@@ -35,6 +35,7 @@ typedef struct Context {
     void *inner;
     PageCrypto *crypto;  // NULL when fast_crypto is off or the connection was keyed elsewhere
     int caches;          // keyed through coffer_page_cache_key while the page cache had a capacity
+    int counted;         // keyed through coffer_page_cache_key: counted in live_contexts
 } Context;
 
 #define CONTEXT_MAGIC 0x436f666665724378ULL  // "CofferCx"
@@ -58,34 +59,36 @@ static void *inner(void *ctx) {
 static _Thread_local int keying_through_coffer;
 
 // The caching provider's ctx_init around the wrapped one's. SQLCipher makes two cipher contexts per keyed
-// connection on 3.4.1 (one on 4.x) and frees them when it closes. Counted even when the set-up fails:
-// SQLCipher frees a context whose set-up failed (with `*ctx` NULL when this allocation failed).
+// connection on 3.4.1 (one on 4.x) and frees them when it closes. Only the contexts of connections keyed
+// through coffer_page_cache_key are counted in live_contexts (the cache is wiped when the last of them
+// goes, whatever other connections stay open); a context whose allocation failed is not counted
+// (SQLCipher then frees it with `*ctx` NULL).
 static int context_init(void **ctx, int (*wrapped_init)(void **ctx)) {
-    __atomic_add_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL);
     Context *context = calloc(1, sizeof *context);
     *ctx = context;
     if (context == NULL) return SQLITE_NOMEM;
     context->magic = CONTEXT_MAGIC;
+    context->counted = keying_through_coffer;
+    if (context->counted) __atomic_add_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL);
     context->caches = keying_through_coffer && coffer_page_cache_capacity() > 0;
     // Without its own state it answers through the wrapped provider.
     if (fast_crypto && keying_through_coffer) context->crypto = page_crypto_new();
     return wrapped_init(&context->inner);
 }
 
-// The caching provider's ctx_free around the wrapped one's. Once the last connection using the cache has
-// closed, the plaintext it holds is wiped.
+// The caching provider's ctx_free around the wrapped one's. Once the last connection keyed through
+// coffer_page_cache_key has closed, the plaintext the cache holds is wiped.
 static int context_free(void **ctx, int (*wrapped_free)(void **ctx)) {
     if (*ctx != NULL && as_context(*ctx) == NULL) return wrapped_free(ctx);  // the wrapped provider's own
     Context *context = *ctx;
-    int result = SQLITE_OK;
-    if (context != NULL) {
-        context->magic = 0;
-        result = wrapped_free(&context->inner);
-        page_crypto_free(context->crypto);
-        free(context);
-        *ctx = NULL;
-    }
-    if (__atomic_sub_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL) == 0) coffer_page_cache_purge();
+    if (context == NULL) return SQLITE_OK;
+    int counted = context->counted;
+    context->magic = 0;
+    int result = wrapped_free(&context->inner);
+    page_crypto_free(context->crypto);
+    free(context);
+    *ctx = NULL;
+    if (counted && __atomic_sub_fetch(&live_contexts, 1, __ATOMIC_ACQ_REL) == 0) coffer_page_cache_purge();
     return result;
 }
 

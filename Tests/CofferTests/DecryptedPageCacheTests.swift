@@ -163,6 +163,46 @@ final class DecryptedPageCacheTests: XCTestCase {
         XCTAssertLessThan(after.misses - before.misses, 20)
     }
 
+    private static let wipeVariable = "COFFER_PAGE_CACHE_WIPE_CHILD"
+
+    /// The child's side of the next test, alone in its process (no other test's connection open): the
+    /// cache fills, a connection keyed outside Coffer opens and reads, the database closes — the cache is
+    /// empty while that connection stays open.
+    func testHelperWipesTheCacheWhenTheLastCofferConnectionCloses() throws {
+        guard ProcessInfo.processInfo.environment[Self.wipeVariable] != nil else { return }
+        let directory = try TemporaryDirectory()
+        let database = try filledDatabase(in: directory, cipher: CipherOptions(keyDerivation: .sqlcipher3))
+        try readTwiceAcrossCommits(database)
+        let filled = DecryptedPageCache.usage.pages
+        var handle: OpaquePointer?
+        guard sqlite3_open(directory.path("cached.db"), &handle) == SQLITE_OK else { return print("open failed") }
+        defer { sqlite3_close(handle) }
+        let compatibility = TestedSQLCipher.isVersion4 ? " PRAGMA cipher_compatibility = 3;" : ""
+        let script = "PRAGMA key = 'pw';\(compatibility) PRAGMA cipher_page_size = 4096; SELECT count(*) FROM item;"
+        guard sqlite3_exec(handle, script, nil, nil, nil) == SQLITE_OK else { return print("raw read failed") }
+        try database.close()
+        print("filled \(filled) after \(DecryptedPageCache.usage.pages)")
+    }
+
+    /// The plaintext the cache holds is wiped when the last connection Coffer keyed closes, even while a
+    /// connection keyed another way stays open (on SQLCipher 3.4.1 that connection's contexts come from the
+    /// same provider, which stays installed, but only Coffer's count).
+    func testTheCacheIsWipedWhenTheLastCofferConnectionCloses() throws {
+        #if os(Linux)
+        let run = try Shell.run(
+            CommandLine.arguments[0],
+            ["CofferTests.DecryptedPageCacheTests/testHelperWipesTheCacheWhenTheLastCofferConnectionCloses"],
+            environment: [Self.wipeVariable: "1", "LLVM_PROFILE_FILE": "/dev/null"])
+        let line = run.stdout.split(separator: "\n").first { $0.hasPrefix("filled ") }.map(String.init)
+        let numbers = try XCTUnwrap(line, run.stdout + run.stderr).split(separator: " ").compactMap { Int($0) }
+        XCTAssertEqual(numbers.count, 2)
+        XCTAssertGreaterThan(numbers.first ?? 0, 100, "the cache held the database's pages")
+        XCTAssertEqual(numbers.last, 0, "the cache was not wiped")
+        #else
+        throw XCTSkip("the child process is the xctest binary on Linux")
+        #endif
+    }
+
     func testZeroCapacityTurnsTheCacheOffAndPurgeForgetsEveryPage() throws {
         let directory = try TemporaryDirectory()
         let database = try filledDatabase(in: directory)
