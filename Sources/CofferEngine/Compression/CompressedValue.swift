@@ -33,6 +33,16 @@ package enum CompressedValue {
         firstByte >= compressedText && firstByte <= escapedBlob
     }
 
+    /// Writes the escaped form of the `count` BLOB bytes at `source` into `base` (which holds `count + 1`
+    /// bytes): ``escapedBlob``, then the bytes. Returns the stored bytes.
+    static func writeEscaped(_ source: UnsafeRawPointer, count: Int, into base: UnsafeMutableRawPointer)
+        -> UnsafeRawBufferPointer
+    {
+        base.storeBytes(of: escapedBlob, as: UInt8.self)
+        (base + 1).copyMemory(from: source, byteCount: count)
+        return UnsafeRawBufferPointer(start: base, count: count + 1)
+    }
+
     /// The header of a stored value: its kind, dictionary id and where the frame starts; nil when the
     /// bytes are not a compressed value (an escaped or plain BLOB) or the header is malformed.
     package struct Header: Equatable {

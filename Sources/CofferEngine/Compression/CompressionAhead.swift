@@ -241,9 +241,7 @@ package final class CompressedChunk: @unchecked Sendable {
                 }
                 // Stored plain: an app's BLOB that begins with a compressed value's marker is escaped.
                 guard CompressedValue.needsEscape(firstByte: bytes[0]) else { return nil }
-                slot.storeBytes(of: CompressedValue.escapedBlob, as: UInt8.self)
-                (slot + 1).copyMemory(from: source, byteCount: bytes.count)
-                return UnsafeRawBufferPointer(start: slot, count: bytes.count + 1)
+                return CompressedValue.writeEscaped(source, count: bytes.count, into: slot)
             }
         default:
             return nil

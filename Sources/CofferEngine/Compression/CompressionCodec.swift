@@ -141,10 +141,8 @@ final class CompressionCodec {
         guard count > 0, CompressedValue.needsEscape(firstByte: source.load(as: UInt8.self)) else {
             return sqlite3_result_value(context, value)
         }
-        let escaped = output.reserve(count + 1)
-        escaped.storeBytes(of: CompressedValue.escapedBlob, as: UInt8.self)
-        (escaped + 1).copyMemory(from: source, byteCount: count)
-        sqlite3_result_blob(context, escaped, Int32(count + 1), transientDestructor)
+        let escaped = CompressedValue.writeEscaped(source, count: count, into: output.reserve(count + 1))
+        sqlite3_result_blob(context, escaped.baseAddress, Int32(escaped.count), transientDestructor)
     }
 
     // MARK: Decompressing

@@ -34,8 +34,7 @@ extension Connection {
             { context, _, arguments in
                 guard let codec = Connection.codec(of: context), let arguments else { return }
                 if sqlite3_value_type(arguments[1]) == SQLITE_NULL { return codec.storePlain(arguments[0], into: context) }
-                let requested = sqlite3_value_int64(arguments[1])
-                let id = requested > 0 && requested <= Int64(Int32.max) ? UInt32(requested) : 0
+                let id = CompressionRequest.dictionaryID(requested: sqlite3_value_int64(arguments[1]))
                 codec.compress(arguments[0], dictionary: id, into: context)
             }, nil, nil, nil)
         guard code == SQLITE_OK else { throw failure(code: code, sql: nil) }
@@ -57,7 +56,7 @@ extension Connection {
         return codec.ahead()
     }
 
-    /// The chunks this connection's batch inserts compressed ahead, and how many of them the second
+    /// The values this connection's batch inserts compressed ahead, and how many of them the second
     /// thread did.
     package var compressionAheadCounts: CompressionAheadCounts {
         (compressionState as? CompressionCodec)?.aheadCounts ?? CompressionAheadCounts()
