@@ -26,13 +26,22 @@ final class CompressionCodec {
 
     private let handle: OpaquePointer
     private var compressor: OpaquePointer?
-    private var decompressor: OpaquePointer?
+    /// What `coffer_decompress` decodes with; a fetch that reads ahead lends it to its own thread while
+    /// the statement passes stored values through (``passesStoredValuesThrough``).
+    let decoder = FrameDecoder()
+    /// The second thread's decoder while a fetch reads ahead (one fetch at a time on a connection).
+    private(set) lazy var aheadDecoder = FrameDecoder()
     private var digested: [UInt32: Digested] = [:]
     private var loadOrder: [UInt32] = []
-    /// The value's frame with its magic number put back, for decoding.
-    private var frame = ScratchBuffer()
     /// Compressed frames and decompressed values.
     private var output = ScratchBuffer()
+    /// While true, `coffer_column` returns stored values as they are, for a fetch that decodes them
+    /// itself (``RowPrefetcher``); `coffer_decompress` always decodes.
+    var passesStoredValuesThrough = false
+    /// A private in-memory connection whose `SELECT ?1, …` statements turn decoded bytes back into
+    /// `sqlite3_value`s for the record readers (``RowPrefetcher``); opened on first use.
+    private var scratchHandle: OpaquePointer?
+    private var scratchStatements: [Int: OpaquePointer] = [:]
     /// The second thread of batch inserts' compression ahead, made on first use.
     private var helper: CompressionHelper?
     /// The values batch inserts compressed ahead on this connection.
@@ -42,9 +51,34 @@ final class CompressionCodec {
 
     deinit {
         ZSTD_freeCCtx(compressor)
-        ZSTD_freeDCtx(decompressor)
-        frame.release()
         output.release()
+        for statement in scratchStatements.values { sqlite3_finalize(statement) }
+        sqlite3_close_v2(scratchHandle)
+    }
+
+    /// The longest value SQLite accepts on this connection, in bytes.
+    var lengthLimit: UInt64 { UInt64(sqlite3_limit(handle, SQLITE_LIMIT_LENGTH, -1)) }
+
+    /// `SELECT ?1, …, ?count` on the private in-memory connection, or nil when it cannot be opened.
+    func scratchStatement(columns count: Int) -> OpaquePointer? {
+        if let found = scratchStatements[count] { return found }
+        if scratchHandle == nil {
+            var opened: OpaquePointer?
+            guard sqlite3_open_v2(":memory:", &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK
+            else {
+                sqlite3_close_v2(opened)
+                return nil
+            }
+            scratchHandle = opened
+        }
+        let sql = "SELECT " + (1...count).map { "?\($0)" }.joined(separator: ", ")
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(scratchHandle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+            sqlite3_finalize(statement)
+            return nil
+        }
+        scratchStatements[count] = statement
+        return statement
     }
 
     /// Forgets the digested dictionary `id` (after this connection stored a dictionary under it).
@@ -149,62 +183,66 @@ final class CompressionCodec {
 
     /// What `coffer_decompress(value)` returns: the plain value, or an SQL error for a damaged value or
     /// one whose dictionary the database does not hold (never bytes decoded with the wrong dictionary).
-    func decompress(_ value: OpaquePointer?, into context: OpaquePointer?) {
+    /// `coffer_column` (a record fetch's select list) returns the same, or, while
+    /// ``passesStoredValuesThrough``, the stored value itself.
+    func decompress(_ value: OpaquePointer?, into context: OpaquePointer?, passingThrough: Bool = false) {
         guard sqlite3_value_type(value) == SQLITE_BLOB, let bytes = sqlite3_value_blob(value) else {
             return sqlite3_result_value(context, value)
         }
+        if passingThrough && passesStoredValuesThrough { return sqlite3_result_value(context, value) }
         let count = Int(sqlite3_value_bytes(value))
         let stored = UnsafeRawBufferPointer(start: bytes, count: count)
-        if stored.first == CompressedValue.escapedBlob {
-            return sqlite3_result_blob(context, bytes + 1, Int32(count - 1), transientDestructor)
-        }
-        guard let first = stored.first, first == CompressedValue.compressedText || first == CompressedValue.compressedBlob
-        else { return sqlite3_result_value(context, value) }
-        guard let header = CompressedValue.header(of: stored) else {
-            return fail(context, "coffer_decompress: a damaged compressed value (its header cannot be read)")
-        }
-        var dictionary: OpaquePointer?
-        if header.dictionaryID != 0 {
-            guard let found = decompressionDictionary(header.dictionaryID) else {
-                return fail(
-                    context,
-                    "coffer_decompress: dictionary \(header.dictionaryID) is missing from coffer_zstd_dictionary")
+        switch storedForm(of: stored) {
+        case .plain: return sqlite3_result_value(context, value)
+        case .escaped: return sqlite3_result_blob(context, bytes + 1, Int32(count - 1), transientDestructor)
+        case .failed(let message): return fail(context, message)
+        case .compressed(let header, let dictionary):
+            let decoded = decoder.decode(
+                stored, header: header, dictionary: dictionary?.forDecompression, limit: lengthLimit,
+                into: { output.reserve($0) })
+            switch decoded {
+            case .failure(.noMemory): return sqlite3_result_error_nomem(context)
+            case .failure(.damaged(let message)): return fail(context, message)
+            case .success(let plain) where header.isText:
+                sqlite3_result_text(
+                    context, plain.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(plain.count), transientDestructor)
+            case .success(let plain):
+                sqlite3_result_blob(context, plain.baseAddress, Int32(plain.count), transientDestructor)
             }
-            dictionary = found
         }
-        // The frame with its magic number put back in front.
-        let magic = CompressedValue.frameMagic.count
-        let frameCount = count - header.frameOffset + magic
-        let frameBase = frame.reserve(frameCount)
-        frameBase.copyMemory(from: CompressedValue.frameMagic, byteCount: magic)
-        (frameBase + magic).copyMemory(from: bytes + header.frameOffset, byteCount: count - header.frameOffset)
-        let size = ZSTD_getFrameContentSize(frameBase, frameCount)
-        let limit = UInt64(sqlite3_limit(handle, SQLITE_LIMIT_LENGTH, -1))
-        // ZSTD_CONTENTSIZE_UNKNOWN and _ERROR are the two largest values: both fail this check.
-        guard size <= limit else {
-            return fail(context, "coffer_decompress: a damaged compressed value (its size cannot be read)")
+    }
+
+    /// What a stored BLOB is (see ``CompressedValue``).
+    enum StoredForm {
+        /// Not compressed: the value as it is.
+        case plain
+        /// An app's BLOB stored behind ``CompressedValue/escapedBlob``: the bytes after it.
+        case escaped
+        /// A compressed value, and the dictionary it names digested (nil for none).
+        case compressed(CompressedValue.Header, Digested?)
+        /// A value that cannot be read: what `coffer_decompress` reports for it.
+        case failed(String)
+    }
+
+    /// What the stored BLOB bytes `stored` are, with the dictionary a compressed one needs looked up on
+    /// this connection (so on its thread, in its transaction).
+    func storedForm(of stored: UnsafeRawBufferPointer) -> StoredForm {
+        guard let first = stored.first else { return .plain }
+        if first == CompressedValue.escapedBlob { return .escaped }
+        guard first == CompressedValue.compressedText || first == CompressedValue.compressedBlob else { return .plain }
+        guard let header = CompressedValue.header(of: stored) else {
+            return .failed("coffer_decompress: a damaged compressed value (its header cannot be read)")
         }
-        if decompressor == nil { decompressor = ZSTD_createDCtx() }
-        guard let decompressor else { return sqlite3_result_error_nomem(context) }
-        let target = output.reserve(max(Int(size), 1))
-        let produced =
-            dictionary.map { ZSTD_decompress_usingDDict(decompressor, target, Int(size), frameBase, frameCount, $0) }
-            ?? ZSTD_decompressDCtx(decompressor, target, Int(size), frameBase, frameCount)
-        guard ZSTD_isError(produced) == 0, produced == Int(size) else {
-            return fail(context, "coffer_decompress: a damaged compressed value (zstd: \(errorName(produced)))")
+        guard header.dictionaryID != 0 else { return .compressed(header, nil) }
+        guard let found = digestedForDecompression(header.dictionaryID) else {
+            return .failed("coffer_decompress: dictionary \(header.dictionaryID) is missing from coffer_zstd_dictionary")
         }
-        if header.isText {
-            sqlite3_result_text(context, target.assumingMemoryBound(to: CChar.self), Int32(size), transientDestructor)
-        } else {
-            sqlite3_result_blob(context, target, Int32(size), transientDestructor)
-        }
+        return .compressed(header, found)
     }
 
     private func fail(_ context: OpaquePointer?, _ message: String) {
         sqlite3_result_error(context, message, -1)
     }
-
-    private func errorName(_ code: Int) -> String { String(cString: ZSTD_getErrorName(code)) }
 
     // MARK: Dictionaries
 
@@ -237,12 +275,16 @@ final class CompressionCodec {
         return found
     }
 
-    private func decompressionDictionary(_ id: UInt32) -> OpaquePointer? {
-        if let found = digested[id]?.forDecompression { return found }
+    /// Dictionary `id` digested for decompression, as this connection's transaction sees it: nil when the
+    /// database does not hold it. A fetch reading ahead keeps the object with the values that need it.
+    func digestedForDecompression(_ id: UInt32) -> Digested? {
+        if let found = digested[id], found.forDecompression != nil { return found }
         guard let bytes = storedDictionary(id) else { return nil }
         let ddict = bytes.withUnsafeBytes { ZSTD_createDDict($0.baseAddress, $0.count) }
-        entry(id).forDecompression = ddict
-        return ddict
+        guard let ddict else { return nil }
+        let found = entry(id)
+        found.forDecompression = ddict
+        return found
     }
 
     private func entry(_ id: UInt32) -> Digested {
@@ -271,10 +313,80 @@ final class CompressionCodec {
     }
 }
 
+/// Decodes the frames of compressed values: a zstd decompression context and the buffer a frame is
+/// rebuilt in. One thread at a time.
+final class FrameDecoder {
+    /// Why a frame did not decode.
+    enum Failure: Error {
+        case noMemory
+        /// `coffer_decompress`'s message for it.
+        case damaged(String)
+    }
+
+    private var context: OpaquePointer?
+    /// The value's frame with its magic number put back.
+    private var frame = ScratchBuffer()
+
+    deinit {
+        ZSTD_freeDCtx(context)
+        frame.release()
+    }
+
+    /// Decodes the frame of the compressed value `stored` (whose header is `header`) with `dictionary`
+    /// (nil for none) into the bytes `allocate` returns for its size (at least 1): those bytes, or why not.
+    /// Values longer than `limit` bytes are refused as damaged.
+    func decode(
+        _ stored: UnsafeRawBufferPointer, header: CompressedValue.Header, dictionary: OpaquePointer?, limit: UInt64,
+        into allocate: (Int) -> UnsafeMutableRawPointer
+    ) -> Result<UnsafeRawBufferPointer, Failure> {
+        guard let bytes = stored.baseAddress else { return .failure(.damaged("coffer_decompress: an empty value")) }
+        let count = stored.count
+        // The frame with its magic number put back in front.
+        let magic = CompressedValue.frameMagic.count
+        let frameCount = count - header.frameOffset + magic
+        let frameBase = frame.reserve(frameCount)
+        frameBase.copyMemory(from: CompressedValue.frameMagic, byteCount: magic)
+        (frameBase + magic).copyMemory(from: bytes + header.frameOffset, byteCount: count - header.frameOffset)
+        let size = ZSTD_getFrameContentSize(frameBase, frameCount)
+        // ZSTD_CONTENTSIZE_UNKNOWN and _ERROR are the two largest values: both fail this check.
+        guard size <= limit else {
+            return .failure(.damaged("coffer_decompress: a damaged compressed value (its size cannot be read)"))
+        }
+        if context == nil { context = ZSTD_createDCtx() }
+        guard let context else { return .failure(.noMemory) }
+        let target = allocate(max(Int(size), 1))
+        let produced =
+            dictionary.map { ZSTD_decompress_usingDDict(context, target, Int(size), frameBase, frameCount, $0) }
+            ?? ZSTD_decompressDCtx(context, target, Int(size), frameBase, frameCount)
+        guard ZSTD_isError(produced) == 0, produced == Int(size) else {
+            let name = String(cString: ZSTD_getErrorName(produced))
+            return .failure(.damaged("coffer_decompress: a damaged compressed value (zstd: \(name))"))
+        }
+        return .success(UnsafeRawBufferPointer(start: target, count: Int(size)))
+    }
+}
+
 /// A growable byte buffer reused from value to value (values pass through it, never stay).
-private struct ScratchBuffer {
+struct ScratchBuffer {
     private var storage: UnsafeMutableRawPointer?
     private var capacity = 0
+
+    /// The storage, nil before the first call.
+    var base: UnsafeMutableRawPointer? { storage }
+
+    /// At least `count` bytes, the bytes held so far kept (they may move).
+    mutating func grow(toHold count: Int) -> UnsafeMutableRawPointer {
+        if let storage, capacity >= count { return storage }
+        let larger = max(count, 2 * capacity, 16_384)
+        let allocated = UnsafeMutableRawPointer.allocate(byteCount: larger, alignment: 16)
+        if let storage {
+            allocated.copyMemory(from: storage, byteCount: capacity)
+            storage.deallocate()
+        }
+        storage = allocated
+        capacity = larger
+        return allocated
+    }
 
     /// At least `count` bytes, valid until the next call.
     mutating func reserve(_ count: Int) -> UnsafeMutableRawPointer {

@@ -10,7 +10,7 @@ extension Connection {
     /// and copied by backups, `repair` and `migrate` like any other table.
     package static let compressionDictionaryTable = "coffer_zstd_dictionary"
 
-    /// Registers `coffer_compress` and `coffer_decompress` on this connection (every connection a
+    /// Registers `coffer_compress`, `coffer_decompress` and `coffer_column` on this connection (every connection a
     /// ``Database`` opens, after its key is proven).
     ///
     /// `coffer_decompress(x)` returns the plain value of a stored one (anything not compressed comes back
@@ -27,6 +27,15 @@ extension Connection {
             { context, _, arguments in
                 guard let codec = Connection.codec(of: context), let arguments else { return }
                 codec.decompress(arguments[0], into: context)
+            }, nil, nil, nil)
+        guard code == SQLITE_OK else { throw failure(code: code, sql: nil) }
+        // A record fetch's select list reads compressed columns through `coffer_column`: the same value,
+        // except while a fetch reads ahead and decodes them itself (see `RowPrefetcher`).
+        code = sqlite3_create_function_v2(
+            handle, "coffer_column", 1, SQLITE_UTF8, state,
+            { context, _, arguments in
+                guard let codec = Connection.codec(of: context), let arguments else { return }
+                codec.decompress(arguments[0], into: context, passingThrough: true)
             }, nil, nil, nil)
         guard code == SQLITE_OK else { throw failure(code: code, sql: nil) }
         code = sqlite3_create_function_v2(

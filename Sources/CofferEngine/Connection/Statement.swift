@@ -354,18 +354,7 @@ public final class Statement {
     public func string(at column: Int) -> String { Self.string(of: sqlite3_column_value(handle, Int32(column))) }
 
     /// The column's bytes exactly as stored (TEXT or BLOB), without any UTF-8 interpretation.
-    public func bytes(at column: Int) -> [UInt8] {
-        let position = Int32(column)
-        let base: UnsafeRawPointer?
-        if sqlite3_column_type(handle, position) == SQLITE_TEXT {
-            base = sqlite3_column_text(handle, position).map { UnsafeRawPointer($0) }
-        } else {
-            base = sqlite3_column_blob(handle, position)
-        }
-        let count = Int(sqlite3_column_bytes(handle, position))
-        guard let base, count > 0 else { return [] }
-        return [UInt8](UnsafeRawBufferPointer(start: base, count: count))
-    }
+    public func bytes(at column: Int) -> [UInt8] { Self.bytes(of: sqlite3_column_value(handle, Int32(column))) }
 
     /// The column as Data (empty for NULL).
     public func data(at column: Int) -> Data { Self.data(of: sqlite3_column_value(handle, Int32(column))) }
@@ -387,14 +376,27 @@ public final class Statement {
     }
 
     /// The column as a ``DatabaseValue`` of its stored type.
-    public func value(at column: Int) -> DatabaseValue {
-        switch sqlite3_column_type(handle, Int32(column)) {
-        case SQLITE_INTEGER: return .integer(int64(at: column))
-        case SQLITE_FLOAT: return .real(double(at: column))
-        case SQLITE_TEXT: return .text(string(at: column))
-        case SQLITE_BLOB: return .blob(data(at: column))
+    public func value(at column: Int) -> DatabaseValue { Self.databaseValue(of: sqlite3_column_value(handle, Int32(column))) }
+
+    /// A column value (or a copy of one) as a ``DatabaseValue`` of its stored type.
+    package static func databaseValue(of value: OpaquePointer?) -> DatabaseValue {
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER: return .integer(sqlite3_value_int64(value))
+        case SQLITE_FLOAT: return .real(sqlite3_value_double(value))
+        case SQLITE_TEXT: return .text(string(of: value))
+        case SQLITE_BLOB: return .blob(data(of: value))
         default: return .null
         }
+    }
+
+    /// A column value's bytes exactly as stored (TEXT or BLOB), without any UTF-8 interpretation.
+    package static func bytes(of value: OpaquePointer?) -> [UInt8] {
+        let base: UnsafeRawPointer? =
+            sqlite3_value_type(value) == SQLITE_TEXT
+            ? sqlite3_value_text(value).map { UnsafeRawPointer($0) } : sqlite3_value_blob(value)
+        let count = Int(sqlite3_value_bytes(value))
+        guard let base, count > 0 else { return [] }
+        return [UInt8](UnsafeRawBufferPointer(start: base, count: count))
     }
 
     /// Decodes the column into a Swift value, throwing ``CofferError/conversionFailed`` when it cannot.

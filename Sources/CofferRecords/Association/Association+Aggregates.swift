@@ -75,9 +75,13 @@ public struct AnnotatedQuery<Root: TableRecord, Value: Decodable>: Sendable {
         let (sql, arguments) = try select.render()
         return try db.withStatement(sql: sql, arguments: arguments) { statement in
             let decoder = StatementDecoder.forRecord(Root.self, on: statement)
-            let reader = ColumnReader(statement: statement, column: Int32(Root.columnDefinitions.count))
+            let column = Int32(Root.columnDefinitions.count)
             var rows: [(Root, Value)] = []
-            while try statement.step() { rows.append((try decoder.record(Root.self), try reader.decode(Value.self))) }
+            // A reader per row: it reads the value the row holds once the statement is on it.
+            while try statement.step() {
+                let value = try ColumnReader(statement: statement, column: column).decode(Value.self)
+                rows.append((try decoder.record(Root.self), value))
+            }
             return rows
         }
     }

@@ -30,9 +30,9 @@ extension SelectQuery where Value: Decodable {
     public func fetchAll(_ db: Connection) throws -> [Value] {
         let (sql, arguments) = try selectFragment.render()
         return try db.withStatement(sql: sql, arguments: arguments) { statement in
-            let reader = ColumnReader(statement: statement, column: 0)
             var values: [Value] = []
-            while try statement.step() { values.append(try reader.decode(Value.self)) }
+            // A reader per row: it reads the value the row holds once the statement is on it.
+            while try statement.step() { values.append(try ColumnReader(statement: statement, column: 0).decode(Value.self)) }
             return values
         }
     }

@@ -104,11 +104,13 @@ extension SQLFragment {
 }
 
 extension ColumnDefinition {
-    /// The column as a record fetch selects it: plain, or through `coffer_decompress` when compressed.
+    /// The column as a record fetch selects it: plain, or through `coffer_column` when compressed (the
+    /// plain value, as `coffer_decompress` returns it, except while `fetchAll` reads ahead on a second
+    /// thread and decodes the stored value itself).
     package func selection(table: String? = nil) -> SQLFragment {
         let part: SQLFragment.Part = table.map { .column(table: $0, name: name) } ?? .identifier(name)
         let column = SQLFragment([part])
-        return compression == nil ? column : .decompressed(column)
+        return compression == nil ? column : SQLFragment(raw: "coffer_column(") + column + SQLFragment(raw: ")")
     }
 }
 

@@ -21,14 +21,15 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
     var statement: Statement { unmanagedStatement.takeUnretainedValue() }
 
     init(statement: Statement, column: Int32) {
-        self.init(statement: .passUnretained(statement), handle: statement.handle, column: column)
+        self.init(statement: .passUnretained(statement), value: sqlite3_column_value(statement.handle, column), column: column)
     }
 
-    /// A reader of `column` of the statement `handle` belongs to, made without touching a strong reference.
-    init(statement: Unmanaged<Statement>, handle: OpaquePointer, column: Int32) {
+    /// A reader of `value`, column `column` of a row of `statement` (read in place, or a copy of a
+    /// prefetched row), made without touching a strong reference.
+    init(statement: Unmanaged<Statement>, value: OpaquePointer?, column: Int32) {
         self.unmanagedStatement = statement
         self.column = column
-        self.value = sqlite3_column_value(handle, column)
+        self.value = value
     }
 
     var codingPath: [any CodingKey] { [] }
@@ -38,7 +39,7 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
     var storageClass: Int32 { sqlite3_value_type(value) }
 
     private func mismatch(_ type: Any.Type) -> CofferError {
-        let stored = statement.value(at: Int(column))
+        let stored = Statement.databaseValue(of: value)
         return CofferError(
             code: .conversionFailed,
             message: "cannot convert \(stored.typeName) in column \(column) to \(type)", sql: statement.sql)
@@ -46,7 +47,7 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
 
     func int64() throws -> Int64 {
         if storageClass == SQLITE_INTEGER { return sqlite3_value_int64(value) }
-        guard let value = Int64.fromDatabaseValue(statement.value(at: Int(column))) else { throw mismatch(Int64.self) }
+        guard let value = Int64.fromDatabaseValue(Statement.databaseValue(of: value)) else { throw mismatch(Int64.self) }
         return value
     }
 
@@ -64,7 +65,7 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
 
     func string() throws -> String {
         guard storageClass == SQLITE_TEXT else {
-            guard let value = String.fromDatabaseValue(statement.value(at: Int(column))) else { throw mismatch(String.self) }
+            guard let value = String.fromDatabaseValue(Statement.databaseValue(of: value)) else { throw mismatch(String.self) }
             return value
         }
         return Statement.string(of: value)
@@ -99,7 +100,7 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
     @inline(never)
     private func decodeOther<T: Decodable>(_ type: T.Type) throws -> T {
         if let convertible = type as? any DatabaseValueConvertible.Type {
-            let stored = statement.value(at: Int(column))
+            let stored = Statement.databaseValue(of: value)
             guard let value = convertible.fromDatabaseValue(stored) as? T else { throw mismatch(type) }
             return value
         }
@@ -107,7 +108,7 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
             return try T(from: self)
         } catch is NeedsJSON {
             guard storageClass == SQLITE_TEXT || storageClass == SQLITE_BLOB else { throw mismatch(type) }
-            return try JSONDecoder().decode(T.self, from: Data(statement.bytes(at: Int(column))))
+            return try JSONDecoder().decode(T.self, from: Data(Statement.bytes(of: value)))
         }
     }
 

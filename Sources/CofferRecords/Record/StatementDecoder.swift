@@ -13,7 +13,9 @@ package final class StatementDecoder {
     /// Not retained: the statement keeps the decoder ``forRecord`` made for it, and every other
     /// decoder lives inside a fetch that holds its statement.
     unowned(unsafe) let statement: Statement
-    let handle: OpaquePointer
+    /// The statement whose current row the readers read: `statement`'s own, or, while a fetch reads
+    /// ahead, the in-memory statement that holds a copied row (``prefetchedRecords(_:from:)``).
+    @exclusivity(unchecked) var handle: OpaquePointer
     let names: [String]
     let indexByName: [String: Int]
     /// The first column of the record in the row (non-zero for the right side of a join).
@@ -51,9 +53,13 @@ package final class StatementDecoder {
         return decoder
     }
 
-    /// Every remaining row of `statement` as a `Record`.
+    /// Every remaining row of `statement` as a `Record`. A record with compressed columns is read ahead on
+    /// a second thread past its first rows (``prefetchedRecords(_:from:)``).
     static func fetchAll<Record: TableRecord>(_ type: Record.Type, from statement: Statement) throws -> [Record] {
-        try records(type, from: statement) { _ in }
+        if Record.hasCompressedColumns && RowPrefetcher.isWorthwhile {
+            return try prefetchedRecords(type, from: statement)
+        }
+        return try records(type, from: statement) { _ in }
     }
 
     /// Every remaining row of `statement` as a `Record`, calling `body` with each record's index once it is
@@ -144,7 +150,8 @@ struct StatementKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         guard let column = context.column(for: key) else {
             throw DecodingError.keyNotFound(key, .init(codingPath: [], debugDescription: "column not selected"))
         }
-        return ColumnReader(statement: context.statement, column: column)
+        return ColumnReader(
+            statement: .passUnretained(context.statement), value: sqlite3_column_value(context.handle, column), column: column)
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
@@ -167,7 +174,9 @@ struct StatementKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         guard let column = context.column(for: key), sqlite3_column_type(context.handle, column) != SQLITE_NULL else {
             return nil
         }
-        return try ColumnReader(statement: context.statement, column: column).decode(type)
+        return try ColumnReader(
+            statement: .passUnretained(context.statement), value: sqlite3_column_value(context.handle, column), column: column
+        ).decode(type)
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try column(key).decode(type) }

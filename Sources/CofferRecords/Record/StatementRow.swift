@@ -45,7 +45,7 @@ public struct StatementRow {
     }
 
     private func reader(_ index: Int) -> ColumnReader {
-        ColumnReader(statement: statement, handle: handle, column: Int32(base + index))
+        ColumnReader(statement: statement, value: value(at: index), column: Int32(base + index))
     }
 
     /// The SQLite value at `index`, read in place.

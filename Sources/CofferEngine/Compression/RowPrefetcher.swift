@@ -1,0 +1,530 @@
+internal import Atomics
+import CSQLCipher
+import Dispatch
+import Foundation
+
+// Reading a fetch's rows on two threads (issue 40's W12 fetch): a second thread steps the statement —
+// SQLite's work and the pages' decryption — while the thread that asked for the rows decodes the rows
+// already read, and the two share the zstd work of compressed columns value by value.
+
+/// Steps a statement on a second thread and hands its rows over in batches, the values of compressed
+/// columns decoded by whichever thread gets to them first.
+///
+/// The thread that owns the statement makes one after the last row it read in place, calls ``start()``,
+/// takes batches with ``next()``, moves to each row with ``moveToRow(_:in:)``, and calls ``stop()`` on every
+/// path out (a `defer`). Between ``start()`` and the end of ``stop()`` only the second thread touches the
+/// statement and its connection; it copies each row's values into the batch (numbers as they are, text
+/// and blobs into one buffer), and the caller binds a row's copies to a `SELECT ?1, …` of a private
+/// in-memory connection, whose result row gives the record readers real `sqlite3_value`s that point at
+/// the copies. So each connection is used by one thread at a time, handed over under a lock each way,
+/// and every reader reads exactly as it reads a statement's own row.
+///
+/// Compressed columns are selected through `coffer_column`, which passes stored values through while
+/// the fetch reads ahead; the second thread looks up each compressed value's dictionary as it copies the
+/// row (on the connection, in its transaction, as `coffer_decompress` would). Once it has three batches
+/// out, it decodes compressed values of the oldest batches from their end, while the caller decodes from
+/// the front as it reaches each row (a compare-and-exchange on each value says whose it is): neither
+/// thread idles while the other has zstd work. A value that cannot be decoded fails the fetch at its row
+/// with `coffer_decompress`'s message.
+///
+/// A batch is 64 rows, or fewer when their text and blobs pass 256 KiB, and at most three batches exist
+/// at once, so the copies beside the records stay near a megabyte however many rows the statement
+/// returns. A step's error reaches the caller from ``next()`` after the rows before it.
+package final class RowPrefetcher: @unchecked Sendable {
+    /// One batch of rows.
+    package final class Batch {
+        /// How many rows the batch holds.
+        package fileprivate(set) var rows = 0
+        /// `rows` × `columns` copies, row by row.
+        fileprivate let cells: UnsafeMutablePointer<Cell>
+        /// The text and blob bytes the cells point into (by offset while the batch fills).
+        fileprivate var bytes = ScratchBuffer()
+        fileprivate var byteCount = 0
+        /// One per row and compressed column (row by row). Written by the second thread before the batch
+        /// is handed over and, for a value it decodes, before the value's state says so.
+        fileprivate let slots: UnsafeMutablePointer<Slot>
+        /// Each slot's ``SlotState``, which both threads move on with compare-and-exchange.
+        fileprivate let states: UnsafeMutablePointer<UnsafeAtomic<Int>.Storage>
+        fileprivate var slotCount = 0
+        /// The next slot, from the end, the second thread may decode (only it touches this).
+        fileprivate var helperCursor = -1
+        /// Where the second thread's decoded values live until the batch is freed (only it touches this).
+        fileprivate var decoded: [UnsafeMutableRawPointer] = []
+        /// The dictionaries the batch's values need, kept alive with them.
+        fileprivate var dictionaries: [CompressionCodec.Digested] = []
+
+        fileprivate init(capacity: Int, columns: Int, compressed: Int) {
+            cells = .allocate(capacity: max(1, capacity * columns))
+            slots = .allocate(capacity: max(1, capacity * compressed))
+            states = .allocate(capacity: max(1, capacity * compressed))
+        }
+
+        fileprivate func state(_ index: Int) -> UnsafeAtomic<Int> { UnsafeAtomic(at: states + index) }
+    }
+
+    /// One copied value: its storage class, and its number or where its bytes are.
+    fileprivate struct Cell {
+        var type: Int32
+        var integer: Int64 = 0
+        var real: Double = 0
+        /// The offset of the bytes in the batch's buffer, and how many (text: a NUL follows them).
+        var offset = 0
+        var count = 0
+        /// Whether text holds no NUL of its own, so that it binds NUL-terminated (without a copy).
+        var terminated = false
+    }
+
+    /// What a compressed column's copied value needs before it is read.
+    fileprivate enum SlotState: Int {
+        /// Nothing: the copy is the value (not compressed).
+        case plain
+        /// An escaped BLOB: the bytes after the first.
+        case escaped
+        /// Compressed, not yet decoded.
+        case pending
+        /// Being decoded by one of the threads.
+        case claimed
+        /// Decoded by the second thread into the slot's `bytes`.
+        case decoded
+        /// Cannot be decoded: the slot's `message` says why.
+        case failed
+    }
+
+    /// What a compressed column's copied value needs before it is read (its state aside).
+    fileprivate struct Slot {
+        /// The stored bytes (valid once the batch is filled).
+        var stored = UnsafeRawBufferPointer(start: nil, count: 0)
+        var header: CompressedValue.Header?
+        /// The digested dictionary (the batch keeps it alive), nil for none.
+        var dictionary: OpaquePointer?
+        var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+        var message: String?
+    }
+
+    /// Rows a batch holds at most.
+    static let rowsPerBatch = 64
+    /// Text and blob bytes after which a batch ends before its 64 rows.
+    static let bytesPerBatch = 256 * 1024
+    /// Batches filled and not yet freed, at most.
+    static let batchesInFlight = 3
+
+    /// The statement's number of columns: the values of one row.
+    package let columns: Int
+    private let statement: Statement
+    private let codec: CompressionCodec
+    /// `SELECT ?1, …, ?columns` on the codec's in-memory connection: turns a row's copies into values.
+    private let scratch: OpaquePointer
+    /// The compressed columns' positions in the row.
+    private let compressed: [Int]
+    private let lengthLimit: UInt64
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var ready: [Batch] = []
+    private var inFlight = 0
+    private var finished = false
+    private var stopRequested = false
+    private var failure: (any Error)?
+    /// The batch the caller reads (the second thread decodes its values too).
+    private var current: Batch?
+    /// Batches the caller is done with, freed by the second thread that allocated them (freeing on the
+    /// caller sent the second thread's every allocation down glibc's slow path and grew the heap).
+    private var spent: [Batch] = []
+    /// The caller's own: the bytes it decoded for the current row, one buffer per compressed column.
+    private let callerBuffers: UnsafeMutablePointer<ScratchBuffer>
+
+    /// Whether reading ahead can pay: only with a second processor to read on.
+    package static var isWorthwhile: Bool { ProcessInfo.processInfo.activeProcessorCount > 1 }
+
+    /// A prefetcher of the rows `statement` has left, whose columns at `compressedColumns` are selected
+    /// through `coffer_column`; nil when the connection has no compression codec (so no such column) or
+    /// the in-memory connection cannot be opened. Nothing runs before ``start()``.
+    package init?(statement: Statement, compressedColumns: [Int]) {
+        guard statement.columnCount > 0, let codec = statement.connection.compressionState as? CompressionCodec,
+            let scratch = codec.scratchStatement(columns: statement.columnCount)
+        else { return nil }
+        self.statement = statement
+        self.columns = statement.columnCount
+        self.codec = codec
+        self.scratch = scratch
+        self.compressed = compressedColumns.filter { $0 >= 0 && $0 < statement.columnCount }
+        self.lengthLimit = codec.lengthLimit
+        self.callerBuffers = .allocate(capacity: max(1, compressed.count))
+        callerBuffers.initialize(repeating: ScratchBuffer(), count: max(1, compressed.count))
+    }
+
+    deinit {
+        for index in 0..<max(1, compressed.count) { callerBuffers[index].release() }
+        callerBuffers.deinitialize(count: max(1, compressed.count))
+        callerBuffers.deallocate()
+    }
+
+    /// Starts stepping the statement on a second thread, from its current row on.
+    package func start() {
+        codec.passesStoredValuesThrough = true
+        // A queue of its own: a serial queue gets a thread even when the shared pool is saturated (by
+        // callers blocked like this one, for instance), where work sent to a global queue could wait.
+        DispatchQueue(label: "coffer.row-prefetch", qos: .userInitiated).async { self.run() }
+    }
+
+    /// The next batch of rows, or nil when the statement has none left; rethrows a step's error. Hands
+    /// back the batch the previous call returned: read a batch's rows before asking for the next one.
+    package func next() throws -> Batch? {
+        condition.lock()
+        defer { condition.unlock() }
+        if let current {
+            spent.append(current)
+            self.current = nil
+            condition.broadcast()
+        }
+        while ready.isEmpty && !finished { condition.wait() }
+        if !ready.isEmpty {
+            let batch = ready.removeFirst()
+            current = batch
+            return batch
+        }
+        if let failure { throw failure }
+        return nil
+    }
+
+    /// The statement whose current row is the row ``moveToRow(_:in:)`` moved to: read it as the fetched
+    /// statement's own row (`sqlite3_column_value`, column by column, in the same order).
+    package var rowHandle: OpaquePointer { scratch }
+
+    /// Makes row `row` of `batch` (the batch ``next()`` returned last) the current row of ``rowHandle``,
+    /// compressed columns' values decoded, until the next call. Throws `coffer_decompress`'s error for a
+    /// value that cannot be decoded.
+    package func moveToRow(_ row: Int, in batch: Batch) throws {
+        sqlite3_reset(scratch)
+        let cells = batch.cells + row * columns
+        let bytes = UnsafeRawPointer(batch.bytes.base)
+        for column in 0..<columns {
+            let cell = cells[column]
+            let parameter = Int32(column + 1)
+            switch cell.type {
+            case SQLITE_INTEGER: sqlite3_bind_int64(scratch, parameter, cell.integer)
+            case SQLITE_FLOAT: sqlite3_bind_double(scratch, parameter, cell.real)
+            case SQLITE_TEXT:
+                Self.bind(
+                    UnsafeRawBufferPointer(start: bytes.map { $0 + cell.offset }, count: cell.count), isText: true,
+                    terminated: cell.terminated, to: scratch, parameter)
+            case SQLITE_BLOB:
+                Self.bind(
+                    UnsafeRawBufferPointer(start: bytes.map { $0 + cell.offset }, count: cell.count), isText: false,
+                    terminated: false, to: scratch, parameter)
+            default: sqlite3_bind_null(scratch, parameter)
+            }
+        }
+        for (index, column) in compressed.enumerated() {
+            let position = row * compressed.count + index
+            let slot = batch.slots + position
+            let parameter = Int32(column + 1)
+            switch Self.take(batch.state(position)) {
+            case .plain: continue
+            case .escaped:
+                let stored = slot.pointee.stored
+                Self.bind(
+                    UnsafeRawBufferPointer(rebasing: stored.dropFirst()), isText: false, terminated: false, to: scratch,
+                    parameter)
+            case .pending:
+                guard let header = slot.pointee.header else { continue }
+                let buffer = callerBuffers + index
+                let result = codec.decoder.decode(
+                    slot.pointee.stored, header: header, dictionary: slot.pointee.dictionary, limit: lengthLimit,
+                    into: { buffer.pointee.reserve($0 + 1) })
+                switch result {
+                case .success(let plain):
+                    let terminated = Self.terminate(plain, isText: header.isText)
+                    Self.bind(plain, isText: header.isText, terminated: terminated, to: scratch, parameter)
+                case .failure(.noMemory): throw CofferError(code: .noMemory, message: "out of memory", sql: statement.sql)
+                case .failure(.damaged(let message)): throw CofferError(code: .error, message: message, sql: statement.sql)
+                }
+            case .decoded:
+                let isText = slot.pointee.header?.isText ?? false
+                Self.bind(slot.pointee.bytes, isText: isText, terminated: isText, to: scratch, parameter)
+            case .claimed, .failed:
+                throw CofferError(code: .error, message: slot.pointee.message ?? "coffer_decompress failed", sql: statement.sql)
+            }
+        }
+        guard sqlite3_step(scratch) == SQLITE_ROW else {
+            throw CofferError(code: .noMemory, message: "out of memory reading a fetched row", sql: statement.sql)
+        }
+    }
+
+    /// A slot's state for the caller, who reads it now: a pending value becomes the caller's to decode
+    /// (returned as `.pending`); one the second thread is decoding is waited for (a value's decode takes
+    /// a microsecond or so, so the wait spins, yielding the processor).
+    private static func take(_ state: UnsafeAtomic<Int>) -> SlotState {
+        while true {
+            let (exchanged, found) = state.compareExchange(
+                expected: SlotState.pending.rawValue, desired: SlotState.claimed.rawValue, ordering: .acquiring)
+            if exchanged { return .pending }
+            let current = SlotState(rawValue: found) ?? .failed
+            guard current == .claimed else { return current }
+            sched_yield()
+        }
+    }
+
+    /// Writes a NUL after decoded text (its buffer holds one more byte); true when the text holds no NUL
+    /// of its own, so that it can be bound NUL-terminated.
+    private static func terminate(_ bytes: UnsafeRawBufferPointer, isText: Bool) -> Bool {
+        guard isText, let base = bytes.baseAddress else { return false }
+        UnsafeMutableRawPointer(mutating: base).storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
+        return memchr(base, 0, bytes.count) == nil
+    }
+
+    /// Binds bytes in place (they stay put until the row is read). Text known to be NUL-terminated with
+    /// no NUL of its own is bound that way, so that SQLite reads it without copying it.
+    private static func bind(
+        _ bytes: UnsafeRawBufferPointer, isText: Bool, terminated: Bool, to statement: OpaquePointer, _ parameter: Int32
+    ) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else {
+            if isText {
+                sqlite3_bind_text(statement, parameter, "", 0, transientDestructor)
+            } else {
+                sqlite3_bind_zeroblob(statement, parameter, 0)
+            }
+            return
+        }
+        if isText {
+            sqlite3_bind_text(
+                statement, parameter, base.assumingMemoryBound(to: CChar.self), terminated ? -1 : Int32(bytes.count), nil)
+        } else {
+            sqlite3_bind_blob(statement, parameter, base, Int32(bytes.count), nil)
+        }
+    }
+
+    /// Waits until the second thread has let go of the statement, then frees every batch still held.
+    /// The statement is the caller's again afterwards (positioned somewhere after the last row handed out).
+    package func stop() {
+        condition.lock()
+        if let current {
+            spent.append(current)
+            self.current = nil
+        }
+        stopRequested = true
+        condition.broadcast()
+        while !finished { condition.wait() }
+        let left = ready + spent
+        ready = []
+        spent = []
+        condition.unlock()
+        for batch in left { release(batch) }
+        sqlite3_reset(scratch)
+        sqlite3_clear_bindings(scratch)
+        codec.passesStoredValuesThrough = false
+    }
+
+    // MARK: The second thread
+
+    private enum Work {
+        case fill
+        case free([Batch])
+        case decode(Batch)
+    }
+
+    private func run() {
+        var rowsPerBatch = 16
+        while true {
+            condition.lock()
+            var work: Work?
+            while work == nil {
+                if stopRequested {
+                    finished = true
+                    condition.broadcast()
+                    condition.unlock()
+                    return
+                }
+                if !spent.isEmpty {
+                    work = .free(spent)
+                    inFlight -= spent.count
+                    spent = []
+                } else if inFlight < Self.batchesInFlight {
+                    inFlight += 1
+                    work = .fill
+                } else if let batch = batchToHelp() {
+                    work = .decode(batch)
+                } else {
+                    condition.wait()
+                }
+            }
+            condition.unlock()
+            switch work {
+            case .free(let batches):
+                for batch in batches { release(batch) }
+            case .decode(let batch):
+                decodeAhead(batch)
+            case .fill, nil:
+                let (batch, done, error) = fill(rows: rowsPerBatch)
+                condition.lock()
+                if let batch {
+                    ready.append(batch)
+                } else {
+                    inFlight -= 1
+                }
+                if done || error != nil {
+                    finished = true
+                    failure = error
+                }
+                condition.broadcast()
+                condition.unlock()
+                if done || error != nil { return }
+                // The first batch is small so that the caller starts decoding early.
+                rowsPerBatch = Self.rowsPerBatch
+            }
+        }
+    }
+
+    /// The caller's batch, or the first one ready after it, with compressed values the second thread has
+    /// not looked at yet (under the lock).
+    private func batchToHelp() -> Batch? {
+        if let current, current.helperCursor >= 0 { return current }
+        return ready.first { $0.helperCursor >= 0 }
+    }
+
+    /// Decodes up to eight values nobody has taken from the end of `batch` (the caller takes them from the
+    /// front as it reaches each row) into memory the batch keeps, and publishes each. The batch stays
+    /// allocated meanwhile: only this thread frees batches.
+    private func decodeAhead(_ batch: Batch) {
+        var taken = 0
+        while taken < 8 && batch.helperCursor >= 0 {
+            let index = batch.helperCursor
+            batch.helperCursor -= 1
+            let state = batch.state(index)
+            guard
+                state.compareExchange(
+                    expected: SlotState.pending.rawValue, desired: SlotState.claimed.rawValue, ordering: .acquiring
+                ).exchanged
+            else { continue }
+            taken += 1
+            let slot = batch.slots + index
+            guard let header = slot.pointee.header else { continue }
+            let result = codec.aheadDecoder.decode(
+                slot.pointee.stored, header: header, dictionary: slot.pointee.dictionary, limit: lengthLimit
+            ) { size in
+                let memory = UnsafeMutableRawPointer.allocate(byteCount: size + 1, alignment: 1)
+                batch.decoded.append(memory)
+                return memory
+            }
+            switch result {
+            case .success(let plain):
+                // Text bound NUL-terminated must hold no NUL of its own.
+                if Self.terminate(plain, isText: header.isText) || !header.isText {
+                    slot.pointee.bytes = plain
+                    state.store(SlotState.decoded.rawValue, ordering: .releasing)
+                } else {
+                    // Rare: let the caller decode it again and bind it by its length.
+                    state.store(SlotState.pending.rawValue, ordering: .releasing)
+                }
+            case .failure(.noMemory):
+                slot.pointee.message = "out of memory"
+                state.store(SlotState.failed.rawValue, ordering: .releasing)
+            case .failure(.damaged(let message)):
+                slot.pointee.message = message
+                state.store(SlotState.failed.rawValue, ordering: .releasing)
+            }
+        }
+    }
+
+    /// Steps up to `rows` rows into a new batch: the batch (nil when no row was read), whether the
+    /// statement is done, and the error that stopped it.
+    private func fill(rows limit: Int) -> (Batch?, done: Bool, error: (any Error)?) {
+        let batch = Batch(capacity: limit, columns: columns, compressed: compressed.count)
+        let handle = statement.handle
+        var rows = 0
+        var done = false
+        var error: (any Error)?
+        // Slots name their stored bytes by offset until the buffer stops growing.
+        var storedOffsets: [(slot: Int, cell: Int)] = []
+        do {
+            while rows < limit && batch.byteCount < Self.bytesPerBatch {
+                guard try statement.step() else {
+                    done = true
+                    break
+                }
+                let row = batch.cells + rows * columns
+                for column in 0..<columns {
+                    (row + column).initialize(to: copy(sqlite3_column_value(handle, Int32(column)), into: batch))
+                }
+                for column in compressed {
+                    let value = sqlite3_column_value(handle, Int32(column))
+                    let (state, slot) = slot(for: value, keepingIn: batch)
+                    if state != .plain { storedOffsets.append((batch.slotCount, rows * columns + column)) }
+                    (batch.slots + batch.slotCount).initialize(to: slot)
+                    (batch.states + batch.slotCount).initialize(to: .init(state.rawValue))
+                    batch.slotCount += 1
+                }
+                rows += 1
+            }
+        } catch let stepError {
+            error = stepError
+        }
+        batch.rows = rows
+        batch.helperCursor = batch.slotCount - 1
+        let base = UnsafeRawPointer(batch.bytes.base)
+        for (slot, cell) in storedOffsets {
+            let stored = batch.cells[cell]
+            batch.slots[slot].stored = UnsafeRawBufferPointer(start: base.map { $0 + stored.offset }, count: stored.count)
+        }
+        guard rows > 0 else {
+            release(batch)
+            return (nil, done, error)
+        }
+        return (batch, done, error)
+    }
+
+    /// `value` copied into `batch`: text and blobs into its buffer (text followed by a NUL).
+    private func copy(_ value: OpaquePointer?, into batch: Batch) -> Cell {
+        let type = sqlite3_value_type(value)
+        switch type {
+        case SQLITE_INTEGER: return Cell(type: type, integer: sqlite3_value_int64(value))
+        case SQLITE_FLOAT: return Cell(type: type, real: sqlite3_value_double(value))
+        case SQLITE_TEXT, SQLITE_BLOB:
+            // Text before its length, as SQLite asks.
+            let source = type == SQLITE_TEXT ? UnsafeRawPointer(sqlite3_value_text(value)) : sqlite3_value_blob(value)
+            let count = Int(sqlite3_value_bytes(value))
+            let offset = batch.byteCount
+            let base = batch.bytes.grow(toHold: offset + count + 1)
+            if let source, count > 0 { (base + offset).copyMemory(from: source, byteCount: count) }
+            (base + offset + count).storeBytes(of: 0, as: UInt8.self)
+            batch.byteCount = offset + count + 1
+            let terminated = type == SQLITE_TEXT && (count == 0 || memchr(base + offset, 0, count) == nil)
+            return Cell(type: type, offset: offset, count: count, terminated: terminated)
+        default: return Cell(type: SQLITE_NULL)
+        }
+    }
+
+    /// What the stored value `value` of a compressed column needs (looked up on this thread, which holds
+    /// the connection); the dictionary it needs is kept by `batch`.
+    private func slot(for value: OpaquePointer?, keepingIn batch: Batch) -> (SlotState, Slot) {
+        guard sqlite3_value_type(value) == SQLITE_BLOB, let base = sqlite3_value_blob(value) else {
+            return (.plain, Slot())
+        }
+        let stored = UnsafeRawBufferPointer(start: base, count: Int(sqlite3_value_bytes(value)))
+        switch codec.storedForm(of: stored) {
+        case .plain: return (.plain, Slot())
+        case .escaped: return (.escaped, Slot())
+        case .failed(let message): return (.failed, Slot(message: message))
+        case .compressed(let header, let dictionary):
+            if let dictionary, !batch.dictionaries.contains(where: { $0 === dictionary }) {
+                batch.dictionaries.append(dictionary)
+            }
+            return (.pending, Slot(header: header, dictionary: dictionary?.forDecompression))
+        }
+    }
+
+    // MARK: Freeing
+
+    /// Frees a batch's copies, slots and decoded bytes (on the second thread, which allocated them, or
+    /// on the caller once the second thread has finished).
+    private func release(_ batch: Batch) {
+        batch.cells.deallocate()
+        batch.bytes.release()
+        batch.slots.deinitialize(count: batch.slotCount)
+        batch.slots.deallocate()
+        batch.states.deinitialize(count: batch.slotCount)
+        batch.states.deallocate()
+        for memory in batch.decoded { memory.deallocate() }
+        batch.decoded = []
+        batch.dictionaries = []
+    }
+}
