@@ -121,6 +121,14 @@ final class RowPrefetchTests: XCTestCase {
         }
         XCTAssertEqual(try database.read { try PrefetchMessage.order { $0.id.desc }.fetchAll($0) }, inPlace)
 
+        // A filter on the compressed column runs `coffer_decompress` on the second thread while this one
+        // decodes the rows it passed.
+        let filtered = try database.read {
+            try PrefetchMessage.filter { $0.body.contains("the") }.order { $0.id.asc }.fetchAll($0)
+        }
+        XCTAssertEqual(filtered, written.filter { $0.body.lowercased().contains("the") })
+        XCTAssertGreaterThan(filtered.count, 500)
+
         // Sizes around the rows read in place (64) and the first batch (16) and a full one (64).
         for limit in [0, 1, 63, 64, 65, 80, 81, 128, 144, 145, 1_000] {
             let some = try database.read { try PrefetchMessage.order { $0.id.asc }.limit(limit).fetchAll($0) }

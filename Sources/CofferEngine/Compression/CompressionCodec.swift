@@ -29,8 +29,11 @@ final class CompressionCodec {
     /// What `coffer_decompress` decodes with; a fetch that reads ahead lends it to its own thread while
     /// the statement passes stored values through (``passesStoredValuesThrough``).
     let decoder = FrameDecoder()
-    /// The second thread's decoder while a fetch reads ahead (one fetch at a time on a connection).
+    /// The decoders of a fetch that reads ahead (one such fetch at a time on a connection): the second
+    /// thread's, and the fetching thread's (`coffer_decompress` in the statement's filter still runs on
+    /// `decoder`, on the second thread).
     private(set) lazy var aheadDecoder = FrameDecoder()
+    private(set) lazy var fetchDecoder = FrameDecoder()
     private var digested: [UInt32: Digested] = [:]
     private var loadOrder: [UInt32] = []
     /// Compressed frames and decompressed values.

@@ -228,7 +228,7 @@ package final class RowPrefetcher: @unchecked Sendable {
             case .pending:
                 guard let header = slot.pointee.header else { continue }
                 let buffer = callerBuffers + index
-                let result = codec.decoder.decode(
+                let result = codec.fetchDecoder.decode(
                     slot.pointee.stored, header: header, dictionary: slot.pointee.dictionary, limit: lengthLimit,
                     into: { buffer.pointee.reserve($0 + 1) })
                 switch result {
