@@ -8,11 +8,13 @@ extension StatementDecoder {
     /// Every remaining row of `statement` as a `Record`, the statement stepped on a second thread past the
     /// first ``rowsBeforePrefetch`` rows.
     ///
-    /// Stepping is where a compressed column costs: SQLite reads and decrypts the pages and runs
-    /// `coffer_decompress` on each value. A ``RowPrefetcher`` does that on the other core and hands the
-    /// rows over as copies, which this thread decodes exactly as it decodes the statement's own row: the
-    /// readers read the current row of the prefetcher's in-memory statement instead (``handle``). Records come out in the statement's order; an error,
-    /// a step's or a decode's, ends the fetch as it would in place, after the second thread has let go.
+    /// A compressed column's fetch costs in stepping (SQLite reads and decrypts the pages) and in zstd. A
+    /// ``RowPrefetcher`` steps on the other core, copies the rows (the select list's `coffer_column`
+    /// handing stored values over untouched meanwhile), and shares the zstd work with this thread, which
+    /// decodes each copied row exactly as it decodes the statement's own: the readers read the current
+    /// row of the prefetcher's in-memory statement instead (``handle``). Records come out in the
+    /// statement's order; an error, a step's or a decode's, ends the fetch as it would in place, after the
+    /// second thread has let go.
     static func prefetchedRecords<Record: TableRecord>(_ type: Record.Type, from statement: Statement) throws -> [Record] {
         let records = RecordBuffer<Record>()
         let decoder = forRecord(type, on: statement)
