@@ -75,10 +75,15 @@ final class RowPrefetchTests: XCTestCase {
             }
             if index % 500 == 499 { body = String(repeating: body + " 长消息 ", count: 300 * 1024 / (body.utf8.count + 11) + 1) }
             var attachment: Data?
-            switch random.next() % 4 {
+            switch random.next() % 5 {
             case 0: attachment = nil
             case 1: attachment = Data()
             case 2: attachment = Data(String(repeating: body.prefix(50) + " ", count: 3).utf8)
+            case 3:
+                // Incompressible, beginning with a stored value's marker: stored escaped.
+                attachment = Data(
+                    [0xC0 + UInt8(random.next() % 3)]
+                        + (0..<(1 + random.next() % 60)).map { _ in UInt8(truncatingIfNeeded: random.next()) })
             default: attachment = Data((0..<(1 + random.next() % 200)).map { _ in UInt8(truncatingIfNeeded: random.next()) })
             }
             let score: Double? = random.next() % 5 == 0 ? nil : Double(random.next() % 10_000) / 7
@@ -128,6 +133,11 @@ final class RowPrefetchTests: XCTestCase {
         }
         XCTAssertEqual(filtered, written.filter { $0.body.lowercased().contains("the") })
         XCTAssertGreaterThan(filtered.count, 500)
+
+        // Ordered by a column without an index: SQLite sorts rows it decoded before the fetch read ahead,
+        // attachments that begin with a stored value's marker among them.
+        let sorted = try database.read { try PrefetchMessage.order { $0.kind.asc }.order { $0.id.asc }.fetchAll($0) }
+        XCTAssertEqual(sorted, written.sorted { ($0.kind, $0.id ?? 0) < ($1.kind, $1.id ?? 0) })
 
         // Sizes around the rows read in place (64) and the first batch (16) and a full one (64).
         for limit in [0, 1, 63, 64, 65, 80, 81, 128, 144, 145, 1_000] {

@@ -38,9 +38,12 @@ final class CompressionCodec {
     private var loadOrder: [UInt32] = []
     /// Compressed frames and decompressed values.
     private var output = ScratchBuffer()
-    /// While true, `coffer_column` returns stored values as they are, for a fetch that decodes them
-    /// itself (``RowPrefetcher``); `coffer_decompress` always decodes.
+    /// While true, `coffer_column` returns stored values as they are, marked with
+    /// ``passedThroughSubtype``, for a fetch that decodes them itself (``RowPrefetcher``);
+    /// `coffer_decompress` always decodes.
     var passesStoredValuesThrough = false
+    /// The subtype (`sqlite3_result_subtype`) of a stored value `coffer_column` passed through.
+    static let passedThroughSubtype: UInt32 = 0x43
     /// A private in-memory connection whose `SELECT ?1, …` statements turn decoded bytes back into
     /// `sqlite3_value`s for the record readers (``RowPrefetcher``); opened on first use.
     private var scratchHandle: OpaquePointer?
@@ -192,7 +195,12 @@ final class CompressionCodec {
         guard sqlite3_value_type(value) == SQLITE_BLOB, let bytes = sqlite3_value_blob(value) else {
             return sqlite3_result_value(context, value)
         }
-        if passingThrough && passesStoredValuesThrough { return sqlite3_result_value(context, value) }
+        if passingThrough && passesStoredValuesThrough {
+            // Marked, so that the reader can tell a value passed through from one decoded earlier: a
+            // sorter's or RETURNING's rows were computed before the fetch read ahead, and keep no subtype.
+            sqlite3_result_value(context, value)
+            return sqlite3_result_subtype(context, Self.passedThroughSubtype)
+        }
         let count = Int(sqlite3_value_bytes(value))
         let stored = UnsafeRawBufferPointer(start: bytes, count: count)
         switch storedForm(of: stored) {

@@ -31,8 +31,10 @@ extension Connection {
         guard code == SQLITE_OK else { throw failure(code: code, sql: nil) }
         // A record fetch's select list reads compressed columns through `coffer_column`: the same value,
         // except while a fetch reads ahead and decodes them itself (see `RowPrefetcher`).
+        // SQLITE_RESULT_SUBTYPE (SQLite 3.45 and later; older versions ignore the bit): it sets one.
+        let resultSubtype: Int32 = 0x0100_0000
         code = sqlite3_create_function_v2(
-            handle, "coffer_column", 1, SQLITE_UTF8, state,
+            handle, "coffer_column", 1, SQLITE_UTF8 | resultSubtype, state,
             { context, _, arguments in
                 guard let codec = Connection.codec(of: context), let arguments else { return }
                 codec.decompress(arguments[0], into: context, passingThrough: true)

@@ -496,9 +496,11 @@ package final class RowPrefetcher: @unchecked Sendable {
     /// What the stored value `value` of a compressed column needs (looked up on this thread, which holds
     /// the connection); the dictionary it needs is kept by `batch`.
     private func slot(for value: OpaquePointer?, keepingIn batch: Batch) -> (SlotState, Slot) {
-        guard sqlite3_value_type(value) == SQLITE_BLOB, let base = sqlite3_value_blob(value) else {
-            return (.plain, Slot())
-        }
+        // Only a value `coffer_column` passed through is a stored form: one computed before the fetch read
+        // ahead (a sorter's rows, RETURNING's) arrives decoded, and may be a BLOB that begins 0xC0–0xC2.
+        guard sqlite3_value_subtype(value) == CompressionCodec.passedThroughSubtype,
+            sqlite3_value_type(value) == SQLITE_BLOB, let base = sqlite3_value_blob(value)
+        else { return (.plain, Slot()) }
         let stored = UnsafeRawBufferPointer(start: base, count: Int(sqlite3_value_bytes(value)))
         switch codec.storedForm(of: stored) {
         case .plain: return (.plain, Slot())
