@@ -197,22 +197,26 @@ package final class RowPrefetcher: @unchecked Sendable {
         sqlite3_reset(scratch)
         let cells = batch.cells + row * columns
         let bytes = UnsafeRawPointer(batch.bytes.base)
+        // Every bind is checked: a parameter that failed to bind would keep the previous row's value.
+        var failed = false
         for column in 0..<columns {
             let cell = cells[column]
             let parameter = Int32(column + 1)
+            let code: Int32
             switch cell.type {
-            case SQLITE_INTEGER: sqlite3_bind_int64(scratch, parameter, cell.integer)
-            case SQLITE_FLOAT: sqlite3_bind_double(scratch, parameter, cell.real)
+            case SQLITE_INTEGER: code = sqlite3_bind_int64(scratch, parameter, cell.integer)
+            case SQLITE_FLOAT: code = sqlite3_bind_double(scratch, parameter, cell.real)
             case SQLITE_TEXT:
-                Self.bind(
+                code = Self.bind(
                     UnsafeRawBufferPointer(start: bytes.map { $0 + cell.offset }, count: cell.count), isText: true,
                     terminated: cell.terminated, to: scratch, parameter)
             case SQLITE_BLOB:
-                Self.bind(
+                code = Self.bind(
                     UnsafeRawBufferPointer(start: bytes.map { $0 + cell.offset }, count: cell.count), isText: false,
                     terminated: false, to: scratch, parameter)
-            default: sqlite3_bind_null(scratch, parameter)
+            default: code = sqlite3_bind_null(scratch, parameter)
             }
+            failed = failed || code != SQLITE_OK
         }
         for (index, column) in compressed.enumerated() {
             let position = row * compressed.count + index
@@ -222,9 +226,10 @@ package final class RowPrefetcher: @unchecked Sendable {
             case .plain: continue
             case .escaped:
                 let stored = slot.pointee.stored
-                Self.bind(
+                let code = Self.bind(
                     UnsafeRawBufferPointer(rebasing: stored.dropFirst()), isText: false, terminated: false, to: scratch,
                     parameter)
+                failed = failed || code != SQLITE_OK
             case .pending:
                 guard let header = slot.pointee.header else { continue }
                 let buffer = callerBuffers + index
@@ -234,18 +239,20 @@ package final class RowPrefetcher: @unchecked Sendable {
                 switch result {
                 case .success(let plain):
                     let terminated = Self.terminate(plain, isText: header.isText)
-                    Self.bind(plain, isText: header.isText, terminated: terminated, to: scratch, parameter)
+                    let code = Self.bind(plain, isText: header.isText, terminated: terminated, to: scratch, parameter)
+                    failed = failed || code != SQLITE_OK
                 case .failure(.noMemory): throw CofferError(code: .noMemory, message: "out of memory", sql: statement.sql)
                 case .failure(.damaged(let message)): throw CofferError(code: .error, message: message, sql: statement.sql)
                 }
             case .decoded:
                 let isText = slot.pointee.header?.isText ?? false
-                Self.bind(slot.pointee.bytes, isText: isText, terminated: isText, to: scratch, parameter)
+                let code = Self.bind(slot.pointee.bytes, isText: isText, terminated: isText, to: scratch, parameter)
+                failed = failed || code != SQLITE_OK
             case .claimed, .failed:
                 throw CofferError(code: .error, message: slot.pointee.message ?? "coffer_decompress failed", sql: statement.sql)
             }
         }
-        guard sqlite3_step(scratch) == SQLITE_ROW else {
+        guard !failed, sqlite3_step(scratch) == SQLITE_ROW else {
             throw CofferError(code: .noMemory, message: "out of memory reading a fetched row", sql: statement.sql)
         }
     }
@@ -276,21 +283,16 @@ package final class RowPrefetcher: @unchecked Sendable {
     /// no NUL of its own is bound that way, so that SQLite reads it without copying it.
     private static func bind(
         _ bytes: UnsafeRawBufferPointer, isText: Bool, terminated: Bool, to statement: OpaquePointer, _ parameter: Int32
-    ) {
+    ) -> Int32 {
         guard let base = bytes.baseAddress, bytes.count > 0 else {
-            if isText {
-                sqlite3_bind_text(statement, parameter, "", 0, transientDestructor)
-            } else {
-                sqlite3_bind_zeroblob(statement, parameter, 0)
-            }
-            return
+            if isText { return sqlite3_bind_text(statement, parameter, "", 0, transientDestructor) }
+            return sqlite3_bind_zeroblob(statement, parameter, 0)
         }
         if isText {
-            sqlite3_bind_text(
+            return sqlite3_bind_text(
                 statement, parameter, base.assumingMemoryBound(to: CChar.self), terminated ? -1 : Int32(bytes.count), nil)
-        } else {
-            sqlite3_bind_blob(statement, parameter, base, Int32(bytes.count), nil)
         }
+        return sqlite3_bind_blob(statement, parameter, base, Int32(bytes.count), nil)
     }
 
     /// Waits until the second thread has let go of the statement, then frees every batch still held.
