@@ -70,7 +70,9 @@ final class CompressionCodec {
         if let found = scratchStatements[count] { return found }
         if scratchHandle == nil {
             var opened: OpaquePointer?
-            guard sqlite3_open_v2(":memory:", &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK
+            // No mutex: like the connection it belongs to, it is used by one thread at a time.
+            let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+            guard sqlite3_open_v2(":memory:", &opened, flags, nil) == SQLITE_OK
             else {
                 sqlite3_close_v2(opened)
                 return nil

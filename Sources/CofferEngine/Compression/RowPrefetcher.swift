@@ -38,20 +38,20 @@ package final class RowPrefetcher: @unchecked Sendable {
         /// `rows` × `columns` copies, row by row.
         fileprivate let cells: UnsafeMutablePointer<Cell>
         /// The text and blob bytes the cells point into (by offset while the batch fills).
-        fileprivate var bytes = ScratchBuffer()
-        fileprivate var byteCount = 0
+        @exclusivity(unchecked) fileprivate var bytes = ScratchBuffer()
+        @exclusivity(unchecked) fileprivate var byteCount = 0
         /// One per row and compressed column (row by row). Written by the second thread before the batch
         /// is handed over and, for a value it decodes, before the value's state says so.
         fileprivate let slots: UnsafeMutablePointer<Slot>
         /// Each slot's ``SlotState``, which both threads move on with compare-and-exchange.
         fileprivate let states: UnsafeMutablePointer<UnsafeAtomic<Int>.Storage>
-        fileprivate var slotCount = 0
+        @exclusivity(unchecked) fileprivate var slotCount = 0
         /// The next slot, from the end, the second thread may decode (only it touches this).
-        fileprivate var helperCursor = -1
+        @exclusivity(unchecked) fileprivate var helperCursor = -1
         /// Where the second thread's decoded values live until the batch is freed (only it touches this).
-        fileprivate var decoded: [UnsafeMutableRawPointer] = []
+        @exclusivity(unchecked) fileprivate var decoded: [UnsafeMutableRawPointer] = []
         /// The dictionaries the batch's values need, kept alive with them.
-        fileprivate var dictionaries: [CompressionCodec.Digested] = []
+        @exclusivity(unchecked) fileprivate var dictionaries: [CompressionCodec.Digested] = []
 
         fileprivate init(capacity: Int, columns: Int, compressed: Int) {
             cells = .allocate(capacity: max(1, capacity * columns))
@@ -116,6 +116,8 @@ package final class RowPrefetcher: @unchecked Sendable {
     private let scratch: OpaquePointer
     /// The compressed columns' positions in the row.
     private let compressed: [Int]
+    /// Per column: whether it is one of `compressed` (bound after its state is known).
+    private let isCompressed: [Bool]
     private let lengthLimit: UInt64
     private let condition = NSCondition()
     // Guarded by `condition`.
@@ -146,7 +148,9 @@ package final class RowPrefetcher: @unchecked Sendable {
         self.columns = statement.columnCount
         self.codec = codec
         self.scratch = scratch
-        self.compressed = compressedColumns.filter { $0 >= 0 && $0 < statement.columnCount }
+        let compressed = compressedColumns.filter { $0 >= 0 && $0 < statement.columnCount }
+        self.compressed = compressed
+        self.isCompressed = (0..<statement.columnCount).map { compressed.contains($0) }
         self.lengthLimit = codec.lengthLimit
         self.callerBuffers = .allocate(capacity: max(1, compressed.count))
         callerBuffers.initialize(repeating: ScratchBuffer(), count: max(1, compressed.count))
@@ -199,31 +203,16 @@ package final class RowPrefetcher: @unchecked Sendable {
         let bytes = UnsafeRawPointer(batch.bytes.base)
         // Every bind is checked: a parameter that failed to bind would keep the previous row's value.
         var failed = false
-        for column in 0..<columns {
-            let cell = cells[column]
-            let parameter = Int32(column + 1)
-            let code: Int32
-            switch cell.type {
-            case SQLITE_INTEGER: code = sqlite3_bind_int64(scratch, parameter, cell.integer)
-            case SQLITE_FLOAT: code = sqlite3_bind_double(scratch, parameter, cell.real)
-            case SQLITE_TEXT:
-                code = Self.bind(
-                    UnsafeRawBufferPointer(start: bytes.map { $0 + cell.offset }, count: cell.count), isText: true,
-                    terminated: cell.terminated, to: scratch, parameter)
-            case SQLITE_BLOB:
-                code = Self.bind(
-                    UnsafeRawBufferPointer(start: bytes.map { $0 + cell.offset }, count: cell.count), isText: false,
-                    terminated: false, to: scratch, parameter)
-            default: code = sqlite3_bind_null(scratch, parameter)
-            }
-            failed = failed || code != SQLITE_OK
+        for column in 0..<columns where !isCompressed[column] {
+            failed = failed || bind(cells[column], to: Int32(column + 1), from: bytes) != SQLITE_OK
         }
         for (index, column) in compressed.enumerated() {
             let position = row * compressed.count + index
             let slot = batch.slots + position
             let parameter = Int32(column + 1)
             switch Self.take(batch.state(position)) {
-            case .plain: continue
+            case .plain:
+                failed = failed || bind(cells[column], to: parameter, from: bytes) != SQLITE_OK
             case .escaped:
                 let stored = slot.pointee.stored
                 let code = Self.bind(
@@ -231,7 +220,10 @@ package final class RowPrefetcher: @unchecked Sendable {
                     parameter)
                 failed = failed || code != SQLITE_OK
             case .pending:
-                guard let header = slot.pointee.header else { continue }
+                guard let header = slot.pointee.header else {
+                    failed = failed || bind(cells[column], to: parameter, from: bytes) != SQLITE_OK
+                    continue
+                }
                 let buffer = callerBuffers + index
                 let result = codec.fetchDecoder.decode(
                     slot.pointee.stored, header: header, dictionary: slot.pointee.dictionary, limit: lengthLimit,
@@ -254,6 +246,19 @@ package final class RowPrefetcher: @unchecked Sendable {
         }
         guard !failed, sqlite3_step(scratch) == SQLITE_ROW else {
             throw CofferError(code: .noMemory, message: "out of memory reading a fetched row", sql: statement.sql)
+        }
+    }
+
+    /// Binds a copied value to parameter `parameter` of the scratch statement.
+    private func bind(_ cell: Cell, to parameter: Int32, from bytes: UnsafeRawPointer?) -> Int32 {
+        switch cell.type {
+        case SQLITE_INTEGER: return sqlite3_bind_int64(scratch, parameter, cell.integer)
+        case SQLITE_FLOAT: return sqlite3_bind_double(scratch, parameter, cell.real)
+        case SQLITE_TEXT, SQLITE_BLOB:
+            return Self.bind(
+                UnsafeRawBufferPointer(start: bytes.map { $0 + cell.offset }, count: cell.count),
+                isText: cell.type == SQLITE_TEXT, terminated: cell.terminated, to: scratch, parameter)
+        default: return sqlite3_bind_null(scratch, parameter)
         }
     }
 
