@@ -26,12 +26,11 @@ final class CompressionCodec {
 
     private let handle: OpaquePointer
     private var compressor: OpaquePointer?
-    /// What `coffer_decompress` decodes with; a fetch that reads ahead lends it to its own thread while
-    /// the statement passes stored values through (``passesStoredValuesThrough``).
+    /// What `coffer_decompress` and `coffer_column` decode with, on whichever thread steps the statement
+    /// (the second thread while a fetch reads ahead: a filter's `coffer_decompress` still runs there).
     let decoder = FrameDecoder()
     /// The decoders of a fetch that reads ahead (one such fetch at a time on a connection): the second
-    /// thread's, and the fetching thread's (`coffer_decompress` in the statement's filter still runs on
-    /// `decoder`, on the second thread).
+    /// thread's, and the fetching thread's.
     private(set) lazy var aheadDecoder = FrameDecoder()
     private(set) lazy var fetchDecoder = FrameDecoder()
     private var digested: [UInt32: Digested] = [:]

@@ -109,7 +109,7 @@ package final class RowPrefetcher: @unchecked Sendable {
     static let batchesInFlight = 3
 
     /// The statement's number of columns: the values of one row.
-    package let columns: Int
+    private let columns: Int
     private let statement: Statement
     private let codec: CompressionCodec
     /// `SELECT ?1, …, ?columns` on the codec's in-memory connection: turns a row's copies into values.

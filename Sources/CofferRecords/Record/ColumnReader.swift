@@ -17,7 +17,7 @@ struct ColumnReader: Decoder, SingleValueDecodingContainer {
     /// through `sqlite3_value_*` skips the statement and column checks each `sqlite3_column_*` call repeats.
     private let value: OpaquePointer?
 
-    /// The statement, for the paths that convert or report (not the per-column fast paths).
+    /// The statement, for the SQL an error reports (conversions read `value`).
     var statement: Statement { unmanagedStatement.takeUnretainedValue() }
 
     init(statement: Statement, column: Int32) {
