@@ -80,9 +80,15 @@ public final class RepairWriter: SalvageSink {
         self.batchSize = max(1, batchSize)
         // A bulk load into a file nobody else sees yet: the rollback journal stays in memory (statement
         // rollbacks still work, and nothing is written twice as it would be through a WAL), no fsync per
-        // transaction, and a 64 MiB page cache for the index builds. `close()` restores WAL and fsyncs.
+        // transaction, and a 16 MiB page cache, which also bounds each sorted run of an index build
+        // (a 64 MiB cache was no faster on 274 MB and 2.1 GB files and peaked 100 MB higher). With a
+        // second processor, the index builds sort their runs on a helper thread (`PRAGMA threads`) while
+        // SQLite reads the table for the next run. `close()` restores WAL and fsyncs.
+        let sortThreads = ProcessInfo.processInfo.activeProcessorCount > 1 ? 1 : 0
         try database.writeWithoutTransaction {
-            try $0.executeScript("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA cache_size = -65536;")
+            try $0.executeScript(
+                "PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA cache_size = -16384; "
+                    + "PRAGMA threads = \(sortThreads);")
         }
     }
 
