@@ -14,8 +14,10 @@
 //    the repair. Foreign keys are not enforced while rows go in.
 //    A table that cannot be created, or whose INSERT SQLite refuses, is named with the reason in
 //    ``Outcome/issues``; its rows are counted as rejected and the other tables go on.
-// 3. `finish`: virtual tables that got no shadow rows, FTS checks, sqlite_sequence, indexes, then views,
-//    then triggers (each run as one authorized CREATE of its kind). Triggers come last so they never fire
+// 3. `tableTreesWalked`: the indexes of ordinary tables are built while the salvager still reads the
+//    input's indexes (RepairWriter+EarlyIndexes); a table that gets rows after that loses them again.
+// 4. `finish`: virtual tables that got no shadow rows, FTS checks, sqlite_sequence, the indexes not built
+//    yet, then views, then triggers (each run as one authorized CREATE of its kind). Triggers come last so they never fire
 //    on salvaged rows. user_version and application_id are copied when page 1 was readable.
 
 import Coffer
@@ -65,8 +67,13 @@ public final class RepairWriter: SalvageSink {
     public var shouldStop: (@Sendable () -> Bool)?
     /// The writer connection while a bulk load holds its one transaction open.
     private var bulk: Connection?
-    /// The flush of the bulk-loaded rows to disk, started while the indexes are built (see `bulkLoad`).
-    private let earlyFlush = DispatchGroup()
+    /// The flushes of the rows to disk, started while the indexes are built (see `bulkLoad` and
+    /// RepairWriter+EarlyIndexes).
+    let earlyFlush = DispatchGroup()
+    /// Ordinary tables created from their CREATE TABLE (not virtual tables' shadow tables).
+    var ordinaryTables = Set<String>()
+    /// What `tableTreesWalked` did (RepairWriter+EarlyIndexes).
+    var early = EarlyIndexes()
 
     /// Creates (or opens) the output database at `path`. It should not exist yet.
     public init(path: String, encryption: Encryption, cipher: CipherOptions = CipherOptions(), batchSize: Int = 5000) throws {
@@ -119,6 +126,7 @@ public final class RepairWriter: SalvageSink {
                 try UntrustedCreate(kind: .table, name: table.name, table: table.name, sql: table.sql).run(on: connection)
             }
             created.insert(table.name)
+            if table.virtualTable == nil { ordinaryTables.insert(table.name) }
             outcome.tablesCreated += 1
         } catch let error as CofferError where RepairWriter.outputFailed(error) {
             throw error  // the disk, not the sql: OUTPUT cannot be trusted, the repair must fail
@@ -167,6 +175,7 @@ public final class RepairWriter: SalvageSink {
         for (kind, createKind) in order {
             for entry in schema.entries where entry.kind == kind {
                 guard let sql = entry.sql else { continue }
+                if kind == .index, settleEarlyIndex(entry) { continue }
                 do {
                     try database.writeWithoutTransaction { connection in
                         try UntrustedCreate(kind: createKind, name: entry.name, table: entry.tableName, sql: sql)
@@ -180,6 +189,7 @@ public final class RepairWriter: SalvageSink {
                 }
             }
         }
+        try dropEarlyIndexes(missingFrom: schema)
         if let userVersion = schema.userVersion {
             try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA user_version = \(userVersion)") }
         }
@@ -227,11 +237,11 @@ public final class RepairWriter: SalvageSink {
         [.ioError, .full, .noMemory, .readOnly, .cantOpen].contains(error.code.primary)
     }
 
-    private func checkStop() throws {
+    func checkStop() throws {
         if let shouldStop, shouldStop() { throw CancellationError() }
     }
 
-    private func flush() throws {
+    func flush() throws {
         guard !pending.isEmpty else { return }
         try checkStop()
         let batch = pending
@@ -262,6 +272,7 @@ public final class RepairWriter: SalvageSink {
         var written = 0
         var rejected = 0
         var refused: (any Error)?
+        try dropEarlyIndexes(of: table.name)
         try inTransaction { connection in
             var statements: [InsertShape: Statement] = [:]
             var last: (shape: InsertShape, statement: Statement)?

@@ -8,8 +8,10 @@
 //   table per batch, at most `batchRows` rows or `batchBytes` bytes of values; a single larger row makes a
 //   batch of its own) and pushes events — begin, rows, finish — into one FIFO, so the sink sees them in
 //   exactly the order the salvager produced them.
-// - A writer thread pops the events and calls the real sink, which it owns until the thread ends: `begin`
-//   and rows inside the sink's `bulkLoad` (one transaction for RepairWriter), then `finish`.
+// - A writer thread pops the events and calls the real sink, which it owns until the thread ends: `begin`,
+//   rows and `tableTreesWalked` inside the sink's `bulkLoad` (one transaction for RepairWriter), then
+//   `finish`. RepairWriter builds the indexes at `tableTreesWalked`, while the salvager walks the input's
+//   indexes and scans for orphans.
 // - Memory is bounded: at most `capacity` batches wait in the queue, plus the one being filled and the one
 //   being written, plus batches written since the salvager's last push (handed back so that the thread
 //   that allocated the rows frees them; see `retire`). A full queue blocks the salvager (the writer is the
@@ -24,6 +26,7 @@ import Foundation
 enum SalvageEvent: Sendable {
     case begin(TableDescription)
     case rows([SalvagedRow], TableDescription)
+    case treesWalked(Schema)
     case finish(Schema)
 }
 
@@ -74,6 +77,11 @@ public struct SalvagePipeline: Sendable {
             if rows.count >= sizes.batchRows || bytes >= sizes.batchBytes { try flush() }
         }
 
+        mutating func tableTreesWalked(schema: Schema) throws {
+            try flush()
+            try queue.push(.treesWalked(schema))
+        }
+
         mutating func finish(schema: Schema) throws {
             try flush()
             try queue.push(.finish(schema))
@@ -121,6 +129,7 @@ public struct SalvagePipeline: Sendable {
                     case .rows(let rows, let table):
                         try sink.insert(rows, into: table)
                         queue.retire(event)
+                    case .treesWalked(let walked): try sink.tableTreesWalked(schema: walked)
                     case .finish(let last):
                         schema = last
                         return

@@ -1,7 +1,9 @@
 // SalvageSink — where salvaged rows go. The engine knows nothing about the output format: the Coffer
 // writer, a test collector or a dry-run counter all implement this protocol.
 
-/// Receives the salvaged tables and rows, in order: `begin` for a table before any of its rows, rows, and `finish` once at the end (the place to create indexes, views and triggers).
+/// Receives the salvaged tables and rows, in order: `begin` for a table before any of its rows, rows,
+/// `tableTreesWalked` once every table's own tree has been read, more rows (orphans adopted into tables),
+/// and `finish` once at the end (the place to create indexes, views and triggers).
 public protocol SalvageSink {
     /// A table is about to receive rows (called once per table, including empty and inferred ones).
     mutating func begin(table: TableDescription) throws
@@ -12,6 +14,11 @@ public protocol SalvageSink {
     /// Runs `body`, which delivers `begin` and rows (never `finish`) to `sink`, as one bulk
     /// load: a database writer can run it all in one transaction. The default just runs `body`.
     static func bulkLoad(into sink: inout Self, _ body: (inout Self) throws -> Void) throws
+    /// Every table's own tree has been walked: the rows still to come, if any, are orphans adopted into a
+    /// table or rows of inferred tables. A writer may start building indexes now and must undo that for a
+    /// table that receives rows afterwards. Called once, before ``finish(schema:)``, inside the bulk load.
+    /// The default does nothing.
+    mutating func tableTreesWalked(schema: Schema) throws
     /// All rows have been delivered. `schema` holds every entry read from sqlite_master.
     mutating func finish(schema: Schema) throws
 }
@@ -21,6 +28,9 @@ extension SalvageSink {
     public static func bulkLoad(into sink: inout Self, _ body: (inout Self) throws -> Void) throws {
         try body(&sink)
     }
+
+    /// Does nothing.
+    public mutating func tableTreesWalked(schema: Schema) throws {}
 
     /// Inserts the rows one by one.
     public mutating func insert(_ rows: [SalvagedRow], into table: TableDescription) throws {

@@ -155,6 +155,9 @@ public final class Salvager {
             badPages.formUnion(stats.unreadablePages)
             states[index].holes = stats.holes
         }
+        // The writer may build indexes from here on, while this thread walks the input's indexes (see
+        // RepairWriter+EarlyIndexes); rows adopted from orphans below still reach their tables.
+        try sink.tableTreesWalked(schema: schema)
 
         // 3. Real indexes: claim their pages and overflow chains.
         incompleteIndexes = []
