@@ -23,8 +23,6 @@ import Foundation
 extension RepairWriter {
     /// What `tableTreesWalked` built, and what it could not.
     struct EarlyIndexes {
-        /// Whether `tableTreesWalked` has run.
-        var started = false
         /// Index names built early, by table name, in schema order.
         var built: [String: [String]] = [:]
         /// Index name → (table name, reason) for early builds SQLite refused.
@@ -34,9 +32,7 @@ extension RepairWriter {
     /// Builds the indexes of the ordinary tables created so far (see the file comment).
     public func tableTreesWalked(schema: Schema) throws {
         try flush()
-        early.started = true
-        let path = database.path
-        DispatchQueue.global(qos: .utility).async(group: earlyFlush) { _ = ReadOnlyFile(path: path)?.synchronize() }
+        startFlush()
         for entry in schema.indexes where ordinaryTables.contains(entry.tableName) {
             guard let sql = entry.sql else { continue }
             try checkStop()
@@ -55,7 +51,6 @@ extension RepairWriter {
 
     /// Drops the indexes built early on `table` before more rows go into it; `finish` builds them again.
     func dropEarlyIndexes(of table: String) throws {
-        guard early.started else { return }
         for (name, failure) in early.failed where failure.table == table { early.failed[name] = nil }
         guard let names = early.built.removeValue(forKey: table) else { return }
         try onWriter { connection in

@@ -209,11 +209,16 @@ public final class RepairWriter: SalvageSink {
             defer { writer.bulk = nil }
             try body(&sink)
         }
-        // The rows are in the file but only in the OS cache (synchronous = OFF). Flushing them now, on another
-        // thread while `finish` builds the indexes, leaves `close()`'s fsync little to wait for. The
-        // guarantee is still `close()`'s: this only starts the disk writes earlier.
-        let path = writer.database.path
-        DispatchQueue.global(qos: .utility).async(group: writer.earlyFlush) {
+        // The rows are in the file but only in the OS cache (synchronous = OFF).
+        writer.startFlush()
+    }
+
+    /// Starts flushing what OUTPUT's file holds to disk on another thread, while the writer goes on
+    /// (building indexes), which leaves `close()`'s fsync little to wait for. The guarantee is still
+    /// `close()`'s: this only starts the disk writes earlier.
+    func startFlush() {
+        let path = database.path
+        DispatchQueue.global(qos: .utility).async(group: earlyFlush) {
             // A descriptor of the table's: the output database is open, and closing any other descriptor of
             // its file would drop its connections' locks.
             _ = ReadOnlyFile(path: path)?.synchronize()
