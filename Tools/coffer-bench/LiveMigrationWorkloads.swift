@@ -21,7 +21,9 @@ struct MigratedMessage: Codable, Sendable {
 ///   in a `read`), back to back.
 /// - `W13-app-commit`, `W13-app-lookup`: the app's operations per second (1 / mean time), p50 and p99,
 ///   during that migration (impl `coffer`) and on the migrated database with nothing else running (impl
-///   `coffer-idle`), for as many operations.
+///   `coffer-idle`), for as many operations; and 2,000 of each through the union of a migration declared
+///   and paused at once (impl `coffer-paused`: what reading and writing through the union costs without
+///   a batch competing).
 struct LiveMigrationWorkloads {
     let harness: Harness
     let rows: Int
@@ -70,6 +72,15 @@ struct LiveMigrationWorkloads {
             idle.add(quiet.runAlone(operations: during.commits.count))
             try database.close()
         }
+        var paused = AppTimes()
+        for _ in 0..<harness.repetitions {
+            let database = try openTarget()
+            let migration = try database.migrateLive(
+                MigratedMessage.self, from: .table("message", inFile: source), options: options)
+            migration.pause()
+            paused.add(AppThread(database: database, firstNewID: Int64(rows) + 1, idRange: rows).runAlone(operations: 2000))
+            try database.close()
+        }
         let migrate = median(migrateTimes)
         return [
             Measurement(
@@ -80,6 +91,8 @@ struct LiveMigrationWorkloads {
             busy.measurement("W13-app-lookup", impl: "coffer", \.lookups),
             idle.measurement("W13-app-commit", impl: "coffer-idle", \.commits),
             idle.measurement("W13-app-lookup", impl: "coffer-idle", \.lookups),
+            paused.measurement("W13-app-commit", impl: "coffer-paused", \.commits),
+            paused.measurement("W13-app-lookup", impl: "coffer-paused", \.lookups),
         ]
     }
 
