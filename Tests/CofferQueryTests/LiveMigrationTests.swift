@@ -17,7 +17,7 @@ struct LiveNote: Codable, Equatable {
 /// Live migrations into an encrypted database: the table reads as the union of its rows and the source's
 /// rows not moved yet, on readers and the writer; typed writes behave as on that union; the worker moves
 /// every row exactly once; a reopen resumes; a rollback moves nothing. Sources are written by Python's
-/// `sqlite3` (another SQLite) or by raw SQL.
+/// `sqlite3` (another SQLite), the `sqlite3` shell or raw SQL.
 final class LiveMigrationTests: XCTestCase {
     private let key = Data((0..<32).map { UInt8($0 &* 7 &+ 3) })
 
@@ -332,6 +332,48 @@ final class LiveMigrationTests: XCTestCase {
         // Batches moved rows without changing what the query reads: no value repeated.
         XCTAssertEqual(seen.values, [100, 101, 100])
         try database.close()
+    }
+
+    /// A WAL-mode source file that another process keeps open (the `sqlite3` shell), every row and the
+    /// table itself only in its `-wal`: readers and the writer read every row through the union, writes
+    /// reach rows still in the source, and the worker moves every row. An attachment that read the main
+    /// file alone (SQLite's `immutable`, tried for readers and not kept) finds no table at all.
+    func testRowsOnlyInTheSourcesWALAreReadAndMoved() throws {
+        let directory = try TemporaryDirectory()
+        let sourcePath = directory.path("wal.sqlite")
+        let holder = try ShellSession("sqlite3", sourcePath)
+        try holder.send(
+            """
+            PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;
+            CREATE TABLE note_v1(id INTEGER PRIMARY KEY, text TEXT NOT NULL, score INTEGER NOT NULL);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
+              INSERT INTO note_v1 SELECT i, 'note ' || i, i % 10 FROM n;
+            SELECT 'ready';
+            """)
+        try holder.waitForLine("ready")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: sourcePath + "-wal"))
+        let database = try open(directory.path("app.db"))
+        let migration = try database.migrateLive(
+            LiveNote.self, from: .table("note_v1", inFile: sourcePath), options: options(batch: 50))
+        migration.pause()
+        XCTAssertEqual(migration.progress.totalRows, 1000)
+
+        try database.read { db in
+            XCTAssertEqual(try LiveNote.all().fetchCount(db), 1000)
+            XCTAssertEqual(try LiveNote.filter { $0.id == 1000 }.fetchOne(db)?.body, "note 1000")
+        }
+        try database.write { db in
+            XCTAssertTrue(try LiveNote(id: 999, body: "edited", score: 0).update(db))
+            XCTAssertEqual(try LiveNote.filter { $0.id == 998 }.deleteAll(db), 1)
+        }
+        try migration.finishNow()
+        XCTAssertEqual(migration.progress.movedRows, 1000)
+        try database.read { db in
+            XCTAssertEqual(try LiveNote.all().fetchCount(db), 999)
+            XCTAssertEqual(try LiveNote.filter { $0.id == 999 }.fetchOne(db)?.body, "edited")
+        }
+        try database.close()
+        try holder.finish()
     }
 }
 
