@@ -39,6 +39,8 @@ struct CofferBench: ParsableCommand {
     var migrationBatch: Int?
     @Option(help: "W13: seconds a queued app call may wait for a migration batch (default: LiveMigrationOptions's).")
     var migrationAppWait: Double?
+    @Option(help: "W13: seconds between the paced app's operation pairs (default 0.005: 200 commits and lookups a second).")
+    var migrationAppInterval: Double = 0.005
 
     @Option(help: "Repetitions per figure (the median is reported).")
     var repetitions: Int = 3
@@ -108,7 +110,8 @@ struct CofferBench: ParsableCommand {
         var migrationOptions = LiveMigrationOptions()
         if let migrationBatch { migrationOptions.batchSize = migrationBatch }
         if let migrationAppWait { migrationOptions.maximumAppWait = migrationAppWait }
-        let liveMigration = LiveMigrationWorkloads(harness: harness, rows: quick ? 20_000 : 200_000, options: migrationOptions)
+        let liveMigration = LiveMigrationWorkloads(
+            harness: harness, rows: quick ? 20_000 : 200_000, options: migrationOptions, appInterval: migrationAppInterval)
         let checksums = ChecksumLog()
         let associations = AssociationWorkloads(
             harness: harness, authors: 1_000, booksPerAuthor: 20, pages: quick ? 50 : 1_000, lookups: quick ? 1_000 : 50_000,
