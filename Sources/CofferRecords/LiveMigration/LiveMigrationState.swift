@@ -75,7 +75,7 @@ struct LiveMigrationState {
     /// the failure, so the caller must roll the transaction back when this throws
     /// (``Database/write(_:)`` does).
     static func moveBatch(
-        _ union: LiveMigrationTable, batchSize: Int, _ db: Connection, yields: () -> Bool
+        _ union: LiveMigrationTable, batchSize: Int, _ db: Connection, yields: () throws -> Bool
     ) throws -> (Self, moved: Int) {
         guard var state = try read(union.target, db) else {
             throw CofferError(code: .apiMisuse, message: "the live migration of \(union.target) has no state row")
@@ -107,7 +107,7 @@ struct LiveMigrationState {
             budget -= rows
             state.watermark = high
             state.isDone = high >= state.lastRowID
-        } while !state.isDone && budget > 0 && !yields()
+        } while try !state.isDone && budget > 0 && !yields()
         try db.execute(
             sql: "DELETE FROM \(LiveMigrationTable.movedTable) WHERE target = ? AND source_rowid <= ?",
             arguments: [union.target, state.watermark])
@@ -130,5 +130,32 @@ struct LiveMigrationState {
             try db.execute(sql: "DELETE FROM \(LiveMigrationTable.movedTable) WHERE target = ?", arguments: [target])
             try db.execute(sql: "UPDATE \(LiveMigrationTable.stateTable) SET cleaned = 1 WHERE target = ?", arguments: [target])
         }
+    }
+}
+
+/// A source table's rowid range and the rows of it a migration takes.
+struct SourceExtent {
+    var first: Int64?
+    var last: Int64?
+    /// Rows with a rowid up to `last` that pass the filter.
+    var total: Int
+
+    /// The smallest and largest rowid of `reference` (`schema.table`): two index probes.
+    static func bounds(of reference: String, _ db: Connection) throws -> (first: Int64?, last: Int64?) {
+        let first = try db.fetchValue(Int64.self, sql: "SELECT min(rowid) FROM \(reference)")
+        let last = try db.fetchValue(Int64.self, sql: "SELECT max(rowid) FROM \(reference)")
+        return (first, last)
+    }
+
+    /// Counts the rows of `reference` in `bounds` that pass `filter`: a scan of the whole table.
+    static func count(
+        _ reference: String, filter: String?, bounds: (first: Int64?, last: Int64?), _ db: Connection
+    ) throws -> SourceExtent {
+        let condition = filter.map { " AND (\($0))" } ?? ""
+        let total =
+            try db.fetchValue(
+                Int.self, sql: "SELECT count(*) FROM \(reference) AS s WHERE s.rowid <= ?" + condition,
+                arguments: [bounds.last ?? 0]) ?? 0
+        return SourceExtent(first: bounds.first, last: bounds.last, total: total)
     }
 }
