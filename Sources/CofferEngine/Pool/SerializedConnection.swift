@@ -1,4 +1,5 @@
 internal import Atomics
+import CSQLCipher
 import Dispatch
 import Foundation
 
@@ -24,6 +25,12 @@ package final class SerializedConnection: @unchecked Sendable {
     private var currentOperation: StaticString = "open"
     /// Callers queued for the connection and not on it yet (``hasQueuedCallers``).
     private let queuedCallers = ManagedAtomic<Int>(0)
+    /// True while a use that gives way runs (``givingWay(_:_:)``): a caller that queues then asks it to.
+    private let givingWayNow = ManagedAtomic<Bool>(false)
+    private let givingWayLock = NSLock()
+    // Guarded by `givingWayLock`: the handle of the use that gives way, and whether a caller asked it to.
+    private var givingWayHandle: OpaquePointer?
+    private var givingWayAsked = false
 
     init(connection: Connection, label: String, waitTrace: WriterWaitTrace? = nil) {
         self.connection = connection
@@ -54,7 +61,8 @@ package final class SerializedConnection: @unchecked Sendable {
         let slot = UnsafeMutablePointer<T>.allocate(capacity: 1)
         defer { slot.deallocate() }
         var failure: (any Error)?
-        queuedCallers.wrappingIncrement(ordering: .relaxed)
+        queuedCallers.wrappingIncrement(ordering: .sequentiallyConsistent)
+        if givingWayNow.load(ordering: .sequentiallyConsistent) { askToGiveWay() }
         queue.sync {
             queuedCallers.wrappingDecrement(ordering: .relaxed)
             if let waitTrace { gotQueue(waitTrace, operation, askedAt: asked) }
@@ -73,7 +81,8 @@ package final class SerializedConnection: @unchecked Sendable {
     /// Runs `body` on the queue without waiting; for work that must not block its caller.
     func async(_ operation: StaticString = #function, _ body: @escaping @Sendable (Connection?) -> Void) {
         let asked = waitTrace == nil ? 0 : DispatchTime.now().uptimeNanoseconds
-        queuedCallers.wrappingIncrement(ordering: .relaxed)
+        queuedCallers.wrappingIncrement(ordering: .sequentiallyConsistent)
+        if givingWayNow.load(ordering: .sequentiallyConsistent) { askToGiveWay() }
         queue.async { [self] in
             queuedCallers.wrappingDecrement(ordering: .relaxed)
             if let waitTrace { gotQueue(waitTrace, operation, askedAt: asked) }
@@ -81,6 +90,44 @@ package final class SerializedConnection: @unchecked Sendable {
             useObserver?.willUse(connection)
             defer { useObserver?.didUse(connection) }
             body(connection)
+        }
+    }
+
+    /// Runs `body` (on the queue, with `connection`, inside a transaction) as a use that gives way: from
+    /// the moment another caller queues for the connection, the statement running for `body` is
+    /// interrupted (`sqlite3_interrupt`) and `asked()` turns true; `body` should then stop, and its caller
+    /// roll the transaction back. A caller queued already when this starts asks at once. Nothing else is
+    /// ever interrupted: the interrupt is sent under a lock only while `body` runs, and once `body`
+    /// returned no statement of it is active, so SQLite forgets the interrupt when the next one starts.
+    ///
+    /// A live migration's batch runs this way, so an app's write waits for a rollback, not for a commit.
+    package func givingWay<T>(_ connection: Connection, _ body: (_ asked: () -> Bool) throws -> T) throws -> T {
+        dispatchPrecondition(condition: .onQueue(queue))
+        givingWayLock.withLock {
+            givingWayHandle = connection.handle
+            givingWayAsked = false
+        }
+        givingWayNow.store(true, ordering: .sequentiallyConsistent)
+        defer {
+            givingWayNow.store(false, ordering: .sequentiallyConsistent)
+            givingWayLock.withLock { givingWayHandle = nil }
+        }
+        if queuedCallers.load(ordering: .sequentiallyConsistent) > 0 { askToGiveWay() }
+        // An interrupt landing between two of `body`'s statements stops the next one, not none.
+        let holding = connection.holdInterrupts()
+        defer { if holding { connection.releaseInterrupts() } }
+        return try body { givingWayLock.withLock { givingWayAsked } }
+    }
+
+    /// Whether a use that gives way runs now (any thread; for tests and diagnostics).
+    package var isGivingWay: Bool { givingWayNow.load(ordering: .relaxed) }
+
+    /// Asks the use that gives way, if one runs, to stop (any thread).
+    private func askToGiveWay() {
+        givingWayLock.withLock {
+            guard let handle = givingWayHandle, !givingWayAsked else { return }
+            givingWayAsked = true
+            sqlite3_interrupt(handle)
         }
     }
 
