@@ -14,7 +14,12 @@ import Foundation
 ///    to copy the few frames committed meanwhile. With every frame copied and no reader in the WAL, the
 ///    next write restarts the WAL from its start, and `journal_size_limit` trims the file. Without the
 ///    catch-up a busy writer would always stay a few frames ahead and the WAL would grow without bound.
-/// 3. After `idleDelay` seconds without a commit, the `-wal` file is emptied: a PASSIVE checkpoint here
+/// 3. While bulk work writes through the writer (a live migration's worker: ``beginBulkWrites()``), the
+///    threshold is ``bulkThresholdFactor`` times larger. Each catch-up holds the writer's queue for both of
+///    a checkpoint's `fsync`s (a few milliseconds on a slow disk), and every app write that comes meanwhile
+///    waits; bulk work writes most of the frames, so it would set off most of the catch-ups. The WAL grows
+///    larger meanwhile (8,000 frames at the default threshold: 32 MiB of 4 KiB pages) and restarts as usual.
+/// 4. After `idleDelay` seconds without a commit, the `-wal` file is emptied: a PASSIVE checkpoint here
 ///    copies what is left, then a TRUNCATE on the writer's own queue restarts and truncates the WAL. On the
 ///    writer's connection, the restart leaves the writer's page cache valid: run by any other connection,
 ///    it changes the WAL-index header, and SQLite empties the writer's whole page cache at its next
@@ -29,6 +34,8 @@ package final class Checkpointer: @unchecked Sendable {
     private let walPath: String
     private let openConnection: () throws -> Connection
     private let threshold: Int32
+    /// `threshold` while bulk work writes (``beginBulkWrites()``).
+    private let bulkThreshold: Int32
     private let idleDelay: TimeInterval
     /// The writer's busy timeout in milliseconds, restored after its idle TRUNCATE (which does not wait).
     private let writerBusyTimeout: Int32
@@ -43,6 +50,10 @@ package final class Checkpointer: @unchecked Sendable {
     private var idleCheckScheduled = false
     private var commits: UInt64 = 0
     private var framesAtSizeRefresh: Int32 = 0
+    /// Bulk writers running (``beginBulkWrites()``): while any runs, checkpoints wait for a larger WAL.
+    private var bulkWriters = 0
+    /// The WAL's size in frames after the last commit.
+    private var walFrames: Int32 = 0
     private var stopped = false
     // Touched only on `queue`.
     private var connection: Connection?
@@ -61,6 +72,7 @@ package final class Checkpointer: @unchecked Sendable {
         self.hook = hook
         self.refreshesCacheCap = refreshesCacheCap
         self.threshold = Int32(clamping: max(threshold, 1))
+        self.bulkThreshold = Int32(clamping: max(threshold, 1) * Int(Self.bulkThresholdFactor))
         self.idleDelay = idleDelay
         self.openConnection = open
     }
@@ -77,6 +89,26 @@ package final class Checkpointer: @unchecked Sendable {
             }, context)
     }
 
+    /// How many times larger the threshold is while bulk work writes.
+    static let bulkThresholdFactor = 8
+
+    /// Bulk work starts writing through the writer: checkpoints wait for a WAL ``bulkThresholdFactor``
+    /// times larger until the matching ``endBulkWrites()``.
+    package func beginBulkWrites() { lock.withLock { bulkWriters += 1 } }
+
+    /// Bulk work stopped writing (one call per ``beginBulkWrites()``). When the last one stops with a WAL
+    /// past the usual threshold, the background checkpoint starts now rather than at the next commit, so
+    /// the bulk of the copying is done off the writer's queue before the app's next write.
+    package func endBulkWrites() {
+        let due = lock.withLock { () -> Bool in
+            bulkWriters = max(0, bulkWriters - 1)
+            guard bulkWriters == 0, !stopped, walFrames >= threshold, !checkpointPending else { return false }
+            checkpointPending = true
+            return true
+        }
+        if due { queue.async { self.runBackgroundCheckpoint() } }
+    }
+
     /// Removes the WAL hook and releases the reference it held (call on the writer's queue).
     package func uninstall(from connection: Connection) {
         let previous = sqlite3_wal_hook(connection.handle, nil, nil)
@@ -90,9 +122,10 @@ package final class Checkpointer: @unchecked Sendable {
         hook.didCommit(walFrames: walFrames)
         let due = lock.withLock { () -> CommitWork in
             commits &+= 1
+            self.walFrames = walFrames
             guard !stopped else { return CommitWork() }
             var work = CommitWork()
-            work.checkpoint = walFrames >= threshold && !checkpointPending
+            work.checkpoint = walFrames >= (bulkWriters > 0 ? bulkThreshold : threshold) && !checkpointPending
             if work.checkpoint { checkpointPending = true }
             if !idleCheckScheduled {
                 idleCheckScheduled = true
