@@ -269,6 +269,40 @@ final class LiveMigrationTests: XCTestCase {
         try database.close()
     }
 
+    /// An app write that queues while a batch runs interrupts it: the batch rolls back and the write goes
+    /// in at once, where it used to wait for the batch (here `maximumAppWait` would keep it waiting for
+    /// all 100,000 rows). Every row still moves exactly once.
+    func testAnAppWriteDuringABatchRollsTheBatchBackAndGoesFirst() throws {
+        let directory = try TemporaryDirectory()
+        let sourcePath = directory.path("plain.sqlite")
+        try makeSource(sourcePath, count: 100_000)
+        let database = try open(directory.path("app.db"))
+        var options = options(batch: 100_000)
+        options.maximumAppWait = 600
+        let migration = try database.migrateLive(LiveNote.self, from: .table("note_v1", inFile: sourcePath), options: options)
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while !database.writer.isGivingWay && Date() < deadline { usleep(200) }
+        XCTAssertTrue(database.writer.isGivingWay, "the first batch runs")
+        let (inTable, moved) = try database.write { db -> (Int?, Int?) in
+            var note = LiveNote(id: 200_000, body: "app", score: 1)
+            try note.insert(db)
+            return (
+                try db.fetchValue(Int.self, sql: "SELECT count(*) FROM main.note"),
+                try db.fetchValue(Int.self, sql: "SELECT moved_rows FROM coffer_live_migration WHERE target = 'note'")
+            )
+        }
+        XCTAssertEqual(inTable, 1, "the batch rolled back: only the app's row is in the table")
+        XCTAssertEqual(moved, 0)
+        try migration.finishNow()
+        try database.read { db in
+            XCTAssertEqual(try LiveNote.all().fetchCount(db), 100_001)
+            XCTAssertEqual(try db.fetchValue(Int.self, sql: "SELECT count(DISTINCT id) FROM note"), 100_001)
+            XCTAssertEqual(try LiveNote.filter { $0.id == 200_000 }.fetchOne(db)?.body, "app")
+        }
+        XCTAssertEqual(migration.progress, LiveMigrationProgress(movedRows: 100_000, totalRows: 100_000, isFinished: true))
+        try database.close()
+    }
+
     /// Closing the database stops a paused worker: its thread ends and its progress stream throws, where
     /// it used to wait for a `resume()` that could no longer come.
     func testClosingTheDatabaseEndsAPausedMigration() throws {

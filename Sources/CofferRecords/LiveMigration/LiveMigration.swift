@@ -127,7 +127,13 @@ public final class LiveMigration: @unchecked Sendable {
     }
 
     private func run() {
+        // Fewer catch-up checkpoints on the writer's queue while the worker writes (see `Checkpointer`).
+        let checkpointer = database?.checkpointer
+        checkpointer?.beginBulkWrites()
+        defer { checkpointer?.endBulkWrites() }
         var sizer = BatchSizer(options)
+        // When the last batch committed (or the worker started).
+        var lastCommit = DispatchTime.now().uptimeNanoseconds
         while true {
             condition.lock()
             while paused && !finishing && !closing { condition.wait() }
@@ -141,15 +147,10 @@ public final class LiveMigration: @unchecked Sendable {
             do {
                 let rows = hurried ? options.batchSize : sizer.rows
                 let started = DispatchTime.now().uptimeNanoseconds
-                // Even a hurried batch (finishNow) lets a queued app call in after `maximumAppWait`.
-                let writer = database.writer
-                let patience = UInt64(max(0, options.maximumAppWait) * 1e9)
-                let (state, moved) = try database.write { db in
-                    let holding = DispatchTime.now().uptimeNanoseconds
-                    return try LiveMigrationState.moveBatch(union, batchSize: rows, db) {
-                        writer.hasQueuedCallers && DispatchTime.now().uptimeNanoseconds - holding >= patience
-                    }
-                }
+                // A batch gives way to the app's calls unless none committed for `Self.starvation`.
+                let givesWay = started - lastCommit < Self.starvation
+                guard let (state, moved) = try moveBatch(database, rows: rows, givingWay: givesWay) else { continue }
+                lastCommit = DispatchTime.now().uptimeNanoseconds
                 sizer.record(moved: moved, nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
                 database.factory.metrics?.recordLiveMigrationRows(moved)
                 publish(state.progress)
@@ -173,6 +174,48 @@ public final class LiveMigration: @unchecked Sendable {
             }
         }
     }
+
+    /// Moves one batch of at most `rows` rows in one write transaction; nil when it gave way.
+    ///
+    /// Giving way, a call that queues for the writer interrupts the batch (`SerializedConnection.givingWay`)
+    /// and it rolls back: the call waits for a rollback, not for the batch and its commit. A batch that
+    /// does not give way lets a queued call in once it has held the writer `maximumAppWait`, committing
+    /// the rows it moved so far. Hurried batches (``finishNow()``) give way like the others.
+    private func moveBatch(_ database: Database, rows: Int, givingWay: Bool) throws -> (LiveMigrationState, moved: Int)? {
+        let writer = database.writer
+        let patience = UInt64(max(0, options.maximumAppWait) * 1e9)
+        do {
+            return try database.write { db in
+                let holding = DispatchTime.now().uptimeNanoseconds
+                guard givingWay else {
+                    return try LiveMigrationState.moveBatch(union, batchSize: rows, db) {
+                        writer.hasQueuedCallers && DispatchTime.now().uptimeNanoseconds - holding >= patience
+                    }
+                }
+                return try writer.givingWay(db) { asked in
+                    do {
+                        if asked() { throw GaveWay() }
+                        let outcome = try LiveMigrationState.moveBatch(union, batchSize: rows, db) {
+                            if asked() { throw GaveWay() }
+                            return false
+                        }
+                        if asked() { throw GaveWay() }
+                        return outcome
+                    } catch {
+                        // An interrupted statement's error, or any other: the batch rolls back either way.
+                        if asked() { throw GaveWay() }
+                        throw error
+                    }
+                }
+            }
+        } catch is GaveWay {
+            return nil
+        }
+    }
+
+    /// How long batches may give way to the app without one committing, in nanoseconds: then one batch
+    /// keeps its rows, so an app that writes all the time still lets the migration move.
+    static let starvation: UInt64 = 20_000_000
 
     /// After the last batch committed: every connection stops reading the union (readers are drained and
     /// reopened, so none can read a view of a dropped table), then the source is dropped or let go of.
@@ -231,6 +274,9 @@ public final class LiveMigration: @unchecked Sendable {
         if restart { start() }
     }
 }
+
+/// Thrown out of a batch that gave way to a queued call: its transaction rolls back.
+struct GaveWay: Error {}
 
 /// The size of the worker's next batch: as many rows as moved in ``LiveMigrationOptions/batchDuration``
 /// at the speed of the batches so far (an exponential average), within 16…``LiveMigrationOptions/batchSize``.

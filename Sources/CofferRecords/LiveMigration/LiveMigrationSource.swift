@@ -42,11 +42,14 @@ public struct LiveMigrationOptions: Sendable {
     /// migration can slow down a lot (see <doc:LiveMigration>). ``LiveMigration/finishNow()`` uses
     /// ``batchSize``.
     public var batchDuration: TimeInterval?
-    /// The longest an app's call waits for a batch, in seconds (default 0.001): when one queues for the
-    /// writer and the batch has held it this long, the batch commits the rows it moved so far and lets
-    /// the call in (it checks every 64 rows). 0 lets the app in after the current 64 rows. Larger values
-    /// move rows faster while the app writes and make its writes wait longer (figures in
-    /// <doc:LiveMigration>).
+    /// The longest an app's call waits for a batch that does not give way, in seconds (default 0.001).
+    ///
+    /// A batch gives way to the app's calls: when one queues for the writer, the batch's statement is
+    /// interrupted, its transaction rolls back and the call goes in (the rows move again in a later
+    /// batch). When no batch has committed for 20 ms (an app that writes all the time), the next batch
+    /// does not give way: once it has held the writer this long with a call queued, it commits the rows
+    /// it moved so far and lets the call in (it checks every 64 rows); 0 lets the call in after the
+    /// current 64 rows. Figures in <doc:LiveMigration>.
     public var maximumAppWait: TimeInterval = 0.001
     /// Seconds the worker waits after each batch (default 0: the next batch queues behind the app's
     /// writes already waiting, so they interleave). ``LiveMigration/finishNow()`` ignores it.
