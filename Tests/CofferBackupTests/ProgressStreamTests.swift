@@ -25,7 +25,10 @@ final class ProgressStreamTests: XCTestCase {
     }
 
     func testStoppingABackupRecordsNothing() async throws {
-        let (directory, database) = try makeDatabase()
+        // The stop races the backup's own thread: it must land before the last page. With 4,000 rows
+        // (about 430 one-page steps) a consumer scheduled late on a loaded machine found the backup done
+        // (CI on SQLCipher 4, 2026-12-02: generations [1, 2]); 40,000 rows give it ten times longer.
+        let (directory, database) = try makeDatabase(rows: 40_000)
         defer { withExtendedLifetime(directory) {} }
         let backups = URL(fileURLWithPath: directory.path("backups"))
         for try await event in database.backupWithProgress(to: backups, pagesPerStep: 1) {
