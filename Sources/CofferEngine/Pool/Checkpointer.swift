@@ -52,8 +52,6 @@ package final class Checkpointer: @unchecked Sendable {
     private var framesAtSizeRefresh: Int32 = 0
     /// Bulk writers running (``beginBulkWrites()``): while any runs, checkpoints wait for a larger WAL.
     private var bulkWriters = 0
-    /// The WAL's size in frames after the last commit.
-    private var walFrames: Int32 = 0
     private var stopped = false
     // Touched only on `queue`.
     private var connection: Connection?
@@ -100,6 +98,7 @@ package final class Checkpointer: @unchecked Sendable {
     /// past the usual threshold, the background checkpoint starts now rather than at the next commit, so
     /// the bulk of the copying is done off the writer's queue before the app's next write.
     package func endBulkWrites() {
+        let walFrames = hook.framesAfterLastCommit
         let due = lock.withLock { () -> Bool in
             bulkWriters = max(0, bulkWriters - 1)
             guard bulkWriters == 0, !stopped, walFrames >= threshold, !checkpointPending else { return false }
@@ -122,7 +121,6 @@ package final class Checkpointer: @unchecked Sendable {
         hook.didCommit(walFrames: walFrames)
         let due = lock.withLock { () -> CommitWork in
             commits &+= 1
-            self.walFrames = walFrames
             guard !stopped else { return CommitWork() }
             var work = CommitWork()
             work.checkpoint = walFrames >= (bulkWriters > 0 ? bulkThreshold : threshold) && !checkpointPending

@@ -41,6 +41,9 @@ package final class WALCommitHook: @unchecked Sendable {
         listener?.didCommit(walFrames: frames)
     }
 
+    /// The WAL's size in frames after the last commit.
+    package var framesAfterLastCommit: Int32 { lock.withLock { walFrames } }
+
     /// Called after a close whose checkpoint emptied the WAL.
     func walEmptiedAtClose(databasePath: String) {
         lock.withLock { listener }?.walEmptiedAtClose(databasePath: databasePath)
