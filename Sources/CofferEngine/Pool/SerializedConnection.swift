@@ -103,6 +103,10 @@ package final class SerializedConnection: @unchecked Sendable {
     /// A live migration's batch runs this way, so an app's write waits for a rollback, not for a commit.
     package func givingWay<T>(_ connection: Connection, _ body: (_ asked: () -> Bool) throws -> T) throws -> T {
         dispatchPrecondition(condition: .onQueue(queue))
+        // Held before any caller can ask: an interrupt landing between two of `body`'s statements (or
+        // before the first) stops the next one, not none.
+        let holding = connection.holdInterrupts()
+        defer { if holding { connection.releaseInterrupts() } }
         givingWayLock.withLock {
             givingWayHandle = connection.handle
             givingWayAsked = false
@@ -113,9 +117,6 @@ package final class SerializedConnection: @unchecked Sendable {
             givingWayLock.withLock { givingWayHandle = nil }
         }
         if queuedCallers.load(ordering: .sequentiallyConsistent) > 0 { askToGiveWay() }
-        // An interrupt landing between two of `body`'s statements stops the next one, not none.
-        let holding = connection.holdInterrupts()
-        defer { if holding { connection.releaseInterrupts() } }
         return try body { givingWayLock.withLock { givingWayAsked } }
     }
 

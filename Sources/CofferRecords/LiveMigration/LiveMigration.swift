@@ -194,11 +194,8 @@ public final class LiveMigration: @unchecked Sendable {
                 }
                 return try writer.givingWay(db) { asked in
                     do {
-                        if asked() { throw GaveWay() }
-                        let outcome = try LiveMigrationState.moveBatch(union, batchSize: rows, db) {
-                            if asked() { throw GaveWay() }
-                            return false
-                        }
+                        // Asked, the batch stops after its step, and the statements after it are interrupted.
+                        let outcome = try LiveMigrationState.moveBatch(union, batchSize: rows, db, yields: asked)
                         if asked() { throw GaveWay() }
                         return outcome
                     } catch {

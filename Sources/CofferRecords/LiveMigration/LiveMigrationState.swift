@@ -75,7 +75,7 @@ struct LiveMigrationState {
     /// the failure, so the caller must roll the transaction back when this throws
     /// (``Database/write(_:)`` does).
     static func moveBatch(
-        _ union: LiveMigrationTable, batchSize: Int, _ db: Connection, yields: () throws -> Bool
+        _ union: LiveMigrationTable, batchSize: Int, _ db: Connection, yields: () -> Bool
     ) throws -> (Self, moved: Int) {
         guard var state = try read(union.target, db) else {
             throw CofferError(code: .apiMisuse, message: "the live migration of \(union.target) has no state row")
@@ -107,7 +107,7 @@ struct LiveMigrationState {
             budget -= rows
             state.watermark = high
             state.isDone = high >= state.lastRowID
-        } while try !state.isDone && budget > 0 && !yields()
+        } while !state.isDone && budget > 0 && !yields()
         try db.execute(
             sql: "DELETE FROM \(LiveMigrationTable.movedTable) WHERE target = ? AND source_rowid <= ?",
             arguments: [union.target, state.watermark])
