@@ -59,7 +59,7 @@ let package = Package(
             dependencies: [
                 "CofferFormat",
                 "CSQLCipher",
-                "CofferTempVFS",
+                "CofferVFS",
                 "CofferPageCache",
                 "CofferTokenizer",
                 "CZstd",
@@ -144,10 +144,11 @@ let package = Package(
             path: "Tools/coffer-corrupt",
             exclude: ["README.md"]
         ),
-        // SQLite's temporary files, encrypted (`TemporaryStorage.encryptedFiles`): C, against SQLCipher's
-        // header and OpenSSL's libcrypto.
+        // Coffer's VFSes: "coffer" (a commit's WAL frames in one write) and, over it, SQLite's temporary
+        // files encrypted (`TemporaryStorage.encryptedFiles`): C, against SQLCipher's header and OpenSSL's
+        // libcrypto.
         .target(
-            name: "CofferTempVFS", dependencies: ["CSQLCipher", "COpenSSL"],
+            name: "CofferVFS", dependencies: ["CSQLCipher", "COpenSSL"],
             linkerSettings: [.linkedLibrary("crypto")]),
         // The decrypted-page cache shared by encrypted connections (`DecryptedPageCache`) and the page
         // crypto behind it: C, against SQLCipher's header and library and OpenSSL's libcrypto.
@@ -181,7 +182,7 @@ let package = Package(
             name: "CofferTests",
             dependencies: [
                 "Coffer", "CofferEngine", "CofferRecords", "CofferSearch", "CofferStores", "CofferBackup", "CofferTestSupport",
-                "CofferTempVFS",
+                "CofferVFS",
             ]),
         .testTarget(name: "CofferCLITests", dependencies: ["coffer", "Coffer", "CofferTestSupport"]),
         .testTarget(

@@ -38,13 +38,13 @@ MAY_IMPORT = {
     "CSQLCipher": set(),
     "COpenSSL": set(),
     "CZstd": set(),
-    "CofferTempVFS": {"CSQLCipher", "COpenSSL"},
+    "CofferVFS": {"CSQLCipher", "COpenSSL"},
     "CofferPageCache": {"CSQLCipher", "COpenSSL"},
     "CofferTokenizer": {"CSQLCipher"},
     "CofferMacros": {"SwiftSyntax", "SwiftSyntaxMacros", "SwiftCompilerPlugin"},
     "CofferFormat": {"COpenSSL", "Crypto", "_CryptoExtras"},
     "CofferEngine": {
-        "CofferFormat", "CSQLCipher", "CofferTempVFS", "CofferPageCache", "CofferTokenizer", "CZstd", "Atomics",
+        "CofferFormat", "CSQLCipher", "CofferVFS", "CofferPageCache", "CofferTokenizer", "CZstd", "Atomics",
         "Logging", "Metrics", "CoreMetrics", "Tracing", "Crypto", "_CryptoExtras",
     },
     "CofferRecords": {"CofferEngine", "CSQLCipher", "CofferMacros"},
@@ -65,7 +65,7 @@ MAY_IMPORT = {
     "coffer-torture": {"Coffer", "CofferTestSupport", "ArgumentParser"},
     # Test targets: their Package.swift dependencies, plus the C module a dependency re-exports where a
     # test drives SQLite directly (CSQLCipher through Coffer).
-    "CofferTests": {"Coffer", "CofferEngine", "CofferRecords", "CofferSearch", "CofferStores", "CofferBackup", "CofferTestSupport", "CofferTempVFS", "CSQLCipher"},
+    "CofferTests": {"Coffer", "CofferEngine", "CofferRecords", "CofferSearch", "CofferStores", "CofferBackup", "CofferTestSupport", "CofferVFS", "CSQLCipher"},
     "CofferCLITests": {"coffer", "Coffer", "CofferTestSupport"},
     "CofferQueryTests": {"Coffer", "CofferEngine", "CofferRecords", "CofferSearch", "CofferStores", "CofferBackup", "CofferTestSupport", "InMemoryLogging"},
     "CofferRepairTests": {"CofferFormat", "CofferRepair", "Coffer", "CofferTestSupport", "CSQLCipher"},

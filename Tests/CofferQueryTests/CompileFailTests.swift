@@ -269,7 +269,7 @@ final class CompileFailTests: XCTestCase {
             "swiftc", "-typecheck", "-swift-version", "6",
             "-I", products.appendingPathComponent("Modules").path,
             "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CSQLCipher/module.modulemap").path,
-            "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CofferTempVFS/include/module.modulemap").path,
+            "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CofferVFS/include/module.modulemap").path,
             "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CofferPageCache/include/module.modulemap").path,
             "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/CofferTokenizer/include/module.modulemap").path,
             "-Xcc", "-fmodule-map-file=" + root.appendingPathComponent("Sources/COpenSSL/module.modulemap").path,

@@ -1,7 +1,7 @@
 import CSQLCipher
 import Coffer
-import CofferTempVFS
 import CofferTestSupport
+import CofferVFS
 import Foundation
 import XCTest
 

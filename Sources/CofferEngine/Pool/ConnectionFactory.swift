@@ -1,6 +1,6 @@
 import CSQLCipher
 internal import CofferPageCache
-internal import CofferTempVFS
+internal import CofferVFS
 import Foundation
 
 /// Opens the connections of one database, each keyed and configured for its role.
@@ -76,14 +76,16 @@ package struct ConnectionFactory: Sendable {
         return connection
     }
 
-    /// The VFS a connection opens with: SQLite's default, or the one that encrypts temporary files.
-    private static func vfsName(for storage: TemporaryStorage) throws -> String? {
-        guard storage == .encryptedFiles else { return nil }
-        let code = coffer_tempvfs_register()
+    /// The VFS a connection opens with: "coffer", which wraps the process's default VFS and writes a WAL
+    /// file's frames with one call per commit (see `CofferVFS.h`), or, for encrypted temporary files, the
+    /// VFS that encrypts them, over "coffer".
+    private static func vfsName(for storage: TemporaryStorage) throws -> String {
+        let encryptsTemporaryFiles = storage == .encryptedFiles
+        let code = encryptsTemporaryFiles ? coffer_tempvfs_register() : coffer_vfs_register()
         guard code == SQLITE_OK else {
-            throw CofferError(code: ResultCode(rawValue: code), message: "cannot register the encrypted temporary-file VFS")
+            throw CofferError(code: ResultCode(rawValue: code), message: "cannot register Coffer's VFS")
         }
-        return COFFER_TEMP_VFS_NAME
+        return encryptsTemporaryFiles ? COFFER_TEMP_VFS_NAME : COFFER_VFS_NAME
     }
 
     private func applyKey(to connection: Connection, role: Role) throws {

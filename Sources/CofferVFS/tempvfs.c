@@ -1,5 +1,5 @@
-// See include/CofferTempVFS.h. Includes SQLCipher's header, never the system SQLite's.
-#include "CofferTempVFS.h"
+// See include/CofferVFS.h ("coffer-encrypted-temp"). Includes SQLCipher's header, never the system SQLite's.
+#include "CofferVFS.h"
 
 #include <sqlcipher/sqlite3.h>
 
@@ -162,7 +162,8 @@ static int temp_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *handle, i
 }
 
 static void register_once(void) {
-    inner_vfs = sqlite3_vfs_find(NULL);
+    // Over "coffer", so a connection with encrypted temporary files writes its WAL the same way.
+    inner_vfs = coffer_vfs_register() == SQLITE_OK ? sqlite3_vfs_find(COFFER_VFS_NAME) : sqlite3_vfs_find(NULL);
     if (!inner_vfs) return;
     temp_vfs = *inner_vfs;
     temp_vfs.pNext = NULL;
