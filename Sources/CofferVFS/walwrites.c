@@ -7,9 +7,14 @@
 // header's bytes 4-7, the database size after the commit, are not zero: the WAL format's definition of a
 // commit frame). That write happens inside SQLite's own write of the commit frame's page, before SQLite
 // publishes the commit in the -shm file, so no other connection or process can read a frame that is not
-// in the file yet, and a failed write fails the commit as it would have without the buffer. Every other
-// call on a WAL file (read, sync, truncate, size, lock, file control, close) and any write that does not
-// continue the buffer write the buffer first. Other files pass through unchanged.
+// in the file yet, and a failed write fails the commit as it would have without the buffer. Only appends
+// are kept: a write that changes a frame already written (SQLite overwrites a page a big transaction
+// spilled, and rewrites checksums after the commit frame) goes to the file at once, after the buffer.
+// Every other call on a WAL file (read, sync, truncate, size, lock, file control, close) and any write
+// that does not continue the buffer write the buffer first, and so does every call on the shared memory
+// of the connection's database file (its WAL locks: a transaction that spilled frames and rolled back
+// writes them before it gives up the write lock). A WAL file that could not be linked to its database
+// file keeps nothing. Other files pass through unchanged.
 //
 // The wrapped VFS is the process's default VFS when a file opens (not when this one registers), so a VFS
 // a test installs as the default later still sees every call.
@@ -36,12 +41,24 @@ typedef struct CofferFile {
     sqlite3_int64 start;       // the file offset of buffer[0]
     sqlite3_int64 header_end;  // just past the last frame header written, or -1
     int header_commits;        // that header is a commit frame's
+    // The end of what this file's writes appended since SQLite last wrote the WAL header (offset 0). A
+    // write below it changes a frame already written (a page overwritten in place, a checksum rewritten
+    // after the commit frame) and goes straight to the file.
+    sqlite3_int64 appended;
+    // The same connection's WAL file (on a database file) or database file (on a WAL file), linked when
+    // SQLite opens the WAL (`coffer_device_characteristics`); a WAL file without one keeps nothing.
+    struct CofferFile *partner;
 } CofferFile;
 
 static sqlite3_vfs coffer_vfs;
 static sqlite3_io_methods methods[3];  // by the wrapped file's version: 1, 2 (shared memory), 3 (mmap)
 static pthread_once_t registered = PTHREAD_ONCE_INIT;
 static int register_result = SQLITE_ERROR;
+
+// The WAL file this thread opened last, until SQLite's next call on this thread links it to its
+// database file: right after opening a connection's WAL, SQLite asks the database file for its device
+// characteristics (`sqlite3WalOpen`, SQLite 3.15 and 3.49 alike).
+static __thread struct CofferFile *opened_wal;
 
 // The VFS files open through: the default one, unless that is this one.
 static sqlite3_vfs *wrapped(void) {
@@ -60,6 +77,9 @@ static int flush(CofferFile *file) {
 static int coffer_close(sqlite3_file *handle) {
     CofferFile *file = (CofferFile *)handle;
     int rc = flush(file);
+    if (opened_wal == file) opened_wal = NULL;
+    if (file->partner) file->partner->partner = NULL;
+    file->partner = NULL;
     int closed = file->real->pMethods->xClose(file->real);
     sqlite3_free(file->buffer);
     sqlite3_free(file->real);
@@ -76,7 +96,18 @@ static int coffer_read(sqlite3_file *handle, void *buffer, int amount, sqlite3_i
 
 static int coffer_write(sqlite3_file *handle, const void *data, int amount, sqlite3_int64 offset) {
     CofferFile *file = (CofferFile *)handle;
-    if (!file->wal) return file->real->pMethods->xWrite(file->real, data, amount, offset);
+    if (!file->wal || file->partner == NULL) return file->real->pMethods->xWrite(file->real, data, amount, offset);
+    if (offset == 0) file->appended = 0;  // the WAL header: SQLite starts the file over
+    int rc = SQLITE_OK;
+    if (offset < file->appended) {
+        // A frame written before changes (SQLite overwrites a page the transaction wrote and, after the
+        // commit frame, rewrites checksums): in place, now, after what the buffer holds.
+        file->header_end = -1;
+        file->header_commits = 0;
+        rc = flush(file);
+        return rc == SQLITE_OK ? file->real->pMethods->xWrite(file->real, data, amount, offset) : rc;
+    }
+    file->appended = offset + amount;
     // The page of a commit frame: once it is in, the transaction's frames are written.
     int completes_commit = file->header_commits && offset == file->header_end;
     if (amount == FRAME_HEADER) {
@@ -87,7 +118,6 @@ static int coffer_write(sqlite3_file *handle, const void *data, int amount, sqli
         file->header_end = -1;
         file->header_commits = 0;
     }
-    int rc = SQLITE_OK;
     if (file->used > 0 && (offset != file->start + file->used || amount > CAPACITY - file->used)) rc = flush(file);
     if (rc != SQLITE_OK) return rc;
     if (amount > CAPACITY || (file->buffer == NULL && (file->buffer = sqlite3_malloc(CAPACITY)) == NULL)) {
@@ -102,7 +132,9 @@ static int coffer_write(sqlite3_file *handle, const void *data, int amount, sqli
 static int coffer_truncate(sqlite3_file *handle, sqlite3_int64 size) {
     CofferFile *file = (CofferFile *)handle;
     int rc = flush(file);
-    return rc == SQLITE_OK ? file->real->pMethods->xTruncate(file->real, size) : rc;
+    if (rc == SQLITE_OK) rc = file->real->pMethods->xTruncate(file->real, size);
+    if (rc == SQLITE_OK && file->appended > size) file->appended = size;
+    return rc;
 }
 
 static int coffer_sync(sqlite3_file *handle, int flags) {
@@ -148,26 +180,47 @@ static int coffer_sector_size(sqlite3_file *handle) {
 
 static int coffer_device_characteristics(sqlite3_file *handle) {
     CofferFile *file = (CofferFile *)handle;
+    CofferFile *wal = opened_wal;
+    if (wal != NULL) {
+        opened_wal = NULL;
+        if (!file->wal && file->partner == NULL && wal->partner == NULL) {
+            file->partner = wal;
+            wal->partner = file;
+        }
+    }
     return file->real->pMethods->xDeviceCharacteristics(file->real);
+}
+
+// Before any call on a database file's shared memory (the WAL's locks, the commit's publication): its
+// WAL's buffer is written. After a commit it is already empty; after a transaction that spilled frames
+// and rolled back it holds frames nobody will read, written now, while this connection still holds the
+// write lock, as SQLite would have written them, so that no later write of them lands on frames another
+// connection has committed since. A failure is ignored: those frames are not part of any commit.
+static void flush_partner(CofferFile *file) {
+    if (file->partner != NULL && file->partner->used > 0) (void)flush(file->partner);
 }
 
 static int coffer_shm_map(sqlite3_file *handle, int region, int size, int extend, void volatile **out) {
     CofferFile *file = (CofferFile *)handle;
+    flush_partner(file);
     return file->real->pMethods->xShmMap(file->real, region, size, extend, out);
 }
 
 static int coffer_shm_lock(sqlite3_file *handle, int offset, int count, int flags) {
     CofferFile *file = (CofferFile *)handle;
+    flush_partner(file);
     return file->real->pMethods->xShmLock(file->real, offset, count, flags);
 }
 
 static void coffer_shm_barrier(sqlite3_file *handle) {
     CofferFile *file = (CofferFile *)handle;
+    flush_partner(file);
     file->real->pMethods->xShmBarrier(file->real);
 }
 
 static int coffer_shm_unmap(sqlite3_file *handle, int delete_flag) {
     CofferFile *file = (CofferFile *)handle;
+    flush_partner(file);
     return file->real->pMethods->xShmUnmap(file->real, delete_flag);
 }
 
@@ -199,6 +252,7 @@ static int coffer_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *handle,
     }
     file->wal = (flags & SQLITE_OPEN_WAL) != 0;
     file->header_end = -1;
+    if (file->wal) opened_wal = file;
     int version = file->real->pMethods->iVersion;
     file->base.pMethods = &methods[version >= 3 ? 2 : version == 2 ? 1 : 0];
     return SQLITE_OK;

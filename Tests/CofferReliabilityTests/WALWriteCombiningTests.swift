@@ -131,6 +131,73 @@ final class WALWriteCombiningTests: XCTestCase {
         XCTAssertEqual(fields[2], id, "the last read's rows")
     }
 
+    /// A transaction bigger than its page cache spills frames, then changes pages it spilled: SQLite
+    /// overwrites those frames in place and, at the commit, rewrites the checksums of every frame from the
+    /// first one changed to the commit frame (24-byte writes below the WAL's end, after the commit frame's
+    /// page). The files as another process copies them right after the commit (what a crash would leave)
+    /// reopen with every row: recovery walks the checksums, so a rewritten header still in memory would
+    /// have cut the transaction off.
+    func testACommitThatRewroteItsFramesIsWholeInTheFileAtOnce() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("spill.db")
+        var configuration = configuration(.passphrase("spill"))
+        configuration.cacheSizeKiB = 64
+        let database = try Database(path: path, configuration: configuration)
+        defer { try? database.close() }
+        try database.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)") }
+        try database.write { db in
+            for id in 1...400 {
+                try db.execute(sql: "INSERT INTO t(id, b) VALUES (?, randomblob(?))", arguments: [id, Self.rowBytes])
+            }
+            try db.execute(sql: "UPDATE t SET b = randomblob(?)", arguments: [Self.rowBytes])
+        }
+        let digest = "SELECT count(*) || ':' || group_concat(hex(substr(b, 1, 8)), '') FROM (SELECT b FROM t ORDER BY id)"
+        let expected = try database.read { db in try db.fetchValue(String.self, sql: digest) }
+        let copy = directory.path("copy")
+        try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+        // `cp` in a process of its own: this process closes no descriptor of the open database.
+        let result = try Shell.run("/bin/cp", [path, path + "-wal", copy])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let reopened = try Database(path: copy + "/spill.db", configuration: configuration)
+        let copied = try reopened.read { db in try db.fetchValue(String.self, sql: digest) }
+        XCTAssertEqual(try reopened.read { db in try db.fetchValue(Int.self, sql: "SELECT count(*) FROM t") }, 400)
+        XCTAssertTrue(copied == expected, "the copy's rows differ from the committed ones")
+        try reopened.close()
+    }
+
+    /// A transaction that spilled frames and then rolled back leaves nothing behind to be written later:
+    /// a second `Database` on the file commits over the same WAL frames, the first writes again, and every
+    /// committed row is there. (Frames still in the first one's buffer, written at its next read of the
+    /// WAL, would have overwritten the second one's commit.)
+    func testASpilledTransactionThatRollsBackLeavesNoFramesToWriteLater() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("two.db")
+        var small = configuration(.passphrase("two"))
+        small.cacheSizeKiB = 64
+        let first = try Database(path: path, configuration: small)
+        defer { try? first.close() }
+        try first.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)") }
+        struct Abandoned: Error {}
+        XCTAssertThrowsError(
+            try first.write { db in
+                for id in 1...60 {
+                    try db.execute(sql: "INSERT INTO t(id, b) VALUES (?, randomblob(?))", arguments: [id, Self.rowBytes])
+                }
+                throw Abandoned()
+            })
+        let second = try Database(path: path, configuration: configuration(.passphrase("two")))
+        defer { try? second.close() }
+        try second.write { db in
+            for id in 1001...1050 {
+                try db.execute(sql: "INSERT INTO t(id, b) VALUES (?, zeroblob(?))", arguments: [id, Self.rowBytes])
+            }
+        }
+        try first.write { db in try db.execute(sql: "INSERT INTO t(id, b) VALUES (2000, zeroblob(10))") }
+        let check = "SELECT count(*) || ' ' || sum(length(b)) FROM t"
+        XCTAssertEqual(try second.read { db in try db.fetchValue(String.self, sql: check) }, "51 \(50 * Self.rowBytes + 10)")
+        XCTAssertEqual(try second.read { db in try db.fetchValue(String.self, sql: "PRAGMA integrity_check") }, "ok")
+    }
+
     private func fileSize(_ path: String) throws -> Int {
         (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     }

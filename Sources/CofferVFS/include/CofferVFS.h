@@ -3,7 +3,9 @@
 // "coffer" (walwrites.c), which every connection of a `Database` opens through: it wraps the process's
 // default VFS and writes a WAL file's frames with one call per commit instead of two per page (SQLite
 // writes each frame's 24-byte header and its page apart). The write happens inside SQLite's write of the
-// commit frame, before the commit is published to other connections; every other file passes through.
+// commit frame, before the commit is published to other connections; a write that changes a frame already
+// written goes to the file at once, and the connection's next call on its WAL locks writes whatever a
+// rolled-back transaction left. Every other file passes through.
 //
 // "coffer-encrypted-temp" (tempvfs.c), behind `TemporaryStorage.encryptedFiles`: SQLite's temporary
 // files, encrypted, over "coffer".
