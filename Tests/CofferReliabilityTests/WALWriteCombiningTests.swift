@@ -29,22 +29,16 @@ final class WALWriteCombiningTests: XCTestCase {
         defer { if registered { _ = coffer_testvfs_unregister() } }
         let database = try Database(path: path, configuration: configuration(.passphrase("combined")))
         defer { try? database.close() }
-        try database.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)") }
+        try createTable(database)
 
         coffer_testvfs_fail(Int32(COFFER_TESTVFS_FAULT_WRITE), Int64.max, 0, 0)
         for id in 1...10 {
-            try database.write { db in
-                try db.execute(sql: "INSERT INTO t(id, b) VALUES (?, zeroblob(?))", arguments: [id, Self.rowBytes])
-            }
+            try database.write { db in try insert(id...id, .zeros, db) }
         }
         let smallCommits = coffer_testvfs_fault_operations_seen()
         let walBefore = try fileSize(path + "-wal")
         coffer_testvfs_fail(Int32(COFFER_TESTVFS_FAULT_WRITE), Int64.max, 0, 0)
-        try database.write { db in
-            for id in 11...210 {
-                try db.execute(sql: "INSERT INTO t(id, b) VALUES (?, zeroblob(?))", arguments: [id, Self.rowBytes])
-            }
-        }
+        try database.write { db in try insert(11...210, .zeros, db) }
         let bigCommit = coffer_testvfs_fault_operations_seen()
         coffer_testvfs_fail(0, 0, 0, 0)
         let bytes = try fileSize(path + "-wal") - walBefore
@@ -76,7 +70,7 @@ final class WALWriteCombiningTests: XCTestCase {
         let path = directory.path("shared.db")
         let database = try Database(path: path, configuration: configuration(.none))
         defer { try? database.close() }
-        try database.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)") }
+        try createTable(database)
         let stop = directory.path("stop")
         let reader = Process()
         reader.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
@@ -112,12 +106,8 @@ final class WALWriteCombiningTests: XCTestCase {
         var id = 0
         for round in 0..<60 {
             let rows = round % 3 == 2 ? 300 : 1
-            try database.write { db in
-                for _ in 0..<rows {
-                    id += 1
-                    try db.execute(sql: "INSERT INTO t(id, b) VALUES (?, randomblob(?))", arguments: [id, Self.rowBytes])
-                }
-            }
+            try database.write { db in try insert((id + 1)...(id + rows), .random, db) }
+            id += rows
         }
         _ = FileManager.default.createFile(atPath: stop, contents: Data())
         reader.waitUntilExit()
@@ -144,11 +134,9 @@ final class WALWriteCombiningTests: XCTestCase {
         configuration.cacheSizeKiB = 64
         let database = try Database(path: path, configuration: configuration)
         defer { try? database.close() }
-        try database.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)") }
+        try createTable(database)
         try database.write { db in
-            for id in 1...400 {
-                try db.execute(sql: "INSERT INTO t(id, b) VALUES (?, randomblob(?))", arguments: [id, Self.rowBytes])
-            }
+            try insert(1...400, .random, db)
             try db.execute(sql: "UPDATE t SET b = randomblob(?)", arguments: [Self.rowBytes])
         }
         let digest = "SELECT count(*) || ':' || group_concat(hex(substr(b, 1, 8)), '') FROM (SELECT b FROM t ORDER BY id)"
@@ -176,26 +164,38 @@ final class WALWriteCombiningTests: XCTestCase {
         small.cacheSizeKiB = 64
         let first = try Database(path: path, configuration: small)
         defer { try? first.close() }
-        try first.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)") }
+        try createTable(first)
         struct Abandoned: Error {}
         XCTAssertThrowsError(
             try first.write { db in
-                for id in 1...60 {
-                    try db.execute(sql: "INSERT INTO t(id, b) VALUES (?, randomblob(?))", arguments: [id, Self.rowBytes])
-                }
+                try insert(1...60, .random, db)
                 throw Abandoned()
             })
         let second = try Database(path: path, configuration: configuration(.passphrase("two")))
         defer { try? second.close() }
-        try second.write { db in
-            for id in 1001...1050 {
-                try db.execute(sql: "INSERT INTO t(id, b) VALUES (?, zeroblob(?))", arguments: [id, Self.rowBytes])
-            }
-        }
+        try second.write { db in try insert(1001...1050, .zeros, db) }
         try first.write { db in try db.execute(sql: "INSERT INTO t(id, b) VALUES (2000, zeroblob(10))") }
         let check = "SELECT count(*) || ' ' || sum(length(b)) FROM t"
         XCTAssertEqual(try second.read { db in try db.fetchValue(String.self, sql: check) }, "51 \(50 * Self.rowBytes + 10)")
         XCTAssertEqual(try second.read { db in try db.fetchValue(String.self, sql: "PRAGMA integrity_check") }, "ok")
+    }
+
+    /// What a row's `b` holds: ``rowBytes`` zero bytes, or as many random ones.
+    private enum Blob: String {
+        case zeros = "zeroblob"
+        case random = "randomblob"
+    }
+
+    /// `t(id INTEGER PRIMARY KEY, b BLOB)`, the table every test writes.
+    private func createTable(_ database: Database) throws {
+        try database.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)") }
+    }
+
+    /// Inserts a row into `t` for each id in `ids`, in the caller's transaction.
+    private func insert(_ ids: ClosedRange<Int>, _ blob: Blob, _ db: Connection) throws {
+        for id in ids {
+            try db.execute(sql: "INSERT INTO t(id, b) VALUES (?, \(blob.rawValue)(?))", arguments: [id, Self.rowBytes])
+        }
     }
 
     private func fileSize(_ path: String) throws -> Int {
