@@ -79,6 +79,9 @@ public final class Connection {
     package var compressionState: AnyObject?
     /// The generation of the database's `ConnectionSetup` this connection last ran (0: none yet).
     @exclusivity(unchecked) package var setupGeneration = 0
+    /// The reader pool's slot for the thread this reader was last handed to, where its check-in parks it
+    /// (see `ParkedReaders`).
+    @exclusivity(unchecked) var parkingSlot = 0
     /// The live migrations this connection reads through a union view, by target table name (filled by
     /// CofferRecords' `LiveMigration`; empty on almost every connection, so checking it costs nothing).
     @exclusivity(unchecked) package var liveMigrationTables: [String: AnyObject] = [:]

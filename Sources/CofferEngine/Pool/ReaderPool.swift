@@ -19,10 +19,10 @@ package final class ReaderPool: @unchecked Sendable {
     /// Callers waiting on `condition` (changed under it, read without it by a lock-free check-in): a
     /// check-in wakes nobody when it is 0.
     private let waiting = ManagedAtomic<Int>(0)
-    /// The last reader checked in while nobody waited, handed to the next checkout without the lock (the
-    /// bits of a retained `Unmanaged<Connection>`; 0 when empty). It counts as idle: a drain, a waiter and
-    /// ``forEachIdle(_:)`` take it under the lock like the others.
-    private let hot = ManagedAtomic<UInt>(0)
+    /// Readers checked in while nobody waited, each parked in the slot of the thread that used it and
+    /// handed back to that thread's next checkout without the lock. They count as idle: a drain, a waiter
+    /// and ``forEachIdle(_:)`` take them under the lock like the others.
+    private let parked = ParkedReaders()
     /// `suspended`, readable without the lock: a check-in while a drain runs takes the locked path.
     private let draining = ManagedAtomic<Bool>(false)
     /// Holders of a reader for an unbounded time (snapshots), asked to give it back when the pool drains.
@@ -32,10 +32,6 @@ package final class ReaderPool: @unchecked Sendable {
     init(capacity: Int, open: @escaping () throws -> Connection) {
         self.capacity = capacity
         self.open = open
-    }
-
-    deinit {
-        _ = takeHot()  // released like the idle ones
     }
 
     /// Runs `body` with a reader, waiting for one when all are busy.
@@ -61,9 +57,12 @@ package final class ReaderPool: @unchecked Sendable {
     }
 
     private func checkOut(registering revoke: (() -> Void)?) throws -> (connection: Connection, revocation: Int?) {
-        // The fast path: the reader the last check-in left, without the lock (a drain that begins at this
-        // moment waits for it like for any reader checked out just before).
-        if revoke == nil, !draining.load(ordering: .sequentiallyConsistent), let connection = takeHot() {
+        // The fast path: the reader this thread checked in last, without the lock (a drain that begins at
+        // this moment waits for it like for any reader checked out just before). Every reader handed out
+        // carries its thread's slot, where its check-in parks it.
+        let slot = parked.slotOfCallingThread()
+        if revoke == nil, !draining.load(ordering: .sequentiallyConsistent), let connection = parked.take(at: slot) {
+            connection.parkingSlot = slot
             return (connection, nil)
         }
         condition.lock()
@@ -73,9 +72,11 @@ package final class ReaderPool: @unchecked Sendable {
                 throw SerializedConnection.closedError
             }
             if !suspended {
-                if let connection = takeHot() ?? idle.popLast() {
+                // Another thread's parked reader before a new one: a reader opened is a page cache more.
+                if let connection = idle.popLast() ?? parked.takeAny() {
                     let id = revoke.map(registerLocked)
                     condition.unlock()
+                    connection.parkingSlot = slot
                     return (connection, id)
                 }
                 if created < capacity {
@@ -91,6 +92,7 @@ package final class ReaderPool: @unchecked Sendable {
                         condition.unlock()
                         throw error
                     }
+                    connection.parkingSlot = slot
                     guard let revoke else { return (connection, nil) }
                     condition.lock()
                     if !suspended && !closed {
@@ -104,7 +106,7 @@ package final class ReaderPool: @unchecked Sendable {
                     continue
                 }
             }
-            if let connection = waitOrTakeHot() { idle.append(connection) }  // taken again at the loop's top
+            if let connection = waitOrTakeParked() { idle.append(connection) }  // taken again at the loop's top
         }
     }
 
@@ -115,22 +117,15 @@ package final class ReaderPool: @unchecked Sendable {
     }
 
     /// Waits on `condition` (held), counted so that a check-in without waiters skips the broadcast, unless
-    /// the hot slot holds a reader, which it returns instead. The slot is looked at after the count
+    /// a slot holds a parked reader, which it returns instead. The slots are looked at after the count
     /// includes this caller: a lock-free check-in then either sees the count (and takes the locked path,
     /// which wakes this caller) or left its reader where this finds it.
-    private func waitOrTakeHot() -> Connection? {
+    private func waitOrTakeParked() -> Connection? {
         waiting.wrappingIncrement(ordering: .sequentiallyConsistent)
         defer { waiting.wrappingDecrement(ordering: .sequentiallyConsistent) }
-        if let connection = takeHot() { return connection }
+        if let connection = parked.takeAny() { return connection }
         condition.wait()
         return nil
-    }
-
-    /// The hot slot's reader, emptying the slot; nil when it was empty.
-    private func takeHot() -> Connection? {
-        let bits = hot.exchange(0, ordering: .sequentiallyConsistent)
-        guard let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
-        return Unmanaged<Connection>.fromOpaque(pointer).takeRetainedValue()
     }
 
     /// Returns a reader taken by ``checkOut()``.
@@ -144,21 +139,20 @@ package final class ReaderPool: @unchecked Sendable {
             condition.unlock()
             return
         }
-        // The fast path: into the empty hot slot, while nobody waits and no drain runs. Both are looked at
-        // again once the reader is in: a waiter or drain that began meanwhile may have looked at the slot
-        // before, so the reader comes back out (if still there) by the locked path, which wakes them.
+        // The fast path: parked in its thread's empty slot, while nobody waits and no drain runs. Both are
+        // looked at again once the reader is in: a waiter or drain that began meanwhile may have looked at
+        // the slots before, so the reader comes back out (if still there) by the locked path, which wakes
+        // them.
         if waiting.load(ordering: .sequentiallyConsistent) == 0, !draining.load(ordering: .sequentiallyConsistent) {
-            let retained = Unmanaged.passRetained(connection)
-            let bits = UInt(bitPattern: retained.toOpaque())
-            if hot.compareExchange(expected: 0, desired: bits, ordering: .sequentiallyConsistent).exchanged {
+            let slot = connection.parkingSlot
+            if parked.park(connection, at: slot) {
                 if waiting.load(ordering: .sequentiallyConsistent) > 0 || draining.load(ordering: .sequentiallyConsistent),
-                    let back = takeHot()
+                    let back = parked.take(at: slot)
                 {
                     checkInLocked(back)
                 }
                 return
             }
-            retained.release()
         }
         checkInLocked(connection)
     }
@@ -190,7 +184,7 @@ package final class ReaderPool: @unchecked Sendable {
     func forEachIdle(_ body: (Connection) -> Void) {
         condition.lock()
         defer { condition.unlock() }
-        if let connection = takeHot() { idle.append(connection) }
+        while let connection = parked.takeAny() { idle.append(connection) }
         idle.forEach(body)
     }
 
@@ -205,8 +199,8 @@ package final class ReaderPool: @unchecked Sendable {
         condition.unlock()
         revoking.forEach { $0() }
         condition.lock()
-        while idle.count < created {  // a reader in the hot slot counts in `created`: taken here
-            if let connection = waitOrTakeHot() { idle.append(connection) }
+        while idle.count < created {  // a parked reader counts in `created`: taken here
+            if let connection = waitOrTakeParked() { idle.append(connection) }
         }
         let readers = idle
         idle.removeAll()
