@@ -86,6 +86,13 @@ public final class Connection {
     /// CofferRecords' `LiveMigration`; empty on almost every connection, so checking it costs nothing).
     @exclusivity(unchecked) package var liveMigrationTables: [String: AnyObject] = [:]
 
+    /// ``liveMigrationTables``'s entry for `table`, read here: another module's direct read of the property
+    /// is checked for exclusive access at run time despite its attribute (about 180 instructions a call,
+    /// on every record write).
+    package func liveMigrationEntry(for table: String) -> AnyObject? {
+        liveMigrationTables.isEmpty ? nil : liveMigrationTables[table]
+    }
+
     /// Opens `path`; `immutable` opens it through the URI `file://…?immutable=1` (read-only, no locks,
     /// no WAL or journal: see ``Configuration/opensImmutable``), keeping `path` as the connection's path.
     package init(path: String, flags: Int32, logger: Logger, vfs: String? = nil, immutable: Bool = false) throws {

@@ -129,6 +129,6 @@ package final class LiveMigrationTable: Sendable {
 extension Connection {
     /// The live migration filling `table`, when this connection reads it through a union view.
     func liveMigration(of table: String) -> LiveMigrationTable? {
-        liveMigrationTables.isEmpty ? nil : liveMigrationTables[table] as? LiveMigrationTable
+        liveMigrationEntry(for: table) as? LiveMigrationTable
     }
 }
