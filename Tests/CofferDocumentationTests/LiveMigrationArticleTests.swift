@@ -65,6 +65,25 @@ final class LiveMigrationArticleTests: XCTestCase {
         try database.close()
     }
 
+    func testAnEncryptedSourceFile() throws {
+        let directory = try TemporaryDirectory("coffer-docs")
+        let oldPath = directory.path("old.db")
+        let oldSecret = "the old app's passphrase"
+        // A SQLCipher 3 file as the `sqlcipher` 3.4.1 shell writes it (1024-byte pages, PBKDF2-HMAC-SHA1 64,000).
+        try Shell.sqlcipher(
+            oldPath, key: oldSecret, pageSize: 1024,
+            "CREATE TABLE message(id INTEGER PRIMARY KEY, conversationID INTEGER, body TEXT);"
+                + "INSERT INTO message VALUES (1, 1, 'hello'), (2, 1, 'again');")
+        let database = try Database(path: directory.path("app.db"), configuration: articleConfiguration)
+
+        let migration = try database.migrateLive(
+            Message.self, from: .table("message", inFile: oldPath, encryption: .passphrase(oldSecret)))
+
+        try migration.finishNow()
+        XCTAssertEqual(try database.read { db in try Message.all().fetchCount(db) }, 2)
+        try database.close()
+    }
+
     func testAReshapeInTheSameFile() throws {
         let (directory, database) = try articleDatabase()
         defer { withExtendedLifetime(directory) {} }

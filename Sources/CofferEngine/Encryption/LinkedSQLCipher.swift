@@ -25,19 +25,22 @@ package enum LinkedSQLCipher {
     }
 
     /// The PRAGMAs, after the key, that make `schema` (nil: the main database) use `format` at `pageSize`,
-    /// with or without HMAC. The key is always raw, so no `kdf_iter`.
+    /// with or without HMAC. The key is always raw, so no `kdf_iter`. Every setting is spelled out, none left
+    /// to SQLCipher's process-wide defaults, which an attachment of a live migration's source changes for a
+    /// moment (see CipherDefaults).
     package static func pageFormatPragmas(schema: String? = nil, format: PageFormat, pageSize: Int, usesHMAC: Bool)
         -> [String]
     {
         let prefix = schema.map { "\($0)." } ?? ""
         var pragmas: [String] = []
-        if isVersion4 && format == .sqlcipher3 {
+        if isVersion4 {
             // Before the page size: each one recomputes the reserve, which the page size then applies.
-            pragmas.append("PRAGMA \(prefix)cipher_hmac_algorithm = HMAC_SHA1")
-            pragmas.append("PRAGMA \(prefix)cipher_kdf_algorithm = PBKDF2_HMAC_SHA1")
+            let sha1 = format == .sqlcipher3
+            pragmas.append("PRAGMA \(prefix)cipher_hmac_algorithm = \(sha1 ? "HMAC_SHA1" : "HMAC_SHA512")")
+            pragmas.append("PRAGMA \(prefix)cipher_kdf_algorithm = \(sha1 ? "PBKDF2_HMAC_SHA1" : "PBKDF2_HMAC_SHA512")")
         }
         pragmas.append("PRAGMA \(prefix)cipher_page_size = \(pageSize)")
-        if !usesHMAC { pragmas.append("PRAGMA \(prefix)cipher_use_hmac = OFF") }
+        pragmas.append("PRAGMA \(prefix)cipher_use_hmac = \(usesHMAC ? "ON" : "OFF")")
         return pragmas
     }
 }

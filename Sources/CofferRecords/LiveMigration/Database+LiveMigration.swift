@@ -23,9 +23,11 @@ extension Database {
     ///
     /// Limits (see <doc:LiveMigration>): raw SQL reads of the table see the union but raw SQL writes to it
     /// fail (it is a view on every connection); the source must be a rowid table that nothing else writes
-    /// meanwhile; a source file is a plaintext SQLite file.
+    /// meanwhile; a SQLCipher 4 source file needs Coffer built against SQLCipher 4.
     ///
-    /// - Throws: ``CofferError/fileNotFound`` for a missing source file, ``CofferError/apiMisuse`` when the
+    /// - Throws: ``CofferError/fileNotFound`` for a missing source file, ``CofferError/wrongPassphrase`` when an
+    ///   encrypted source does not open with its ``LiveMigrationSource/encryption``, ``CofferError/notADatabase``
+    ///   for a source the linked SQLCipher cannot read, ``CofferError/apiMisuse`` when the
     ///   source table is missing or has no rowid, when the table already migrates from another source, or
     ///   for an option that names no column; the SQLite error of a bad filter or column expression.
     @discardableResult
@@ -54,14 +56,31 @@ extension Database {
         let keyColumn = Record.columnDefinitions.first { $0.isPrimaryKey }
         let integerKey = !Record.withoutRowID && keyColumn?.affinity.uppercased() == "INTEGER" ? keyColumn?.name : nil
         let schema = source.path == nil ? "main" : registry.newSchemaName()
+        // The migration's state, when it was declared before (read again under the writer below).
+        let known = source.path == nil ? nil : try? read { db in try LiveMigrationState.read(Record.tableName, db) }
+        // A source file's key, found once (it stretches the passphrase) before the writer; not for a
+        // migration already done, whose source is not attached again (and may be gone). A missing file is
+        // reported by the attachment.
+        let fileKey = try source.path.flatMap { path -> AttachedFileKey? in
+            guard known?.isDone != true, FileManager.default.fileExists(atPath: path) else { return nil }
+            if source.encryption.isEncrypted { return try AttachedFileKey.detect(path: path, encryption: source.encryption) }
+            if AttachedFileKey.isPlaintext(path: path) == false {
+                throw CofferError(
+                    code: .notADatabase,
+                    message:
+                        "\(path) is not a plaintext SQLite file: give its key (LiveMigrationSource.table(_:inFile:encryption:))")
+            }
+            return nil
+        }
+        let attachment = source.path.map { LiveMigrationRegistry.Attachment(schema: schema, path: $0, key: fileKey) }
 
         // A new migration from a file counts the source's rows on a connection of its own first: the count
         // reads the whole table (12 ms for W13's 200,000 rows), and under the writer it held up every
         // write of the app. Nothing writes a source (see Limits), so the count stays true; under the
         // writer only its rowid bounds are checked (nil when it failed: then the writer counts).
         let counted = source.path.flatMap { path -> SourceExtent? in
-            guard (try? read({ db in try LiveMigrationState.read(Record.tableName, db) })) == nil else { return nil }
-            return sourceExtent(ofTable: source.table, inFile: path, filter: options.filter)
+            guard known == nil else { return nil }
+            return sourceExtent(ofTable: source.table, inFile: path, key: fileKey, filter: options.filter)
         }
         let (state, union) = try writeWithoutTransaction { db -> (LiveMigrationState, LiveMigrationTable) in
             let existing = try db.inTransaction(.immediate) { () -> LiveMigrationState? in
@@ -81,7 +100,7 @@ extension Database {
                     expressions: expressions, filter: options.filter, lastRowID: existing.lastRowID, integerKey: integerKey)
                 return (existing, union)
             }
-            if let path = source.path { try LiveMigrationRegistry.attach(path, as: schema, db) }
+            if let attachment { try LiveMigrationRegistry.attach(attachment, db) }
             defer { if source.path != nil { try? db.execute(sql: "DETACH DATABASE " + SQLIdentifier.quote(schema)) } }
             return try db.inTransaction(.immediate) {
                 let state =
@@ -107,20 +126,23 @@ extension Database {
             return LiveMigration(database: self, union: union, source: source, options: options, progress: finished)
         }
         let migration = LiveMigration(database: self, union: union, source: source, options: options, progress: state.progress)
-        registry.add(.init(table: union, attachment: source.path.map { (schema, $0) }, migration: migration))
+        registry.add(.init(table: union, attachment: attachment, migration: migration))
         migration.start()
         return migration
     }
 
-    /// The extent of table `table` of the source file at `path`, read on a connection of its own (opened
-    /// read-write without create, as ATTACH opens it; it never writes); nil when the file, the table or the
-    /// filter fails, for the writer to report.
-    private func sourceExtent(ofTable table: String, inFile path: String, filter: String?) -> SourceExtent? {
+    /// The extent of table `table` of the source file at `path` (keyed by `key` when encrypted), read on a
+    /// connection of its own (opened read-write without create, as ATTACH opens it; it never writes); nil
+    /// when the file, the table or the filter fails, for the writer to report.
+    private func sourceExtent(ofTable table: String, inFile path: String, key: AttachedFileKey?, filter: String?)
+        -> SourceExtent?
+    {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         guard let connection = try? Connection(path: path, flags: SQLITE_OPEN_READWRITE, logger: configuration.logger) else {
             return nil
         }
         defer { connection.close() }
+        if let key { guard (try? connection.key(with: key)) != nil else { return nil } }
         return try? connection.inTransaction(.deferred) {
             let reference = "main." + (try SQLIdentifier.validated(table))
             return try SourceExtent.count(

@@ -8,10 +8,17 @@ import Foundation
 /// Connections set themselves up lazily, before their next transaction, whenever the set of migrations
 /// changed (CofferEngine's `ConnectionSetup`): `ATTACH` and `DETACH` cannot run inside a transaction.
 final class LiveMigrationRegistry: @unchecked Sendable {
+    /// Where a source file is attached, and its key when it is encrypted.
+    struct Attachment {
+        let schema: String
+        let path: String
+        let key: AttachedFileKey?
+    }
+
     /// One running migration: its union and, for a source file, where the file is attached.
     struct Entry {
         let table: LiveMigrationTable
-        let attachment: (schema: String, path: String)?
+        let attachment: Attachment?
         let migration: LiveMigration
     }
 
@@ -77,8 +84,8 @@ final class LiveMigrationRegistry: @unchecked Sendable {
             let name: String? = row["name"]
             return name.flatMap { $0.hasPrefix(Self.schemaPrefix) ? $0 : nil }
         }
-        var wanted: [String: String] = [:]
-        for entry in entries.values { if let attachment = entry.attachment { wanted[attachment.schema] = attachment.path } }
+        var wanted: [String: Attachment] = [:]
+        for entry in entries.values { if let attachment = entry.attachment { wanted[attachment.schema] = attachment } }
         let detaching = attached.filter { wanted[$0] == nil }
         let attaching = wanted.filter { !attached.contains($0.key) }
         let creating = entries.filter { views[$0.key] == nil || stale.contains($0.key) }
@@ -93,7 +100,7 @@ final class LiveMigrationRegistry: @unchecked Sendable {
             views[name] = nil
         }
         for schema in detaching { try connection.execute(sql: "DETACH DATABASE " + (try SQLIdentifier.validated(schema))) }
-        for (schema, path) in attaching { try Self.attach(path, as: schema, connection) }
+        for attachment in attaching.values { try Self.attach(attachment, connection) }
         for (name, entry) in creating {
             try connection.execute(sql: try entry.table.createViewSQL)
             views[name] = entry.table
@@ -101,13 +108,18 @@ final class LiveMigrationRegistry: @unchecked Sendable {
         connection.liveMigrationTables = views
     }
 
-    /// Attaches the plaintext file at `path` as `schema` (`KEY ''`: on an encrypted connection an ATTACH
-    /// without a key would use the connection's own key).
-    static func attach(_ path: String, as schema: String, _ connection: Connection) throws {
+    /// Attaches a source file: under its key (see CofferEngine's `AttachedFileKey`), or as plaintext (`KEY ''`:
+    /// on an encrypted connection an ATTACH without a key would use the connection's own key).
+    static func attach(_ attachment: Attachment, _ connection: Connection) throws {
+        let path = attachment.path
         guard FileManager.default.fileExists(atPath: path) else {
             throw CofferError(code: .fileNotFound, message: "no live migration source at \(path)")
         }
-        try connection.execute(
-            sql: "ATTACH DATABASE ? AS " + (try SQLIdentifier.validated(schema)) + " KEY ''", arguments: [path])
+        let schema = try SQLIdentifier.validated(attachment.schema)
+        if let key = attachment.key {
+            try connection.attach(path, as: schema, fileKey: key)
+        } else {
+            try connection.execute(sql: "ATTACH DATABASE ? AS " + schema + " KEY ''", arguments: [path])
+        }
     }
 }

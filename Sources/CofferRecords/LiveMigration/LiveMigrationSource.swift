@@ -2,25 +2,47 @@ import CofferEngine
 import Foundation
 
 /// Where a live migration takes a table's rows from: a table of the same database (a rename or a
-/// reshape), or a table of another SQLite file that is only ever read.
+/// reshape), or a table of another SQLite file that is only ever read — plaintext, or encrypted by
+/// SQLCipher 1, 2, 3 or 4 or by Coffer.
 ///
 /// ```swift
 /// let renamed = LiveMigrationSource.table("messages_v1")
 /// let imported = LiveMigrationSource.table("message", inFile: "/path/to/plain.sqlite")
+/// let fromSQLCipher = LiveMigrationSource.table("message", inFile: "/path/to/old.db", encryption: .passphrase("old secret"))
 /// ```
+///
+/// Two sources are equal when they name the same table of the same file; their keys are not compared.
 public struct LiveMigrationSource: Sendable, Hashable {
     /// The source table's name.
     public let table: String
-    /// The plaintext SQLite file the table is in; nil for the database itself.
+    /// The SQLite file the table is in; nil for the database itself.
     public let path: String?
+    /// The source file's key: ``Encryption/none`` for a plaintext file (and for a same-file source).
+    public let encryption: Encryption
 
     /// Table `name` of the database being migrated into: it is dropped once every row has moved.
-    public static func table(_ name: String) -> LiveMigrationSource { LiveMigrationSource(table: name, path: nil) }
+    public static func table(_ name: String) -> LiveMigrationSource {
+        LiveMigrationSource(table: name, path: nil, encryption: .none)
+    }
 
-    /// Table `name` of the plaintext SQLite file at `path`. Coffer attaches the file to its connections and
-    /// never writes it; ``LiveMigrationOptions/removesSourceFile`` deletes it once every row has moved.
-    public static func table(_ name: String, inFile path: String) -> LiveMigrationSource {
-        LiveMigrationSource(table: name, path: path)
+    /// Table `name` of the SQLite file at `path`, plaintext unless `encryption` gives its passphrase or raw
+    /// key. Coffer attaches the file to its connections and never writes it;
+    /// ``LiveMigrationOptions/removesSourceFile`` deletes it once every row has moved.
+    ///
+    /// An encrypted file's settings are found from its key, as `coffer migrate` finds them: SQLCipher 1, 2 and
+    /// 3 files and Coffer's own open on either library, SQLCipher 4's only when Coffer is built against
+    /// SQLCipher 4 (see <doc:LiveMigration>).
+    public static func table(_ name: String, inFile path: String, encryption: Encryption = .none) -> LiveMigrationSource {
+        LiveMigrationSource(table: name, path: path, encryption: encryption)
+    }
+
+    public static func == (lhs: LiveMigrationSource, rhs: LiveMigrationSource) -> Bool {
+        lhs.table == rhs.table && lhs.path == rhs.path
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(table)
+        hasher.combine(path)
     }
 }
 
