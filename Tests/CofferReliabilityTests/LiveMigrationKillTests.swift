@@ -2,8 +2,8 @@ import CofferTestSupport
 import Foundation
 import XCTest
 
-/// `kill -9` during a live migration: `coffer-torture --live-migration-source` migrates a plaintext file's
-/// 4,000 rows into an encrypted database in batches of 20 (5 ms apart) while it runs app operations (updates, deletes
+/// `kill -9` during a live migration: `coffer-torture --live-migration-source` migrates a file's 4,000 rows
+/// (a plaintext file Python's `sqlite3` wrote, or a SQLCipher 3 file the `sqlcipher` shell wrote) into an encrypted database in batches of 20 (5 ms apart) while it runs app operations (updates, deletes
 /// and inserts of rows of their own, `LiveMigrationOperation`), printing `ack N` after each commit and
 /// `moved M` after each batch. The parent SIGKILLs it after a seeded number of lines, starts it again from
 /// the first operation it has no `ack` for (operations are idempotent), and after the last round has it
@@ -17,20 +17,16 @@ final class LiveMigrationKillTests: XCTestCase {
     private let shellKey = "PRAGMA kdf_iter = 2;\nPRAGMA cipher_page_size = 4096;\n"
     private let environment = ["COFFER_TEST_PASSPHRASE": "kill pw"]
 
-    private func childArguments(_ path: String, _ source: String, firstOperation: Int) -> [String] {
+    private func childArguments(_ path: String, _ source: String, firstOperation: Int, encrypted: Bool) -> [String] {
         [
             path, "--live-migration-source", source, "--first-op", String(firstOperation), "--passphrase-env",
             "COFFER_TEST_PASSPHRASE", "--kdf-iter", "2",
-        ]
+        ] + (encrypted ? ["--live-migration-source-passphrase-env", "COFFER_TEST_SOURCE_PASSPHRASE"] : [])
     }
 
     func testSIGKILLAtAnyMomentLosesNothingDuplicatesNothingResurrectsNothing() throws {
-        let rounds = TestKnob.value("COFFER_LIVE_MIGRATION_KILL_ROUNDS", default: 20)
-        let seed: UInt64 = TestKnob.value("COFFER_LIVE_MIGRATION_KILL_SEED", default: 20_261_129)
-        var random = SeededGenerator(seed: seed)
         let directory = try TemporaryDirectory()
         let source = directory.path("plain.sqlite")
-        let path = directory.path("app.db")
         let made = try Shell.run(
             "/usr/bin/python3",
             [
@@ -45,6 +41,32 @@ final class LiveMigrationKillTests: XCTestCase {
                 source, String(LiveMigrationOperation.sourceRows),
             ])
         XCTAssertEqual(made.status, 0, made.stderr)
+        try killRounds(source: source, encrypted: false, in: directory)
+    }
+
+    /// The same with an encrypted source: SQLCipher 3's defaults as the 3.4.1 shell writes them (1024-byte
+    /// pages, PBKDF2-HMAC-SHA1 64,000 rounds), found from the passphrase at every relaunch.
+    func testSIGKILLDuringAMigrationFromASQLCipherFile() throws {
+        let directory = try TemporaryDirectory()
+        let source = directory.path("sqlcipher3.db")
+        try Shell.run(
+            "sqlcipher", source,
+            """
+            PRAGMA key = 'source pw';
+            CREATE TABLE item_v1(id INTEGER PRIMARY KEY, text TEXT NOT NULL);
+            WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < \(LiveMigrationOperation.sourceRows))
+            INSERT INTO item_v1 SELECT i, 'text ' || i FROM c;
+            """)
+        try killRounds(source: source, encrypted: true, in: directory)
+    }
+
+    private func killRounds(source: String, encrypted: Bool, in directory: TemporaryDirectory) throws {
+        let rounds = TestKnob.value("COFFER_LIVE_MIGRATION_KILL_ROUNDS", default: 20)
+        let seed: UInt64 = TestKnob.value("COFFER_LIVE_MIGRATION_KILL_SEED", default: 20_261_129)
+        var random = SeededGenerator(seed: seed)
+        let path = directory.path("app.db")
+        let environment =
+            encrypted ? self.environment.merging(["COFFER_TEST_SOURCE_PASSPHRASE": "source pw"]) { $1 } : self.environment
         let sourceBytes = try Data(contentsOf: URL(fileURLWithPath: source))
 
         var nextOperation = 0
@@ -55,7 +77,8 @@ final class LiveMigrationKillTests: XCTestCase {
             var finished = false
             var lastAck: Int?
             let end = try ChildKill.run(
-                executable: Shell.tortureExecutable, arguments: childArguments(path, source, firstOperation: nextOperation),
+                executable: Shell.tortureExecutable,
+                arguments: childArguments(path, source, firstOperation: nextOperation, encrypted: encrypted),
                 environment: environment
             ) { line in
                 if line.hasPrefix("ack "), let operation = Int(line.dropFirst(4)) { lastAck = operation }
@@ -70,7 +93,8 @@ final class LiveMigrationKillTests: XCTestCase {
         }
 
         let finish = try Shell.run(
-            Shell.tortureExecutable, childArguments(path, source, firstOperation: 0) + ["--finish-migration"],
+            Shell.tortureExecutable,
+            childArguments(path, source, firstOperation: 0, encrypted: encrypted) + ["--finish-migration"],
             environment: environment)
         XCTAssertEqual(finish.status, 0, finish.stderr)
         XCTAssertEqual(finish.stdout, "finished \(LiveMigrationOperation.sourceRows)\n")
@@ -114,7 +138,7 @@ final class LiveMigrationKillTests: XCTestCase {
         }
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: source)), sourceBytes)
         print(
-            "live migration kill test: \(rounds) rounds, seed \(seed), \(killsDuringMigration) kills while migrating, \(nextOperation) operations acknowledged"
+            "live migration kill test (\(encrypted ? "SQLCipher 3" : "plaintext") source): \(rounds) rounds, seed \(seed), \(killsDuringMigration) kills while migrating, \(nextOperation) operations acknowledged"
         )
     }
 }

@@ -11,8 +11,9 @@ struct TortureItem: Codable, Equatable {
     var edits: Int
 }
 
-/// `coffer-torture DB --live-migration-source PLAIN --first-op N`: declares (or resumes) the live
-/// migration of `item_v1` from the plaintext file into `item`, then runs app operations N, N+1, … one
+/// `coffer-torture DB --live-migration-source FILE --first-op N`: declares (or resumes) the live
+/// migration of `item_v1` from the file (plaintext, or encrypted under the passphrase in the environment
+/// variable `--live-migration-source-passphrase-env` names) into `item`, then runs app operations N, N+1, … one
 /// transaction each, printing `ack N` after each commit and `moved M` after each batch, until killed.
 /// With `--finish-migration` it moves every remaining row at once instead, prints `finished` and exits.
 ///
@@ -20,7 +21,8 @@ struct TortureItem: Codable, Equatable {
 /// idempotent, so the parent can run again from the first operation it has no `ack` for.
 enum LiveMigrationChild {
     static func run(
-        database path: String, configuration: Configuration, source: String, firstOperation: Int, finish: Bool
+        database path: String, configuration: Configuration, source: String, sourceEncryption: Encryption,
+        firstOperation: Int, finish: Bool
     ) throws {
         let database = try Database(path: path, configuration: configuration)
         var options = LiveMigrationOptions()
@@ -28,7 +30,8 @@ enum LiveMigrationChild {
         // Spread the 200 batches over many kill rounds, so kills land in every phase of the migration.
         options.pauseBetweenBatches = 0.005
         options.columnExpressions = ["body": "s.text", "edits": "0"]
-        let migration = try database.migrateLive(TortureItem.self, from: .table("item_v1", inFile: source), options: options)
+        let migration = try database.migrateLive(
+            TortureItem.self, from: .table("item_v1", inFile: source, encryption: sourceEncryption), options: options)
         if finish {
             try migration.finishNow()
             FileHandle.standardOutput.write(Data("finished \(migration.progress.movedRows)\n".utf8))

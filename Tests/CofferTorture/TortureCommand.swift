@@ -28,6 +28,10 @@ struct TortureCommand: ParsableCommand {
     @Option(name: .customLong("interrupt-every-ms")) var interruptEveryMilliseconds: Int?
     @Option(name: .customLong("live-migration-source"), help: "Run the live migration child (LiveMigrationChild).")
     var liveMigrationSource: String?
+    @Option(
+        name: .customLong("live-migration-source-passphrase-env"),
+        help: "The live migration source's passphrase, from this environment variable (default: a plaintext source).")
+    var liveMigrationSourcePassphraseEnv: String?
     @Option(name: .customLong("first-op")) var firstOperation = 0
     @Flag(name: .customLong("finish-migration")) var finishMigration = false
 
@@ -56,9 +60,16 @@ struct TortureCommand: ParsableCommand {
     func run() throws {
         if let liveMigrationSource {
             let configuration = try configuration()
+            var sourceEncryption = Encryption.none
+            if let name = liveMigrationSourcePassphraseEnv {
+                guard let value = ProcessInfo.processInfo.environment[name] else {
+                    throw ValidationError("environment variable \(name) is not set")
+                }
+                sourceEncryption = .passphrase(value)
+            }
             return try LiveMigrationChild.run(
-                database: database, configuration: configuration, source: liveMigrationSource, firstOperation: firstOperation,
-                finish: finishMigration)
+                database: database, configuration: configuration, source: liveMigrationSource,
+                sourceEncryption: sourceEncryption, firstOperation: firstOperation, finish: finishMigration)
         }
         var configuration = try configuration()
         configuration.checkpointThreshold = checkpointThreshold
