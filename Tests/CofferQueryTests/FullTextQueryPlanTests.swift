@@ -69,7 +69,7 @@ final class FullTextQueryPlanTests: XCTestCase {
             XCTAssertFalse(collectsOrScans, "\(name): \(steps)")
         }
         let (sql, _) = try page.build()
-        XCTAssertTrue(sql.contains("CROSS JOIN \"chat\""), sql)
+        XCTAssertTrue(sql.contains("CROSS JOIN main.\"chat\""), sql)
         // The filter form, for contrast: SQLite collects the whole list of hits before the first row.
         let filterPlan = try plan(ChatMessage.filter { _ in ChatMessage.matches(.term("alpha")) }.limit(50).build())
         XCTAssertTrue(filterPlan.contains { $0.contains("LIST SUBQUERY") }, "\(filterPlan)")

@@ -158,8 +158,10 @@ final class LiveMigrationTests: XCTestCase {
         let path = directory.path("app.db")
         do {
             let database = try open(path)
-            let migration = try database.migrateLive(
-                LiveNote.self, from: .table("note_v1", inFile: sourcePath), options: options(batch: 50))
+            // 10 ms between batches: the pause lands long before the 40th batch, however late it runs.
+            var paced = options(batch: 50)
+            paced.pauseBetweenBatches = 0.01
+            let migration = try database.migrateLive(LiveNote.self, from: .table("note_v1", inFile: sourcePath), options: paced)
             waitForProgress(migration, atLeast: 300)
             migration.pause()
             try database.write { db in

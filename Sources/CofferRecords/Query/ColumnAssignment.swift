@@ -46,14 +46,12 @@ extension Query {
     }
 
     /// While a live migration fills the table: moves the source rows the filters pick into `main."T"`
-    /// (the statement then runs there), and returns the migration.
+    /// (the statement then runs there), and returns the migration. A query driven by a row source (a
+    /// full-text index's hits) moves nothing: it picks rows by their rowids in `main."T"`, and the index
+    /// holds no source row still to move.
     func moveRowsForLiveMigration(_ db: Connection) throws -> LiveMigrationTable? {
         guard let migration = db.liveMigration(of: Root.tableName) else { return nil }
-        guard rowSource == nil else {
-            throw CofferError(
-                code: .apiMisuse,
-                message: "\(Root.tableName) is being filled by a live migration: filter it by its columns to update or delete")
-        }
+        guard rowSource == nil else { return migration }
         let (condition, arguments) = try (filters.isEmpty ? SQLFragment(raw: "1") : Self.conjunction(filters)).render()
         try migration.moveRows(where: condition, arguments: arguments.values, db)
         return migration

@@ -25,9 +25,14 @@ extension Query {
     }
 
     /// What `FROM` reads: the table, or the row source CROSS JOIN the table on rowid.
+    ///
+    /// Joined on rowid, the table is named `main."T"`: while a live migration's union view hides `T`, a
+    /// view's rowid is no row's (SQLite numbers a compound view's rows as it reads them), and the rows a
+    /// source's rowids name — a full-text index's hits — are the table's own rows anyway (the index holds
+    /// nothing else; source rows still to move are not indexed yet).
     var source: SQLFragment {
         guard let rowSource else { return Self.table }
-        return SQLFragment(raw: "(") + rowSource + SQLFragment(raw: ") AS coffer_rows CROSS JOIN ") + Self.table
+        return SQLFragment(raw: "(") + rowSource + SQLFragment(raw: ") AS coffer_rows CROSS JOIN main.") + Self.table
             + SQLFragment(raw: " ON ") + Self.qualifiedRowid + SQLFragment(raw: " = coffer_rows.rowid")
     }
 
@@ -43,5 +48,15 @@ extension Query {
         qualifiedRowid + SQLFragment(raw: negated ? " NOT IN (" : " IN (") + rowids + SQLFragment(raw: ")")
     }
 
-    static var qualifiedRowid: SQLFragment { SQLFragment([.identifier(Root.tableName), .raw(".rowid")]) }
+    /// `"T".rowid`, or `"T"."key"` for a table whose one key column is its `INTEGER PRIMARY KEY` (the
+    /// rowid under its own name, read by the same b-tree search): a live migration's union view has that
+    /// column, where its rowid is no row's. (Other rowid tables have no such name; a `rowid IN (…)` filter
+    /// over their union view is wrong while they migrate, see <doc:LiveMigration>.)
+    static var qualifiedRowid: SQLFragment {
+        let keys = Root.columnDefinitions.filter(\.isPrimaryKey)
+        if !Root.withoutRowID, keys.count == 1, keys[0].affinity.uppercased() == "INTEGER" {
+            return SQLFragment([.column(table: Root.tableName, name: keys[0].name)])
+        }
+        return SQLFragment([.identifier(Root.tableName), .raw(".rowid")])
+    }
 }

@@ -78,7 +78,9 @@ public struct FullTextSearch<Root: FullTextSearchable>: Sendable {
         sql += rank + SQLFragment(raw: fts5 ? " AS coffer_rank, coffer_offsets(" : " AS coffer_rank, offsets(") + fts
         sql += SQLFragment(raw: ")")
         for text in extraTexts { sql += SQLFragment(raw: ", ") + text }
-        sql += SQLFragment(raw: " FROM ") + fts + SQLFragment(raw: " JOIN ") + SQLFragment([.identifier(content)])
+        // `main."T"`, never a live migration's union view `T`: the index's hits are the table's own rows,
+        // joined on rowid, and a view has no rowids of its rows (see Query's `source`).
+        sql += SQLFragment(raw: " FROM ") + fts + SQLFragment(raw: " JOIN main.") + SQLFragment([.identifier(content)])
         sql += SQLFragment(raw: " ON ") + SQLFragment([.column(table: content, name: "rowid")]) + SQLFragment(raw: " = ")
         sql += fts + SQLFragment(raw: "." + index.engine.rowidColumn + " WHERE ") + fts + SQLFragment(raw: " MATCH ")
         do {
