@@ -12,6 +12,13 @@ import XCTest
 /// up by rowid (so a LIMIT stops the index), and the results equal the `rowid IN (…)` filter's for every
 /// other clause a query can have.
 final class FullTextQueryPlanTests: XCTestCase {
+    /// Whether a plan step searches `chat` by key: SQLite 3.15 names it `chat`, 3.49 `main.chat` when the
+    /// query names the schema (a query driven by the index's hits reads `main."chat"`).
+    private static func searchesChat(_ step: String?) -> Bool {
+        guard let step else { return false }
+        return step.hasPrefix("SEARCH chat USING") || step.hasPrefix("SEARCH main.chat USING")
+    }
+
     private var database: Database!
 
     override func setUpWithError() throws {
@@ -64,8 +71,10 @@ final class FullTextQueryPlanTests: XCTestCase {
         for (name, query) in rendered {
             let steps = try plan(query)
             XCTAssertTrue(steps.first?.hasPrefix("SCAN chat_fts VIRTUAL TABLE INDEX") == true, "\(name): \(steps)")
-            XCTAssertTrue(steps.dropFirst().first?.hasPrefix("SEARCH chat USING") == true, "\(name): \(steps)")
-            let collectsOrScans = steps.contains { $0.contains("LIST SUBQUERY") || $0.hasPrefix("SCAN chat ") }
+            XCTAssertTrue(Self.searchesChat(steps.dropFirst().first), "\(name): \(steps)")
+            let collectsOrScans = steps.contains {
+                $0.contains("LIST SUBQUERY") || $0.hasPrefix("SCAN chat ") || $0.hasPrefix("SCAN main.chat ")
+            }
             XCTAssertFalse(collectsOrScans, "\(name): \(steps)")
         }
         let (sql, _) = try page.build()
@@ -134,7 +143,7 @@ final class FullTextQueryPlanTests: XCTestCase {
         XCTAssertTrue(prepared.sql.contains("MATCH ?"), prepared.sql)
         let steps = try plan((prepared.sql, ["\"alpha\"", 50]))
         XCTAssertTrue(steps.first?.hasPrefix("SCAN chat_fts VIRTUAL TABLE INDEX") == true, "\(steps)")
-        XCTAssertTrue(steps.dropFirst().first?.hasPrefix("SEARCH chat USING") == true, "\(steps)")
+        XCTAssertTrue(Self.searchesChat(steps.dropFirst().first), "\(steps)")
         let patterns: [FullTextPattern] = [
             .term("alpha"), .prefix("be"), .term("报告"), .term("告会"), .phrase("alpha beta"), .near(["gamma", "delta"]),
             .term("alpha") || .term("你好"), .term("report") && .prefix("ga"), .term("absent"),
