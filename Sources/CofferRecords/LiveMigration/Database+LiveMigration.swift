@@ -53,6 +53,16 @@ extension Database {
             throw CofferError(code: .apiMisuse, message: "\(Record.tableName) has no column '\(unknown)'")
         }
         let expressions = try names.map { try options.columnExpressions[$0] ?? ("s." + SQLIdentifier.validated($0)) }
+        // Compressed columns are stored compressed as rows move, as a record's insert stores them; the
+        // union view reads the source's values plain.
+        let stored: [String]? =
+            Record.hasCompressedColumns
+            ? try Record.columnDefinitions.map { column in
+                let name = try SQLIdentifier.validated(column.name)
+                guard let compression = column.compression else { return name }
+                let dictionary = try compression.dictionarySQL { try SQLIdentifier.validated($0) }
+                return "coffer_compress(\(name), \(dictionary))"
+            } : nil
         let keyColumn = Record.columnDefinitions.first { $0.isPrimaryKey }
         let integerKey = !Record.withoutRowID && keyColumn?.affinity.uppercased() == "INTEGER" ? keyColumn?.name : nil
         let schema = source.path == nil ? "main" : registry.newSchemaName()
@@ -97,7 +107,8 @@ extension Database {
             if let existing, existing.isDone {
                 let union = try LiveMigrationTable(
                     target: Record.tableName, sourceSchema: schema, sourceTable: source.table, columnNames: names,
-                    expressions: expressions, filter: options.filter, lastRowID: existing.lastRowID, integerKey: integerKey)
+                    expressions: expressions, filter: options.filter, lastRowID: existing.lastRowID, integerKey: integerKey,
+                    stored: stored)
                 return (existing, union)
             }
             if let attachment { try LiveMigrationRegistry.attach(attachment, db) }
@@ -109,7 +120,8 @@ extension Database {
                         Record.self, source, schema: schema, options, counted: counted, db)
                 let union = try LiveMigrationTable(
                     target: Record.tableName, sourceSchema: schema, sourceTable: source.table, columnNames: names,
-                    expressions: expressions, filter: options.filter, lastRowID: state.lastRowID, integerKey: integerKey)
+                    expressions: expressions, filter: options.filter, lastRowID: state.lastRowID, integerKey: integerKey,
+                    stored: stored)
                 // A bad filter or column expression fails here, not in every later read.
                 _ = try db.fetchAll(sql: union.unmovedSelect + " LIMIT 0")
                 return (state, union)

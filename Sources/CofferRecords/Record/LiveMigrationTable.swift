@@ -20,6 +20,10 @@ package final class LiveMigrationTable: Sendable {
     package let writeTable: String
     /// The target's quoted column names, in declaration order.
     package let columns: String
+    /// What a move stores from a row of the source's projection (whose columns have the target's names):
+    /// ``columns``, with each compressed column as `coffer_compress("c", dictionary)` — compressed as a
+    /// record's insert stores it. The union view reads the projection plain.
+    package let storedColumns: String
     /// The source rows not moved yet, with their rowid as `coffer_source_rowid` and each target column
     /// under its own name: `(SELECT s.rowid AS coffer_source_rowid, … FROM "src"."S" AS s WHERE …)`.
     package let unmovedSource: String
@@ -49,15 +53,18 @@ package final class LiveMigrationTable: Sendable {
     ///   - expressions: the SQL that computes each target column from a source row, in column order.
     ///   - filter: a condition over the source's columns; rows that fail it are not part of the target.
     ///   - lastRowID: the source's largest rowid when the migration was declared.
+    ///   - stored: per column, the SQL that stores it from the projected value of the same name, or nil
+    ///     when every column is stored as it is projected.
     package init(
         target: String, sourceSchema: String, sourceTable: String, columnNames: [String], expressions: [String],
-        filter: String?, lastRowID: Int64, integerKey: String?
+        filter: String?, lastRowID: Int64, integerKey: String?, stored: [String]? = nil
     ) throws {
         self.target = target
         let quotedTarget = try SQLIdentifier.validated(target)
         writeTable = "main." + quotedTarget
         let quotedColumns = try columnNames.map { try SQLIdentifier.validated($0) }
         columns = quotedColumns.joined(separator: ", ")
+        storedColumns = stored?.joined(separator: ", ") ?? columns
         let literal = Self.literal(target)
         let filtered = filter.map { " AND (\($0))" } ?? ""
         let unmoved =
@@ -73,8 +80,11 @@ package final class LiveMigrationTable: Sendable {
         unmovedSelect = "SELECT " + projection + from
         unmovedSource = "(SELECT s.rowid AS coffer_source_rowid, " + projection + from + ")"
         let batchRange = "SELECT " + projection + " FROM " + sourceReference + " AS s WHERE s.rowid > ?1 AND s.rowid <= ?2"
-        batchSelect = batchRange + unmoved
-        batchSelectNoneMovedAhead = batchRange + filtered
+        // Compressed columns: the batch's projection read as a subquery (SQLite flattens it) and stored.
+        let storedList = storedColumns
+        let storing = { (select: String) in stored == nil ? select : "SELECT \(storedList) FROM (\(select))" }
+        batchSelect = storing(batchRange + unmoved)
+        batchSelectNoneMovedAhead = storing(batchRange + filtered)
         self.integerKey = try integerKey.map { try SQLIdentifier.validated($0) }
     }
 
@@ -98,7 +108,7 @@ package final class LiveMigrationTable: Sendable {
     package func moveRows(where condition: String, arguments: [DatabaseValue], _ db: Connection) throws -> Int {
         let selected = " FROM " + unmovedSource + " WHERE " + condition
         try db.execute(
-            sql: "INSERT INTO " + writeTable + " (" + columns + ") SELECT " + columns + selected,
+            sql: "INSERT INTO " + writeTable + " (" + columns + ") SELECT " + storedColumns + selected,
             arguments: StatementArguments(arguments))
         let moved = db.changesCount
         guard moved > 0 else { return 0 }
