@@ -112,8 +112,11 @@ package struct RecompressionPlan: Sendable {
         self.tableName = tableName
         self.table = table
         self.batchSize = try Self.checked(batchSize)
-        self.update = "UPDATE \(table) SET \(set) WHERE rowid > ? AND rowid <= ?"
-        self.nextBatchEnd = "SELECT max(rowid) FROM (SELECT rowid FROM \(table) WHERE rowid > ? ORDER BY rowid LIMIT ?)"
+        // `main."T"`: while a live migration's union view hides `T` the pass rewrites the rows already in
+        // the table (a view has no rowids of its rows); the rows still to move are stored as declared when
+        // they move.
+        self.update = "UPDATE main.\(table) SET \(set) WHERE rowid > ? AND rowid <= ?"
+        self.nextBatchEnd = "SELECT max(rowid) FROM (SELECT rowid FROM main.\(table) WHERE rowid > ? ORDER BY rowid LIMIT ?)"
     }
 
     /// The plan for `Table`, or nil when it has no compressed column.
