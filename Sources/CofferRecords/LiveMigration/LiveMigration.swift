@@ -42,7 +42,8 @@ public final class LiveMigration: @unchecked Sendable {
         self.table = union.target
         self.database = database
         self.union = union
-        self.source = source
+        // Without its key: the attachment keeps the derived page key, wipeable, and nothing reads it here.
+        self.source = LiveMigrationSource(table: source.table, path: source.path, encryption: source.encryption.redacted)
         self.options = options
         self.current = progress
         self.ended = progress.isFinished
