@@ -55,7 +55,8 @@ extension Database {
     package func recompressBatches(_ plan: RecompressionPlan?, control: WorkControl?) throws -> Int {
         guard let plan else { return 0 }
         let state = Self.recompressionTable
-        let table = plan.table
+        // The table itself, never a live migration's union view (see RecompressionPlan).
+        let table = "main." + plan.table
         let start = try write { db -> (last: Int64, done: Int, total: Int) in
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(state)(table_name TEXT PRIMARY KEY, last_rowid INTEGER NOT NULL)")
             let last =
