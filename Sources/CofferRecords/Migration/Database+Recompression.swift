@@ -55,8 +55,7 @@ extension Database {
     package func recompressBatches(_ plan: RecompressionPlan?, control: WorkControl?) throws -> Int {
         guard let plan else { return 0 }
         let state = Self.recompressionTable
-        // The table itself, never a live migration's union view (see RecompressionPlan).
-        let table = "main." + plan.table
+        let table = plan.table
         let start = try write { db -> (last: Int64, done: Int, total: Int) in
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(state)(table_name TEXT PRIMARY KEY, last_rowid INTEGER NOT NULL)")
             let last =
@@ -97,7 +96,9 @@ extension Database {
 /// The statements of one table's pass, worked out from a record's declaration or given by a store.
 package struct RecompressionPlan: Sendable {
     let tableName: String
-    /// The table name, quoted.
+    /// The table itself, `main."T"`: while a live migration's union view hides `T`, every statement of the
+    /// pass reads and rewrites the rows already in the table (a view has no rowids of its rows); the rows
+    /// still to move are stored as declared when they move.
     let table: String
     let batchSize: Int
     /// Rewrites the compressed columns of the rows with `last < rowid <= end`.
@@ -108,16 +109,13 @@ package struct RecompressionPlan: Sendable {
     /// The pass over table `tableName` (a rowid table) that sets each column of `assignments` to its
     /// expression (which reads the row's current values).
     package init(tableName: String, assignments: [(column: String, value: String)], batchSize: Int) throws {
-        let table = try SQLIdentifier.validated(tableName)
+        let table = try "main." + SQLIdentifier.validated(tableName)
         let set = try assignments.map { try SQLIdentifier.validated($0.column) + " = " + $0.value }.joined(separator: ", ")
         self.tableName = tableName
         self.table = table
         self.batchSize = try Self.checked(batchSize)
-        // `main."T"`: while a live migration's union view hides `T` the pass rewrites the rows already in
-        // the table (a view has no rowids of its rows); the rows still to move are stored as declared when
-        // they move.
-        self.update = "UPDATE main.\(table) SET \(set) WHERE rowid > ? AND rowid <= ?"
-        self.nextBatchEnd = "SELECT max(rowid) FROM (SELECT rowid FROM main.\(table) WHERE rowid > ? ORDER BY rowid LIMIT ?)"
+        self.update = "UPDATE \(table) SET \(set) WHERE rowid > ? AND rowid <= ?"
+        self.nextBatchEnd = "SELECT max(rowid) FROM (SELECT rowid FROM \(table) WHERE rowid > ? ORDER BY rowid LIMIT ?)"
     }
 
     /// The plan for `Table`, or nil when it has no compressed column.
