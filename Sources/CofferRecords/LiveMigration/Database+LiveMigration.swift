@@ -63,8 +63,7 @@ extension Database {
                 let dictionary = try compression.dictionarySQL { try SQLIdentifier.validated($0) }
                 return "coffer_compress(\(name), \(dictionary))"
             } : nil
-        let keyColumn = Record.columnDefinitions.first { $0.isPrimaryKey }
-        let integerKey = !Record.withoutRowID && keyColumn?.affinity.uppercased() == "INTEGER" ? keyColumn?.name : nil
+        let integerKey = Record.integerPrimaryKeyColumn
         let schema = source.path == nil ? "main" : registry.newSchemaName()
         // The migration's state, when it was declared before (read again under the writer below).
         let known = source.path == nil ? nil : try? read { db in try LiveMigrationState.read(Record.tableName, db) }

@@ -53,9 +53,8 @@ extension Query {
     /// column, where its rowid is no row's. (Other rowid tables have no such name; a `rowid IN (…)` filter
     /// over their union view is wrong while they migrate, see <doc:LiveMigration>.)
     static var qualifiedRowid: SQLFragment {
-        let keys = Root.columnDefinitions.filter(\.isPrimaryKey)
-        if !Root.withoutRowID, keys.count == 1, keys[0].affinity.uppercased() == "INTEGER" {
-            return SQLFragment([.column(table: Root.tableName, name: keys[0].name)])
+        if let key = Root.integerPrimaryKeyColumn {
+            return SQLFragment([.column(table: Root.tableName, name: key)])
         }
         return SQLFragment([.identifier(Root.tableName), .raw(".rowid")])
     }

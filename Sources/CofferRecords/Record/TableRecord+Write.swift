@@ -33,6 +33,17 @@ extension TableRecord {
         return single.isEmpty ? constraints.flatMap(\.primaryKeyColumnNames) : single
     }
 
+    /// The rowid under a column's own name: the one primary-key column of a rowid table, declared
+    /// `INTEGER` (SQLite's `INTEGER PRIMARY KEY`, by a column or a table constraint); nil for any other
+    /// table.
+    static var integerPrimaryKeyColumn: String? {
+        guard !withoutRowID, case let keys = primaryKeyColumnNames, keys.count == 1,
+            let column = columnDefinitions.first(where: { $0.name == keys[0] }),
+            column.affinity.uppercased() == "INTEGER"
+        else { return nil }
+        return column.name
+    }
+
     /// The column sets that identify at most one row: the primary key, UNIQUE columns and constraints,
     /// unique indexes.
     static var uniqueKeys: Set<Set<String>> {
