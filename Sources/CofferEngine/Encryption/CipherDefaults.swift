@@ -17,13 +17,9 @@ enum CipherDefaults {
         format: LinkedSQLCipher.PageFormat, pageSize: Int, usesHMAC: Bool, on connection: Connection,
         _ body: () throws -> T
     ) throws -> T {
-        var names = ["cipher_default_page_size", "cipher_default_use_hmac"]
-        var values = [String(pageSize), usesHMAC ? "ON" : "OFF"]
-        if LinkedSQLCipher.isVersion4 {
-            let sha1 = format == .sqlcipher3
-            names += ["cipher_default_hmac_algorithm", "cipher_default_kdf_algorithm"]
-            values += [sha1 ? "HMAC_SHA1" : "HMAC_SHA512", sha1 ? "PBKDF2_HMAC_SHA1" : "PBKDF2_HMAC_SHA512"]
-        }
+        let settings = format.settings(pageSize: pageSize, usesHMAC: usesHMAC)
+        let names = settings.map { "cipher_default_" + $0.name }
+        let values = settings.map(\.value)
         lock.lock()
         defer { lock.unlock() }
         let saved = try names.map { name -> String in

@@ -22,6 +22,22 @@ package enum LinkedSQLCipher {
         /// SQLCipher 4's defaults: HMAC-SHA512 keyed by PBKDF2-HMAC-SHA512, 80 reserved bytes. Only SQLCipher
         /// 4 reads it; Coffer opens such files there but never creates them.
         case sqlcipher4
+
+        /// The settings that make SQLCipher read this format at `pageSize`, with or without HMAC, each as
+        /// the name after `cipher_` (a schema's PRAGMA) or `cipher_default_` (the process's default) and its
+        /// value. The algorithms come first (each recomputes the reserve, which the page size then
+        /// applies), and only on SQLCipher 4: 3.4.1 has no such PRAGMAs (and would silently ignore them).
+        func settings(pageSize: Int, usesHMAC: Bool) -> [(name: String, value: String)] {
+            var settings: [(name: String, value: String)] = []
+            if LinkedSQLCipher.isVersion4 {
+                let sha1 = self == .sqlcipher3
+                settings.append(("hmac_algorithm", sha1 ? "HMAC_SHA1" : "HMAC_SHA512"))
+                settings.append(("kdf_algorithm", sha1 ? "PBKDF2_HMAC_SHA1" : "PBKDF2_HMAC_SHA512"))
+            }
+            settings.append(("page_size", String(pageSize)))
+            settings.append(("use_hmac", usesHMAC ? "ON" : "OFF"))
+            return settings
+        }
     }
 
     /// The PRAGMAs, after the key, that make `schema` (nil: the main database) use `format` at `pageSize`,
@@ -32,16 +48,7 @@ package enum LinkedSQLCipher {
         -> [String]
     {
         let prefix = schema.map { "\($0)." } ?? ""
-        var pragmas: [String] = []
-        if isVersion4 {
-            // Before the page size: each one recomputes the reserve, which the page size then applies.
-            let sha1 = format == .sqlcipher3
-            pragmas.append("PRAGMA \(prefix)cipher_hmac_algorithm = \(sha1 ? "HMAC_SHA1" : "HMAC_SHA512")")
-            pragmas.append("PRAGMA \(prefix)cipher_kdf_algorithm = \(sha1 ? "PBKDF2_HMAC_SHA1" : "PBKDF2_HMAC_SHA512")")
-        }
-        pragmas.append("PRAGMA \(prefix)cipher_page_size = \(pageSize)")
-        pragmas.append("PRAGMA \(prefix)cipher_use_hmac = \(usesHMAC ? "ON" : "OFF")")
-        return pragmas
+        return format.settings(pageSize: pageSize, usesHMAC: usesHMAC).map { "PRAGMA \(prefix)cipher_\($0.name) = \($0.value)" }
     }
 }
 
