@@ -31,7 +31,7 @@ final class LiveMigrationFullTextTests: XCTestCase {
             INSERT INTO post_v1 SELECT i, CASE WHEN i % 3 = 0 THEN 'hotpot ' || i ELSE 'noodles ' || i END FROM c;
             """)
         let database = try Database(path: directory.path("app.db"), configuration: Configuration(encryption: .none))
-        try database.write { db in try db.upgradeSchema(for: [MigratingPost.self]) }
+        _ = try database.write { db in try db.upgradeSchema(for: [MigratingPost.self]) }
         var options = LiveMigrationOptions()
         options.batchSize = 30
         // The pause below lands after the first batch or two.
@@ -49,9 +49,9 @@ final class LiveMigrationFullTextTests: XCTestCase {
         try database.write { db in
             // Rows still in the source: a delete, an update to new text, an update away from the term.
             XCTAssertEqual(try MigratingPost.filter { $0.id == 297 }.deleteAll(db), 1)
-            var renamed = MigratingPost(id: 298, body: "hotpot renamed")
+            let renamed = MigratingPost(id: 298, body: "hotpot renamed")
             XCTAssertTrue(try renamed.update(db))
-            var away = MigratingPost(id: 294, body: "rice")
+            let away = MigratingPost(id: 294, body: "rice")
             XCTAssertTrue(try away.update(db))
             var added = MigratingPost(id: nil, body: "hotpot added")
             try added.insert(db)
