@@ -9,6 +9,12 @@ import XCTest
 final class CipherCompatCommandTests: XCTestCase {
     private var dir: TemporaryDirectory!
 
+    /// XCTest keeps every test case object until the run ends: the directory goes with the test.
+    override func tearDown() {
+        dir = nil
+        super.tearDown()
+    }
+
     override func setUpWithError() throws {
         dir = try TemporaryDirectory()
         for (file, secret) in [

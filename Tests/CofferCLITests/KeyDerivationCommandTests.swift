@@ -9,6 +9,12 @@ final class KeyDerivationCommandTests: XCTestCase {
     private var dir: TemporaryDirectory!
     private var database: String { dir.path("app.db") }
 
+    /// XCTest keeps every test case object until the run ends: the directory goes with the test.
+    override func tearDown() {
+        dir = nil
+        super.tearDown()
+    }
+
     override func setUpWithError() throws {
         dir = try TemporaryDirectory()
         try "app secret\n".write(toFile: dir.path("pw"), atomically: true, encoding: .utf8)

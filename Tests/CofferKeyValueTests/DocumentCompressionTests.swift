@@ -16,7 +16,11 @@ final class DocumentCompressionTests: XCTestCase {
         database = try Database(path: directory.path("d.db"), configuration: Configuration(encryption: .passphrase("d")))
     }
 
-    override func tearDownWithError() throws { try database?.close() }
+    override func tearDownWithError() throws {
+        try database?.close()
+        database = nil
+        directory = nil
+    }
 
     /// Notes that repeat themselves, as an app's documents do: a title, tags and a body of common words.
     private static func notes(_ count: Int, words range: ClosedRange<Int> = 40...120) -> [(String, Document)] {

@@ -5,6 +5,13 @@ import XCTest
 final class DocumentPredicateTests: XCTestCase {
     private var store: DocumentStore!
 
+    /// XCTest keeps every test case object until the run ends: the store's temporary database is
+    /// released (closed, its directory removed) with the test.
+    override func tearDown() {
+        store = nil
+        super.tearDown()
+    }
+
     override func setUpWithError() throws {
         store = try DocumentStore(database: try Database.temporary(), name: "people")
         let people: [String: Document] = [

@@ -23,7 +23,11 @@ final class KeyValueCompressionTests: XCTestCase {
         database = try Database(path: directory.path("kv.db"), configuration: Configuration(encryption: .passphrase("k")))
     }
 
-    override func tearDownWithError() throws { try database?.close() }
+    override func tearDownWithError() throws {
+        try database?.close()
+        database = nil
+        directory = nil
+    }
 
     private func store(_ compression: ColumnCompression?, name: String = "chat") throws -> KeyValueStore {
         try KeyValueStore(

@@ -17,7 +17,11 @@ final class CompressedColumnTests: XCTestCase {
         _ = try database.write { db in try db.upgradeSchema(for: [ChatLine.self]) }
     }
 
-    override func tearDownWithError() throws { try database?.close() }
+    override func tearDownWithError() throws {
+        try database?.close()
+        database = nil
+        directory = nil
+    }
 
     private func trainDictionaries() throws {
         try database.write { db in

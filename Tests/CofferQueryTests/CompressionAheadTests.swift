@@ -10,6 +10,12 @@ final class CompressionAheadTests: XCTestCase {
     private var directory: TemporaryDirectory!
     private let configuration = Configuration(encryption: .passphrase("ahead"))
 
+    /// XCTest keeps every test case object until the run ends: the directory goes with the test.
+    override func tearDown() {
+        directory = nil
+        super.tearDown()
+    }
+
     override func setUpWithError() throws { directory = try TemporaryDirectory("coffer-compression-ahead") }
 
     /// A database with `chat_line` and dictionaries 1 and 2 (the same bytes in every database).

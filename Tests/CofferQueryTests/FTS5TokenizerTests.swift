@@ -14,7 +14,11 @@ final class FTS5TokenizerTests: XCTestCase {
         database = try Database(path: directory.path("fts5.db"), configuration: Configuration(encryption: .passphrase("f")))
     }
 
-    override func tearDownWithError() throws { try database?.close() }
+    override func tearDownWithError() throws {
+        try database?.close()
+        database = nil
+        directory = nil
+    }
 
     private static let articles = [
         "数据库的加密与恢复", "我们明天在北京开会", "北京烤鸭很好吃", "SQLite 数据库引擎 version 3.49",

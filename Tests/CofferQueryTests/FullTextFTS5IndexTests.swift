@@ -67,7 +67,11 @@ final class FullTextFTS5IndexTests: XCTestCase {
         database = try Database(path: directory.path("chat.db"), configuration: Configuration(encryption: .passphrase("f")))
     }
 
-    override func tearDownWithError() throws { try database?.close() }
+    override func tearDownWithError() throws {
+        try database?.close()
+        database = nil
+        directory = nil
+    }
 
     private func requireFTS5() throws {
         try XCTSkipUnless(LinkedSQLite.supports(.fts5), "SQLite \(LinkedSQLite.version) has no FTS5")

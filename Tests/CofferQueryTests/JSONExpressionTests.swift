@@ -40,7 +40,11 @@ final class JSONExpressionTests: XCTestCase {
         }
     }
 
-    override func tearDownWithError() throws { try database?.close() }
+    override func tearDownWithError() throws {
+        try database?.close()
+        database = nil
+        directory = nil
+    }
 
     private static func quoted(_ text: String) -> String {
         "\"" + text.replacingOccurrences(of: "\"", with: "\\\"") + "\""

@@ -30,7 +30,11 @@ final class ReturningWriteTests: XCTestCase {
         }
     }
 
-    override func tearDownWithError() throws { try database?.close() }
+    override func tearDownWithError() throws {
+        try database?.close()
+        database = nil
+        directory = nil
+    }
 
     private func storedVisits() throws -> [[String]] {
         try database.read { db in

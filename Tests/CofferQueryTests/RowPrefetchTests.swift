@@ -46,6 +46,12 @@ struct CodablePrefetchMessage: Codable, Equatable {
 final class RowPrefetchTests: XCTestCase {
     private var directory: TemporaryDirectory!
 
+    /// XCTest keeps every test case object until the run ends: the directory goes with the test.
+    override func tearDown() {
+        directory = nil
+        super.tearDown()
+    }
+
     override func setUpWithError() throws { directory = try TemporaryDirectory("coffer-row-prefetch") }
 
     private func makeDatabase(_ name: String = "prefetch.db") throws -> Database {

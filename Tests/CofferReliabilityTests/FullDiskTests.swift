@@ -8,6 +8,12 @@ import XCTest
 final class FullDiskTests: XCTestCase {
     private var dir: TemporaryDirectory!
 
+    /// XCTest keeps every test case object until the run ends: the directory goes with the test.
+    override func tearDown() {
+        dir = nil
+        super.tearDown()
+    }
+
     override func setUpWithError() throws {
         dir = try TemporaryDirectory()
         try "pw\n".write(toFile: dir.path("pw"), atomically: true, encoding: .utf8)

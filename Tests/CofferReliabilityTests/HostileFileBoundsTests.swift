@@ -13,6 +13,12 @@ final class HostileFileBoundsTests: XCTestCase {
     private let secondsBound = 20.0
     private let memoryBoundMB = 150
 
+    /// XCTest keeps every test case object until the run ends: the directory goes with the test.
+    override func tearDown() {
+        dir = nil
+        super.tearDown()
+    }
+
     override func setUpWithError() throws { dir = try TemporaryDirectory() }
 
     private func original() throws -> [UInt8] {

@@ -7,6 +7,13 @@ final class HostileSchemaRepairTests: XCTestCase {
     private var dir: TemporaryDirectory!
     private var outside: TemporaryDirectory!
 
+    /// XCTest keeps every test case object until the run ends: the directory goes with the test.
+    override func tearDown() {
+        dir = nil
+        outside = nil
+        super.tearDown()
+    }
+
     override func setUpWithError() throws {
         dir = try TemporaryDirectory()
         outside = try TemporaryDirectory("coffer-outside")

@@ -22,7 +22,11 @@ final class CofferErrorPatternTests: XCTestCase {
         }
     }
 
-    override func tearDownWithError() throws { try database?.close() }
+    override func tearDownWithError() throws {
+        try database?.close()
+        database = nil
+        dir = nil
+    }
 
     func testExtendedPatternsMatchRealFailures() throws {
         let write = { (sql: String) in { try self.database.write { try $0.execute(sql: sql) } } }
