@@ -15,6 +15,18 @@ extension MigratingPost: FullTextSearchable {
     static let fullTextIndex = FullTextIndex<MigratingPost>(columns.body)
 }
 
+/// A note keyed by a `PRIMARY KEY(id)` table constraint on an INTEGER column: SQLite's rowid alias too.
+@Table("note")
+struct MigratingNote: Codable, Equatable {
+    var id: Int64
+    var body: String
+    static var constraints: [TableConstraint<MigratingNote>] { [.primaryKey(columns.id)] }
+}
+
+extension MigratingNote: FullTextSearchable {
+    static let fullTextIndex = FullTextIndex<MigratingNote>(columns.body)
+}
+
 /// A table with a full-text index migrating live: the index holds the rows in the table itself — those
 /// moved so far and those the app wrote — so a search during the migration finds those and not the source
 /// rows still to move; every typed write keeps the index exact (a deleted source row is never found, an
@@ -91,5 +103,44 @@ final class LiveMigrationFullTextTests: XCTestCase {
             XCTAssertEqual(try db.fetchValue(Int.self, sql: "SELECT count(*) FROM post"), 300)
         }
         try database.close()
+    }
+
+    /// The filter form `matches(_:)` compares the table's key, never the union view's row numbers, also
+    /// when the key is declared by a table constraint (SQLite makes it the rowid all the same).
+    func testTheFilterFormOnATableKeyedByAConstraint() throws {
+        let directory = try TemporaryDirectory()
+        let source = directory.path("plain.sqlite")
+        try Shell.run(
+            "sqlite3", source,
+            """
+            CREATE TABLE note_v1(id INTEGER PRIMARY KEY, body TEXT);
+            WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300)
+            INSERT INTO note_v1 SELECT i, CASE WHEN i % 3 = 0 THEN 'hotpot ' || i ELSE 'noodles ' || i END FROM c;
+            """)
+        let database = try Database(path: directory.path("app.db"), configuration: Configuration(encryption: .none))
+        defer { try? database.close() }
+        _ = try database.write { db in try db.upgradeSchema(for: [MigratingNote.self]) }
+        var options = LiveMigrationOptions()
+        options.batchSize = 30
+        options.pauseBetweenBatches = 0.2
+        let migration = try database.migrateLive(MigratingNote.self, from: .table("note_v1", inFile: source), options: options)
+        func moved() throws -> Int64 {
+            try database.read { try $0.fetchValue(Int64.self, sql: "SELECT coalesce(max(id), 0) FROM main.note") } ?? 0
+        }
+        // Paused in the gap after the first batch, so that some rows are in the table and some are not.
+        let deadline = Date().addingTimeInterval(20)
+        while try moved() == 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        migration.pause()
+        let inTable = try moved()
+        XCTAssertGreaterThan(inTable, 0)
+        XCTAssertLessThan(inTable, 300)
+        func filtered() throws -> Set<Int64> {
+            try database.read { db in
+                Set(try MigratingNote.filter { _ in MigratingNote.matches(.searchBox("hotpot")) }.fetchAll(db).map(\.id))
+            }
+        }
+        XCTAssertEqual(try filtered(), Set(stride(from: Int64(3), through: inTable, by: 3)))
+        try migration.finishNow()
+        XCTAssertEqual(try filtered(), Set(stride(from: Int64(3), through: 300, by: 3)))
     }
 }
